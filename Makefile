@@ -1,0 +1,36 @@
+# 从0训练LLM — every target installs what it needs, so each works on a fresh machine.
+PYTHON ?= python3
+PORT ?= 8000
+STAMP := .cache/setup-stamp
+
+.PHONY: setup chromium runtime build serve test bench clean
+
+$(STAMP): pyproject.toml   ## the pinned dependencies from pyproject.toml (the project itself runs in place)
+	mkdir -p .cache
+	$(PYTHON) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
+	  print("\n".join(p["dependencies"] + p["optional-dependencies"]["test"]))' > .cache/requirements.txt
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check -r .cache/requirements.txt
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+chromium:            ## Debian's Chromium for the browser tests (Playwright cannot download browsers here)
+	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+runtime: setup       ## fetch Pyodide 0.27.7 + numpy wheel (npm pack, pip download), check pinned sha256
+	$(PYTHON) -m sitegen.runtime
+
+build: runtime       ## render lessons into _site/ (atomic swap; prints the change report)
+	$(PYTHON) build.py
+
+serve: build         ## build, then serve _site/ on http://127.0.0.1:$(PORT)/
+	$(PYTHON) -m http.server --bind 127.0.0.1 --directory _site $(PORT)
+
+test: runtime chromium   ## the whole test suite (engine, build, HF cross-check, browser tests)
+	$(PYTHON) -m pytest tests
+
+bench: build chromium    ## speed and size figures (not a test): prints a table, writes _bench/latest.json
+	$(PYTHON) -m tests.bench
+
+clean:
+	rm -rf _site _site.* _bench .pytest_cache

@@ -1,0 +1,379 @@
+"""Build the course site: data/ + lessons/ + site/ -> _site/ (static HTML, CSS, JS, numbers.json, changes.json).
+
+    python build.py [--root DIR] [--out DIR]        # default: the repo, DIR/_site
+
+build() reads top to bottom like a table of contents. It first gathers everything in memory (models, data,
+numbers, lessons, pages), validating each input once and collecting every problem; if there are any, each is
+printed as one line (file, line or key, what was expected), the exit status is 1 and the previous output folder
+is left exactly as it was. Only then is everything written into a temporary sibling folder, which is swapped in
+with two renames. Finally the change report says which computed numbers moved since the previous build.
+
+Extending the build (one line each):
+    WIDGETS["ledger-total"] = render_ledger_total       # ```{widget} ledger-total -> renderer(options, ctx)
+    OUTPUT_STEPS.append(install_runtime)                # step(site, dest): more files in the new folder
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from experiments.errors import BuildError, ConfigError, CourseError, LessonError, Problem
+from sitegen import changes, markdown, pages
+from sitegen import widgets as widget_renderers
+
+ROOT = Path(__file__).resolve().parent
+CHAPTER_STATUSES = ("written", "planned")
+NUMBER_INPUTS = ("data/course.json", "data/reference_counts.json", "data/citations.json")  # besides data/models/
+
+
+@dataclass
+class Site:
+    """Everything one build gathers before it writes anything."""
+    root: Path
+    out: Path
+    widgets: dict[str, markdown.WidgetRenderer]
+    steps: list[Callable[["Site", Path], None]]
+    models: dict[str, dict] = field(default_factory=dict)        # id -> data/models/<id>.json
+    data: dict[str, Any] = field(default_factory=dict)           # name -> data/<name>.json (course, ...)
+    numbers: dict[str, Any] | None = None                        # name -> experiments.numbers.Number
+    model_numbers: dict[str, Any] = field(default_factory=dict)  # alias -> course_numbers.ModelNumbers
+    lessons: list[markdown.Lesson] = field(default_factory=list) # in course order
+    lesson_files: dict[str, str] = field(default_factory=dict)   # id (file stem) -> path, rendered or not
+    pages: dict[str, str] = field(default_factory=dict)          # output path -> HTML
+    files: dict[str, str | bytes] = field(default_factory=dict)  # output path -> other generated content
+    report: list[str] = field(default_factory=list)              # change report lines
+    errors: list[CourseError] = field(default_factory=list)
+    broken: set[str] = field(default_factory=set)                # input files that failed validation
+
+    @property
+    def course(self) -> dict:
+        return self.data.get("course") or {}
+
+    def fail(self, error: CourseError, file: str | None = None) -> None:
+        """Record a problem; `file` marks an input file as unusable."""
+        self.errors.append(error)
+        if file:
+            self.broken.add(file)
+
+    def stop_if_errors(self) -> None:
+        if self.errors:
+            raise BuildError(self.errors)
+
+
+# Widget renderers: name -> renderer(options: dict, context: sitegen.markdown.WidgetContext) -> HTML.
+WIDGETS: dict[str, markdown.WidgetRenderer] = dict(widget_renderers.WIDGETS)
+# Output steps: step(site, dest) writes more files into the temporary output folder before it is swapped in.
+OUTPUT_STEPS: list[Callable[[Site, Path], None]] = []
+
+
+def build(root: Path = ROOT, out: Path | None = None, *, widgets: dict | None = None,
+          steps: list | None = None) -> Site:
+    root = Path(root).resolve()
+    site = Site(root, Path(out).resolve() if out else root / "_site",
+                WIDGETS if widgets is None else widgets, OUTPUT_STEPS if steps is None else steps)
+    load_models(site)        # data/models/*.json -> site.models ({meta, config}, every config validated)
+    load_data(site)          # data/*.json -> site.data (data/course.json validated)
+    compute_numbers(site)    # experiments.course_numbers -> site.numbers
+    load_lessons(site)       # lessons/*.md -> site.lessons (front matter, callouts, widgets, numbers)
+    check_outline(site)      # data/course.json chapters <-> lessons
+    site.stop_if_errors()    # nothing is written unless every input is good
+    render_pages(site)       # index.html + one page per lesson (Jinja2, site/templates)
+    render_charts(site)      # Plotly figures (none yet)
+    compare_numbers(site)    # numbers.json, and changes.json against the previous build
+    write_site(site)         # temporary sibling folder: pages, static/, files, OUTPUT_STEPS; then swapped in
+    report_changes(site)     # print the change report
+    return site
+
+
+# -- gather ----------------------------------------------------------------------------------------------------
+def _rel(site: Site, path: Path) -> str:
+    try:
+        return path.relative_to(site.root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _read_json(site: Site, path: Path) -> Any:
+    """Parsed JSON, or None after recording a ConfigError naming the file and what is wrong."""
+    file = _rel(site, path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        expected = f"a readable file ({e.strerror})"
+    except UnicodeDecodeError:
+        expected = "UTF-8 text"
+    except json.JSONDecodeError as e:
+        expected = f"valid JSON (line {e.lineno}, column {e.colno}: {e.msg})"
+    site.fail(ConfigError([Problem("", expected)], file), file)
+    return None
+
+
+def load_models(site: Site) -> None:
+    from experiments.ledger import read_model
+    folder = site.root / "data" / "models"
+    paths = sorted(folder.glob("*.json"))
+    if not paths:
+        site.errors.append(ConfigError([Problem("", "at least one model file data/models/<id>.json")], "data/models"))
+    for path in paths:
+        doc = _read_json(site, path)
+        if doc is None:
+            continue
+        file = _rel(site, path)
+        problems = []
+        shape = 'an object {"meta": {...}, "config": {...}}'
+        if not isinstance(doc, dict):
+            site.fail(ConfigError([Problem("", shape, doc, True)], file), file)
+            continue
+        wrong = [Problem(key, f"{shape}: '{key}' must be a JSON object", doc.get(key), key in doc)
+                 for key in ("meta", "config") if not isinstance(doc.get(key), dict)]
+        if wrong:
+            site.fail(ConfigError(wrong, file), file)
+            continue
+        if doc["meta"].get("id") != path.stem:
+            problems.append(Problem("meta.id", f"the file name {path.stem!r}", doc["meta"].get("id"), True))
+        if not isinstance(doc["meta"].get("name"), str):
+            problems.append(Problem("meta.name", "the model's display name (text)", doc["meta"].get("name"),
+                                    "name" in doc["meta"]))
+        try:
+            read_model(doc["config"])
+        except ConfigError as e:
+            problems += [Problem(f"config.{p.key}" if p.key else "config", p.expected, p.got, p.has_got)
+                         for p in e.problems]
+        if problems:
+            site.fail(ConfigError(problems, file), file)
+        else:
+            site.models[path.stem] = doc
+
+
+def load_data(site: Site) -> None:
+    for path in sorted((site.root / "data").glob("*.json")):
+        doc = _read_json(site, path)
+        if doc is not None:
+            site.data[path.stem] = doc
+    if "course" not in site.data:
+        if not (site.root / "data" / "course.json").exists():
+            site.errors.append(ConfigError([Problem("", "the course outline data/course.json")], "data/course.json"))
+        return
+    problems = course_problems(site.data["course"])
+    if problems:
+        site.fail(ConfigError(problems, "data/course.json"), "data/course.json")
+        site.data["course"] = {}
+
+
+def course_problems(course: Any) -> list[Problem]:
+    """data/course.json: {title, subtitle?, chapters: [{id, title, status: written|planned, lesson?, summary?}]}."""
+    if not isinstance(course, dict):
+        return [Problem("", "a JSON object with 'title' and 'chapters'", course, True)]
+    problems = []
+    if not isinstance(course.get("title"), str):
+        problems.append(Problem("title", "the course name (text)", course.get("title"), "title" in course))
+    chapters = course.get("chapters")
+    if not isinstance(chapters, list) or not chapters:
+        return problems + [Problem("chapters", "a non-empty list of chapters", chapters, "chapters" in course)]
+    seen = set()
+    for i, ch in enumerate(chapters):
+        key = f"chapters[{i}]"
+        if not isinstance(ch, dict):
+            problems.append(Problem(key, 'an object {"id", "title", "status"}', ch, True))
+            continue
+        if not isinstance(ch.get("id"), str) or ch["id"] in seen:
+            problems.append(Problem(f"{key}.id", "a unique chapter id such as 'C4'", ch.get("id"), "id" in ch))
+        seen.add(ch.get("id"))
+        if ch.get("status") not in CHAPTER_STATUSES:
+            problems.append(Problem(f"{key}.status", "'written' or 'planned'", ch.get("status"), "status" in ch))
+        if ch.get("title") is not None and not isinstance(ch.get("title"), str):
+            problems.append(Problem(f"{key}.title", "text or null", ch.get("title"), True))
+        if ch.get("lesson") is not None and not isinstance(ch.get("lesson"), str):
+            problems.append(Problem(f"{key}.lesson", "a lesson id (lessons/<id>.md) or null", ch.get("lesson"), True))
+        if ch.get("status") == "written" and not (isinstance(ch.get("lesson"), str) and ch.get("title")):
+            problems.append(Problem(key, "a title and a lesson id for a written chapter", None))
+    return problems
+
+
+def compute_numbers(site: Site) -> None:
+    if any(f.startswith("data/models/") or f in NUMBER_INPUTS for f in site.broken):
+        return  # the numbers would only repeat those problems (every lesson reference would be unknown)
+    from experiments.course_numbers import compute_course
+    try:
+        site.numbers, site.model_numbers = compute_course(site.models, course=site.course, reference=site.data.get("reference_counts"),
+                               citations=site.data.get("citations"))
+    except CourseError as e:
+        site.errors.append(e)
+
+
+def load_lessons(site: Site) -> None:
+    data = {**site.data, "models": site.model_numbers}
+    lessons = []
+    for path in sorted((site.root / "lessons").glob("*.md")):
+        file = _rel(site, path)
+        site.lesson_files[path.stem] = file
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            site.errors.append(LessonError(file, None, f"cannot read the lesson ({e})"))
+            continue
+        page = markdown.Page(file, site.numbers, widgets=site.widgets, data=data)
+        try:
+            lessons.append(markdown.render_lesson(text, page))
+        except BuildError as e:
+            site.errors += e.errors
+    order = {ch.get("lesson"): i for i, ch in enumerate(site.course.get("chapters", []))}
+    site.lessons = sorted(lessons, key=lambda l: (order.get(l.id, len(order)), l.meta.get("order") or 0, l.id))
+
+
+def check_outline(site: Site) -> None:
+    """Every written chapter has its lesson; every lesson belongs to a written chapter with the same id."""
+    if not site.course:
+        return
+    chapters = site.course["chapters"]
+    for i, ch in enumerate(chapters):
+        if ch.get("status") == "written" and ch.get("lesson") not in site.lesson_files:
+            site.errors.append(ConfigError([Problem(
+                f"chapters[{i}].lesson", f"an existing lesson lessons/{ch.get('lesson')}.md for written chapter "
+                f"{ch.get('id')}", ch.get("lesson"), True)], "data/course.json"))
+    by_lesson = {ch.get("lesson"): ch for ch in chapters if ch.get("lesson")}
+    for lesson in site.lessons:
+        ch = by_lesson.get(lesson.id)
+        if ch is None:
+            site.errors.append(LessonError(lesson.file, None, f"not listed in data/course.json: add a chapter with "
+                                           f'"lesson": "{lesson.id}", "status": "written"'))
+        elif ch.get("status") != "written":
+            site.errors.append(LessonError(lesson.file, None, f"data/course.json marks chapter {ch.get('id')} as "
+                                           f"{ch.get('status')!r}; set \"status\": \"written\" to publish it"))
+        elif lesson.meta.get("chapter") != ch.get("id"):
+            site.errors.append(LessonError(lesson.file, None, f"front matter says chapter "
+                                           f"{lesson.meta.get('chapter')!r}, data/course.json lists it under "
+                                           f"{ch.get('id')!r}"))
+
+
+def render_pages(site: Site) -> None:
+    env = pages.environment(site.root / "site" / "templates")
+    by_id = {l.id: l for l in site.lessons}
+    site.pages["index.html"] = pages.render_index_page(env, site.course, by_id)
+
+    def link(lesson):
+        return lesson and {"href": lesson.page, "title": lesson.meta["title"], "chapter": lesson.meta["chapter"]}
+    for i, lesson in enumerate(site.lessons):
+        nav = pages.Nav(prev=link(site.lessons[i - 1]) if i else None,
+                        next=link(site.lessons[i + 1]) if i + 1 < len(site.lessons) else None)
+        site.pages[lesson.page] = pages.render_lesson_page(env, site.course, lesson, nav, site.numbers, site.models)
+
+
+def render_charts(site: Site) -> None:
+    """Plotly figures for the pages (the charts step will fill site.files; nothing yet)."""
+
+
+def compare_numbers(site: Site) -> None:
+    pages_by_name: dict[str, list[str]] = {}
+    for lesson in site.lessons:
+        for name in lesson.used:
+            pages_by_name.setdefault(name, []).append(lesson.page)
+    snap = changes.snapshot(site.numbers or {}, pages_by_name)
+    previous = changes.read_previous(site.out)
+    found = changes.compare(previous, snap)
+    site.files[changes.NUMBERS_FILE] = changes.snapshot_json(snap)
+    site.files[changes.CHANGES_FILE] = changes.as_json(found)
+    site.report = changes.summary(found, previous is not None)
+
+
+# -- write -----------------------------------------------------------------------------------------------------
+def write_site(site: Site) -> None:
+    """Write everything into a temporary sibling of site.out, then swap it in; on any failure remove it."""
+    site.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f"{site.out.name}.new-", dir=site.out.parent))
+    try:
+        for rel, content in {**site.pages, **site.files}.items():
+            path = tmp / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content, encoding="utf-8")
+        shutil.copytree(site.root / "site" / "static", tmp / "static")
+        for step in site.steps:
+            step(site, tmp)
+        os.chmod(tmp, 0o755)  # mkdtemp makes it 0700
+        swap_in(tmp, site.out)
+    except OSError as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise BuildError([CourseError(f"{e.filename or site.out}: cannot write the site ({e.strerror or e})")]) from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def swap_in(new: Path, out: Path) -> None:
+    """Replace `out` by `new` with two renames (old out moved aside first, deleted last)."""
+    if not out.exists():
+        os.rename(new, out)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f"{out.name}.old-", dir=out.parent))
+    old.rmdir()
+    os.rename(out, old)
+    try:
+        os.rename(new, out)
+    except OSError:
+        os.rename(old, out)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def install_runtime(site: Site, dest: Path) -> None:
+    """Pyodide + numpy into dest/pyodide/, this repo's experiments/ package into dest/py/experiments.zip
+    (see sitegen/runtime.py)."""
+    from sitegen import runtime
+    runtime.install_site_runtime(dest, experiments_dir=ROOT / "experiments")
+
+
+def install_vendor(site: Site, dest: Path) -> None:
+    """Plotly and its global CSS into dest/static/vendor/ (see sitegen/vendor.py)."""
+    from sitegen.vendor import install_vendor as install
+    install(dest)
+
+
+def write_browser_models(site: Site, dest: Path) -> None:
+    """dest/data/models.json: alias -> {id, name, config}, what the widgets' model pickers send to Python."""
+    payload = {alias: {"id": mn.id, "name": mn.name, "config": mn.doc["config"]}
+               for alias, mn in sorted(site.model_numbers.items())}
+    path = dest / "data" / "models.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+
+
+OUTPUT_STEPS += [install_runtime, install_vendor, write_browser_models]
+
+
+def report_changes(site: Site) -> None:
+    for line in site.report:
+        print(line)
+
+
+# -- command line ----------------------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python build.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=ROOT, help="the course folder (default: this repo)")
+    parser.add_argument("--out", type=Path, default=None, help="output folder (default: ROOT/_site)")
+    args = parser.parse_args(argv)
+    out = args.out or args.root / "_site"
+    try:
+        site = build(args.root, out)
+    except CourseError as e:
+        lines = e.lines()
+        for line in lines:
+            print(line, file=sys.stderr)
+        print(f"build failed: {len(lines)} problem(s); {out} left unchanged", file=sys.stderr)
+        return 1
+    print(f"built {site.out}: {len(site.pages)} pages, {len(site.numbers or {})} numbers")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""Validated reading of a Hugging Face config.json, at the edge, collecting every problem in one pass.
+
+A family builder reads each key it needs through a ``Reader``. A bad value is recorded as a Problem (key, what
+was expected, what was found) and a harmless stand-in is returned so reading can go on; ``Reader.check()``
+then raises one ConfigError listing everything. Keys of nested configs are reported with their full path
+(``text_config.hidden_size``).
+"""
+from __future__ import annotations
+
+from .errors import ConfigError, Problem
+
+MISSING = object()
+MAX_SIZE = 10**7          # no real width, vocabulary or layer count comes near this
+MAX_LAYERS = 10**4
+
+
+class Reader:
+    def __init__(self, config, prefix: str = "", problems: list[Problem] | None = None,
+                 rejected: set[str] | None = None):
+        self.problems = problems if problems is not None else []
+        self.rejected = rejected if rejected is not None else set()   # keys whose value itself was invalid
+        self.prefix = prefix
+        if not isinstance(config, dict):
+            self._add("", "a JSON object", config)
+            config = {}
+        self.config = config
+
+    # -- plumbing -------------------------------------------------------------------------------------------
+    def path(self, key: str) -> str:
+        return f"{self.prefix}.{key}" if self.prefix else key
+
+    def _add(self, key: str, expected: str, got=MISSING):
+        self.rejected.add(self.path(key) if key else self.prefix)
+        self.problems.append(Problem(self.path(key) if key else self.prefix, expected,
+                                     None if got is MISSING else got, got is not MISSING))
+
+    def fail(self, key: str, expected: str, got=MISSING, involves: tuple[str, ...] = ()):
+        """Record a consistency problem found by a builder (e.g. heads that do not divide the width).
+
+        Consistency is only judged among values that are each valid: if `key` or a key it `involves` was already
+        rejected, its stand-in value would report a problem that is not really there, so nothing is recorded."""
+        if any(self.path(k) in self.rejected for k in (key, *involves)):
+            return
+        self.problems.append(Problem(self.path(key), expected, None if got is MISSING else got, got is not MISSING))
+
+    def has(self, key: str) -> bool:
+        return self.config.get(key) is not None
+
+    def check(self):
+        if self.problems:
+            raise ConfigError(self.problems)
+
+    # -- typed getters ------------------------------------------------------------------------------------
+    def int(self, key: str, default=MISSING, minimum: int = 1, maximum: int = MAX_SIZE) -> int:
+        value = self.config.get(key, MISSING)
+        if value is None or value is MISSING:
+            if default is MISSING:
+                self._add(key, f"an integer >= {minimum} (the key is missing)")
+                return max(minimum, 1)
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            else:
+                self._add(key, f"an integer >= {minimum}", value)
+                return max(minimum, 1)
+        if value < minimum:
+            self._add(key, f"an integer >= {minimum}", value)
+            return max(minimum, 1)
+        if value > maximum:
+            self._add(key, f"an integer <= {maximum:,}", value)
+            return max(minimum, 1)
+        return value
+
+    def bool(self, key: str, default=MISSING) -> bool:
+        value = self.config.get(key, MISSING)
+        if value is MISSING or value is None:
+            if default is MISSING:
+                self._add(key, "true or false (the key is missing)")
+                return False
+            return default
+        if not isinstance(value, bool):
+            self._add(key, "true or false", value)
+            return False
+        return value
+
+    def str(self, key: str, default=MISSING, choices: tuple[str, ...] | None = None) -> str:
+        value = self.config.get(key, MISSING)
+        if value is MISSING or value is None:
+            if default is MISSING:
+                self._add(key, "a string (the key is missing)")
+                return ""
+            return default
+        if not isinstance(value, str) or (choices and value not in choices):
+            self._add(key, "one of " + ", ".join(choices) if choices else "a string", value)
+            return choices[0] if choices else ""
+        return value
+
+    def int_list(self, key: str, default=MISSING, minimum: int = 0) -> list[int]:
+        value = self.config.get(key, MISSING)
+        if value is MISSING or value is None:
+            if default is MISSING:
+                self._add(key, "a list of integers (the key is missing)")
+                return []
+            return default
+        if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) and v >= minimum
+                                                  for v in value):
+            self._add(key, f"a list of integers >= {minimum}", value)
+            return []
+        return value
+
+    def str_list(self, key: str, default=MISSING, choices: tuple[str, ...] = ()) -> list[str]:
+        value = self.config.get(key, MISSING)
+        if value is MISSING or value is None:
+            if default is MISSING:
+                self._add(key, "a list of strings (the key is missing)")
+                return []
+            return default
+        if not isinstance(value, list) or not all(isinstance(v, str) and (not choices or v in choices)
+                                                  for v in value):
+            self._add(key, "a list of " + (" / ".join(choices) if choices else "strings"), value)
+            return []
+        return value
+
+    def sub(self, key: str, default=MISSING) -> "Reader | None":
+        value = self.config.get(key, MISSING)
+        if value is MISSING or value is None:
+            if default is MISSING:
+                self._add(key, "a JSON object (the key is missing)")
+                return Reader({}, self.path(key), self.problems, self.rejected)
+            return default
+        if not isinstance(value, dict):
+            self._add(key, "a JSON object", value)
+            return Reader({}, self.path(key), self.problems, self.rejected)
+        return Reader(value, self.path(key), self.problems, self.rejected)

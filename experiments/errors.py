@@ -1,0 +1,82 @@
+"""The course's tiny exception hierarchy.
+
+CourseError is the root; everything a user can cause (a bad config, a bad lesson) is one of its subclasses and
+prints as one clear line per problem, naming the file, the key and what was expected. No traceback reaches a user.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class CourseError(Exception):
+    """Base class for every error the course reports to a person."""
+
+    def lines(self) -> list[str]:
+        return [str(self)]
+
+
+@dataclass(frozen=True)
+class Problem:
+    key: str
+    expected: str
+    got: object = None
+    has_got: bool = False
+
+    def describe(self) -> str:
+        text = f"key '{self.key}': expected {self.expected}" if self.key else f"expected {self.expected}"
+        if self.has_got:
+            text += f", got {_show(self.got)}"
+        return text
+
+
+def _show(value: object) -> str:
+    if isinstance(value, str):
+        return repr(value if len(value) <= 40 else value[:37] + "...")
+    if isinstance(value, (dict, list)):
+        return type(value).__name__
+    return repr(value)
+
+
+class ConfigError(CourseError):
+    """One or more problems in a model config; all problems found in one pass are reported together."""
+
+    def __init__(self, problems: list[Problem], file: str | None = None):
+        self.problems = list(problems)
+        self.file = file
+        super().__init__(self.lines()[0] if self.problems else "invalid config")
+
+    def with_file(self, file: str) -> "ConfigError":
+        return ConfigError(self.problems, file)
+
+    def lines(self) -> list[str]:
+        where = f"{self.file}: " if self.file else ""
+        return [where + p.describe() for p in self.problems]
+
+    def __str__(self) -> str:
+        return "; ".join(self.lines())
+
+
+class LessonError(CourseError):
+    """A problem in a lesson's Markdown, located by file and line."""
+
+    def __init__(self, file: str, line: int | None, message: str):
+        self.file, self.line, self.message = file, line, message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        loc = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{loc}: {self.message}"
+
+
+class BuildError(CourseError):
+    """A collection of problems found while gathering the site; reported together."""
+
+    def __init__(self, errors: list[CourseError]):
+        self.errors = list(errors)
+        super().__init__(str(self))
+
+    def lines(self) -> list[str]:
+        return [line for e in self.errors for line in e.lines()]
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())

@@ -1,0 +1,240 @@
+"""C4 一个 Transformer 块：参数到底花在哪 — the numbers its argument needs beyond the generic ones.
+
+Every number here is one expression tree (experiments.expr) over config values, so the formula the popover
+shows, the substituted values and the value itself come from the same object. Where the ledger engine has its
+own value for the same quantity (a tensor's shape, a part's count, a model's total), it is passed as ``value=``
+and the Registry asserts that both agree.
+
+Three figures need real (floating-point) arithmetic: √(1 + 2·L), 0.02 / √(2·L) and SiLU(x)·x. The small node
+types below compute them in floats in exactly the order Python evaluates their substituted form, so
+``eval(to_python(expr.substituted()))`` reproduces the value bit for bit (SiLU needs ``exp`` = math.exp).
+
+Names are ``c4.<quantity>``. Numbers whose inputs are cited (the old plan's 6 layers / 384 / 8K vocabulary) are
+built from data/citations.json and are skipped when the citations are not loaded; gpt-oss's swiglu_limit is
+skipped while the gpt_oss family cannot be built (its model is then absent from ``models``).
+"""
+from __future__ import annotations
+
+
+from .expr import Const, Exp, Neg, RealDiv, Sqrt, Sym
+
+
+# -- helpers ---------------------------------------------------------------------------------------------------
+def _leaf(mn, layer_type: str, name: str):
+    """The tensor called `name` (e.g. 'q_proj.weight') inside one layer of `layer_type`."""
+    for node in mn.ledger.layer(layer_type).walk():
+        if node.shape is not None and node.name == name:
+            return node
+    raise KeyError(f"{mn.id}: no tensor {name!r} in a {layer_type} layer")
+
+
+def _text_config(mn) -> tuple[dict, str]:
+    config = mn.doc["config"]
+    if isinstance(config.get("text_config"), dict):
+        return config["text_config"], "text_config."
+    return config, ""
+
+
+def _count_where(mn, layer_type: str, kind: str) -> int:
+    node = mn.ledger.layer(layer_type)
+    return node.sum_where(lambda leaf, kinds: kind in kinds) // node.n
+
+
+# -- the registrations -----------------------------------------------------------------------------------------
+def register(reg, models, course: dict | None = None) -> None:
+    if "anchor" in models:
+        _anchor(reg, models["anchor"])
+    if "baseline" in models:
+        _baseline(reg, models["baseline"], models.get("gpt2"))
+    if "gpt2" in models:
+        _gpt2(reg, models["gpt2"])
+    _old_plan(reg)
+    _silu(reg)
+    if "gpt_oss_120b" in models:
+        _gpt_oss(reg, models["gpt_oss_120b"])
+    if course is not None:
+        tokens = (course.get("tracker") or {}).get("example_tokens")
+        if tokens:
+            reg.add("c4.example_tokens", "贯穿例句切成的 token 数", value=len(tokens), kind="tokens",
+                    sources=("data/course.json: tracker.example_tokens",))
+
+
+def _anchor(reg, mn) -> None:
+    c, L = mn.cfg(), mn.ledger
+    src = mn.src
+    # FFN width
+    reg.add("c4.anchor_ffn_width", "锚点模型 FFN 中间维是隐藏维的几倍", c["d_ff"] / c["d"], kind="ratio",
+            style="x1", symbols=mn.keys, sources=src("d_ff", "d"))
+    reg.add("c4.anchor_ffn_layer_d2", "锚点模型每层 FFN 参数是 d² 的几倍（三矩阵）", Const(3) * c["d_ff"] / c["d"],
+            kind="ratio", style="x1", symbols=mn.keys, sources=src("d_ff", "d"))
+    # gated full attention: widths of the projections, checked against the tensors' shapes
+    if "full_attention" in L.layer_types:
+        q = _leaf(mn, "full_attention", "q_proj.weight")
+        k = _leaf(mn, "full_attention", "k_proj.weight")
+        o = _leaf(mn, "full_attention", "o_proj.weight")
+        reg.add("c4.anchor_q_width", "锚点模型 Q 头拼起来的宽度 h·d_h", c["h"] * c["d_h"], value=o.shape[1],
+                symbols=mn.keys, sources=src("h", "d_h"), check="与 o_proj 权重的输入维一致")
+        reg.add("c4.anchor_kv_width", "锚点模型 K（或 V）头拼起来的宽度 h_kv·d_h（GQA）", c["h_kv"] * c["d_h"],
+                value=k.shape[0], symbols=mn.keys, sources=src("h_kv", "d_h"), check="与 k_proj 权重的输出维一致")
+        reg.add("c4.anchor_q_proj_out", "锚点模型 q_proj 的输出维（一半是输出门）", Const(2) * c["h"] * c["d_h"],
+                value=q.shape[0], symbols=mn.keys, sources=src("h", "d_h"), check="与 q_proj 权重的输出维一致")
+        mats = (c["d"] * (Const(2) * c["h"] * c["d_h"]) + Const(2) * c["d"] * (c["h_kv"] * c["d_h"])
+                + c["h"] * c["d_h"] * c["d"])
+        mat_value = sum(_leaf(mn, "full_attention", f"{m}_proj.weight").count for m in "qkvo")
+        reg.add("c4.anchor_attn_matrices", "锚点模型一层门控全注意力的四个投影矩阵（q 含输出门）合计", mats,
+                value=mat_value, symbols=mn.keys, sources=src("d", "h", "h_kv", "d_h"))
+        reg.add("c4.anchor_attn_4d2", "经典公式给一层注意力的 4d²", Const(4) * c["d"] ** 2, symbols=mn.keys,
+                sources=src("d"))
+        reg.add("c4.anchor_qk_norms", "锚点模型一层全注意力里 q_norm 与 k_norm 的参数", Const(2) * c["d_h"],
+                value=_leaf(mn, "full_attention", "q_norm.weight").count
+                + _leaf(mn, "full_attention", "k_norm.weight").count, symbols=mn.keys, sources=src("d_h"))
+        attn = (c["d"] * (Const(2) * c["h"] * c["d_h"]) + Const(2) * c["d"] * (c["h_kv"] * c["d_h"])
+                + c["h"] * c["d_h"] * c["d"] + Const(2) * c["d_h"])
+        reg.add("c4.anchor_mixer_attn", "锚点模型一层门控全注意力的参数（q/k/v/o 投影 + q_norm、k_norm）", attn,
+                value=mn.reg[f"{mn.p}.mixer.full_attention"].value, symbols=mn.keys,
+                sources=src("d", "h", "h_kv", "d_h"))
+    # Gated DeltaNet mixer, from the linear_* config keys
+    if "linear_attention" in L.layer_types:
+        tc, pre = _text_config(mn)
+        keys = {"n_k": "linear_num_key_heads", "d_k": "linear_key_head_dim", "n_v": "linear_num_value_heads",
+                "d_v": "linear_value_head_dim", "k_conv": "linear_conv_kernel_dim"}
+        g = {s: Sym(s, tc[k]) for s, k in keys.items()}
+        gkeys = {**mn.keys, **{s: pre + k for s, k in keys.items()}}
+        d = c["d"]
+        qkv = Const(2) * g["n_k"] * g["d_k"] + g["n_v"] * g["d_v"]
+        gdn = (d * qkv + d * (g["n_v"] * g["d_v"]) + Const(2) * d * g["n_v"] + qkv * g["k_conv"]
+               + Const(2) * g["n_v"] + g["d_v"] + g["n_v"] * g["d_v"] * d)
+        gdn_value = mn.reg[f"{mn.p}.mixer.linear_attention"].value
+        reg.add("c4.anchor_mixer_gdn", "锚点模型一层 Gated DeltaNet 的参数（in_proj_qkv/z/b/a、conv1d、dt_bias、"
+                "A_log、norm、out_proj）", gdn, value=gdn_value, symbols=gkeys,
+                sources=(f"{mn.file}: " + ", ".join(["text_config.hidden_size"] + [pre + k for k in keys.values()]),))
+        if "full_attention" in L.layer_types:
+            attn_value = mn.reg[f"{mn.p}.mixer.full_attention"].value
+            reg.add("c4.anchor_mixer_diff", "锚点模型单层 GDN 比单层门控全注意力多出的参数",
+                    Sym("GDN 层 mixer", gdn_value) - Sym("全注意力层 mixer", attn_value),
+                    value=gdn_value - attn_value, sources=(f"{mn.file}（由 experiments.ledger 逐张量现算）",))
+    # the two vocabulary matrices together
+    parts = {k: mn.reg[f"{mn.p}.part.{k}"].value for k in ("embedding", "lm_head")
+             if f"{mn.p}.part.{k}" in mn.reg.numbers}
+    if "lm_head" in parts:
+        reg.add("c4.anchor_vocab_share", "锚点模型输入 embedding 与 lm_head 两张词表矩阵合占全部参数的比例",
+                (Sym("embedding", parts["embedding"]) + Sym("lm_head", parts["lm_head"])) / Sym("总参数", L.total),
+                kind="ratio", style="pct", sources=(f"{mn.file}（由 experiments.ledger 逐张量现算）",))
+    if f"{mn.p}.part.norm" in mn.reg.numbers:
+        reg.add("c4.anchor_norm_share", "锚点模型全部归一化层合占全部参数的比例",
+                Sym("归一化", mn.reg[f"{mn.p}.part.norm"].value) / Sym("总参数", L.total), kind="ratio",
+                style="pct3", sources=(f"{mn.file}（由 experiments.ledger 逐张量现算）",))
+    # residual stream: 2 writes per layer, variance grows by one per write
+    writes = Const(2) * c["L"]
+    reg.add("c4.residual_writes", "锚点模型残差流的写入次数（每层两个子层）", writes, kind="count",
+            symbols=mn.keys, sources=src("L"))
+    reg.add("c4.residual_var", "残差流经 2·L 次单位方差独立写入后的方差（初始为 1）", Const(1) + writes,
+            symbols=mn.keys, sources=src("L"))
+    reg.add("c4.residual_std", "残差流的标准差（假设每次写入独立、方差为 1）", Sqrt(Const(1) + writes),
+            kind="ratio", style="x2", symbols=mn.keys, sources=src("L"))
+    # zero-centred RMSNorm eps
+    tc, pre = _text_config(mn)
+    if "rms_norm_eps" in tc:
+        reg.add("c4.anchor_rms_eps", "锚点模型 RMSNorm 的 eps", Sym("eps", tc["rms_norm_eps"]), kind="config",
+                style="x6", symbols={"eps": pre + "rms_norm_eps"}, sources=(f"{mn.file}: {pre}rms_norm_eps",))
+
+
+def _baseline(reg, mn, gpt2) -> None:
+    c, L = mn.cfg(), mn.ledger
+    if not mn.arch.tied_embeddings:
+        raise AssertionError("the C4 hand count assumes the baseline ties lm_head to the embedding")
+    kw = {"symbols": mn.keys}
+    layer = "full_attention"
+    emb = c["V"] * c["d"]
+    attn = Const(4) * c["d"] * c["d"]
+    ffn = Const(3) * c["d"] * c["d_ff"]
+    norms = Const(2) * c["d"]
+    final = c["d"]
+    reg.add("c4.baseline_embedding", "基线 embedding（输出层共享，只算一次）", emb,
+            value=mn.reg[f"{mn.p}.part.embedding"].value, sources=mn.src("V", "d"), **kw)
+    reg.add("c4.baseline_attn_per_layer", "基线每层注意力（MHA，无偏置）", attn,
+            value=mn.reg[f"{mn.p}.mixer.{layer}"].value, sources=mn.src("d"), **kw)
+    reg.add("c4.baseline_ffn_per_layer", "基线每层 FFN（SwiGLU 三矩阵）", ffn,
+            value=_count_where(mn, layer, "ffn"), sources=mn.src("d", "d_ff"), **kw)
+    reg.add("c4.baseline_norms_per_layer", "基线每层两个 RMSNorm", norms,
+            value=_count_where(mn, layer, "norm"), sources=mn.src("d"), **kw)
+    reg.add("c4.baseline_final_norm", "基线最终 RMSNorm", final, value=L.part("text").find("text/norm").count,
+            sources=mn.src("d"), **kw)
+    reg.add("c4.baseline_layer", "基线一层的全部参数", attn + ffn + norms,
+            value=mn.reg[f"{mn.p}.layer.{layer}"].value, sources=mn.src("d", "d_ff"), **kw)
+    hand = emb + c["L"] * (attn + ffn + norms) + final
+    reg.add("c4.baseline_hand_total", "基线手算总数 V·d + L·(4d² + 3·d·d_ff + 2d) + d", hand, value=L.total,
+            sources=mn.src("V", "d", "L", "d_ff"), check="与 experiments.ledger 逐张量计数、numpy 基线模型的数组总数一致",
+            **kw)
+    reg.add("c4.baseline_ffn_share", "基线 FFN 占全部参数的比例",
+            c["L"] * Sym("每层 FFN", ffn.value) / Sym("总参数", hand.value), kind="ratio", style="pct",
+            sources=mn.src("L"), **kw)
+    # GPT-2's init std scaled by 1/√N for the residual output projections, N = 2·L residual layers
+    n_res = Const(2) * c["L"]
+    reg.add("c4.baseline_residual_layers", "基线的残差子层数 N = 2·L", n_res, sources=mn.src("L"), **kw)
+    if gpt2 is not None and "initializer_range" in gpt2.doc["config"]:
+        std = Sym("σ", gpt2.doc["config"]["initializer_range"])
+        cited = reg.numbers.get("cited.gpt2_init_std")
+        check = None
+        if cited is not None:
+            mark = "✓" if float(cited.value) == std.value else "✗"
+            check = f"GPT-2 的初始化标准差（{cited.sources[0]}）：{float(cited.value)} {mark}"
+        reg.add("c4.baseline_init_std_out", "基线残差输出投影的初始化标准差 σ / √(2·L)", RealDiv(std, Sqrt(n_res)),
+                kind="ratio", style="x5", symbols={**mn.keys, "σ": "data/models/gpt2.json: initializer_range"},
+                sources=(f"{gpt2.file}: initializer_range", *mn.src("L")), check=check)
+
+
+def _gpt2(reg, mn) -> None:
+    c = mn.cfg()
+    npos = Sym("n_positions", mn.arch.context_length)
+    buffers = c["L"] * npos * npos
+    keys = {**mn.keys, "n_positions": mn.keys.get("T_max", "n_positions")}
+    reg.add("c4.gpt2_mask_buffers", "GPT-2 checkpoint 里每层一张因果掩码缓冲区的元素合计（不是参数）", buffers,
+            symbols=keys, sources=mn.src("L", "T_max"))
+    hub = mn.meta.get("hub_page_total")
+    check = None
+    if isinstance(hub, int):
+        check = f"Hugging Face 模型页显示的参数数（data/models/gpt2.json meta.hub_page_total）：{hub:,} " + \
+                ("✓" if hub == mn.ledger.total + buffers.value else "✗")
+    reg.add("c4.gpt2_hub_total", "GPT-2 在 Hugging Face 页面上显示的「参数」数（可学习参数 + 掩码缓冲区）",
+            Sym("可学习参数", mn.ledger.total) + buffers,
+            symbols=keys, sources=(f"{mn.file}（由 experiments.ledger 逐张量现算）", *mn.src("L", "T_max")),
+            check=check)
+
+
+def _old_plan(reg) -> None:
+    names = ("old_plan_layers", "old_plan_d", "old_plan_vocab")
+    cited = {k: reg.numbers.get(f"cited.{k}") for k in names}
+    if any(v is None for v in cited.values()):
+        return
+    L, d, V = (Sym(s, cited[k].value) for s, k in zip(("L", "d", "V"), names))
+    sources = tuple(f"cited.{k}: {cited[k].sources[0]}" for k in names)
+    syms = {"L": "cited.old_plan_layers", "d": "cited.old_plan_d", "V": "cited.old_plan_vocab"}
+    layers = Const(12) * L * d ** 2
+    emb = V * d
+    reg.add("c4.old_plan_layers_part", "旧版计划按经典公式的层内部分 12·L·d²", layers, symbols=syms, sources=sources)
+    reg.add("c4.old_plan_embedding", "旧版计划的 embedding V·d（共享，只算一次）", emb, symbols=syms, sources=sources)
+    total = reg.add("c4.old_plan_classic", "旧版计划按经典公式 12·L·d² + V·d 的估计", layers + emb, symbols=syms,
+                    sources=sources)
+    claim = reg.numbers.get("cited.old_plan_claim")
+    if claim is not None:
+        reg.add("c4.old_plan_overclaim", "旧版计划声称的参数量是经典公式估计的几倍",
+                Sym("声称", claim.value) / Sym("估计", total.value), kind="ratio", style="x1",
+                sources=(f"cited.old_plan_claim: {claim.sources[0]}", *sources))
+
+
+def _silu(reg) -> None:
+    x = Sym("x", 10)
+    reg.add("c4.silu_x", "SiLU 示意用的输入值 x", x, kind="config", symbols={"x": "示意输入"},
+            sources=("示意输入（不是任何模型的测量值）",))
+    reg.add("c4.silu_example", "SwiGLU 门与 up 投影都等于 x 时的输出 SiLU(x)·x（x = 10，示意）",
+            RealDiv(x, Const(1) + Exp(Neg(x))) * x, kind="ratio", style="x3",
+            sources=("SiLU(x) = x / (1 + exp(-x))；x = 10 是示意输入",), symbols={"x": "示意输入"})
+
+
+def _gpt_oss(reg, mn) -> None:
+    config = mn.doc["config"]
+    if "swiglu_limit" not in config:
+        return
+    reg.add("c4.gpt_oss_swiglu_limit", "gpt-oss-120b 的 SwiGLU 截断值", Sym("swiglu_limit", config["swiglu_limit"]),
+            kind="config", style="x0", symbols={"swiglu_limit": "swiglu_limit"}, sources=(f"{mn.file}: swiglu_limit",))

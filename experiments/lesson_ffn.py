@@ -1,0 +1,489 @@
+"""FFN：吞掉三分之二参数的黑洞（精读） — the numbers the FFN deep-read lesson needs beyond the generic ones.
+
+Names are ``ffn.<quantity>``. As in lesson_c4, every number is one expression tree (experiments.expr) whose formula,
+substituted values and value come from the same object; where the ledger engine (or experiments.ffn) has its own
+value for the same quantity it is passed as ``value=`` and the Registry asserts both agree. Figures from papers and
+data sheets (GPT-3's 300B tokens, H100's 3.35 TB/s ...) are ``cited.*`` numbers from data/citations.json; numbers
+built on them are skipped when the citations are not loaded. Units other than parameters and bytes are written
+into the number: ``*_gb`` values are in 10⁹ bytes, ``*_ms`` in milliseconds, ``*_zflops`` in 10²¹ FLOPs.
+
+The INT4 probe's numbers are floats from real numpy (experiments.ffn.int4_probe, fixed seed); they have no
+expression, and the lesson prints them with the same formatting the in-page probe uses.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+from . import ffn, views
+from .expr import Const, Sym, group_digits
+
+LEDGER = "（由 experiments.ledger 逐张量现算）"
+GB = Const(10**9)
+TERA = Const(10**12)
+
+# the lesson's illustrative settings (not measurements): activation example and the INT4 probe's first state
+ACT_BATCH, ACT_SEQ = 4, 4096
+PROBE = {"rows": 1024, "cols": 512, "outlier_pct": "1", "outlier_scale": "10", "seed": 0}
+MOE_WHAT_IF = {"model": "qwen3_30b_a3b", "n_experts": 64, "top_k": 6}
+MEMORY_MODELS = ("llama7b", "llama_2_13b", "llama70b")
+DTYPES = ("FP16", "INT8", "INT4")
+
+
+def decimal_text(value) -> str:
+    """An exact value as a decimal when it terminates (67/20 -> '3.35', 1/2 -> '0.5'), else as group_digits does."""
+    x = Fraction(value)
+    if x.denominator == 1:
+        return group_digits(x.numerator)
+    for k in range(1, 40):
+        scaled = x * 10**k
+        if scaled.denominator == 1:
+            digits = str(abs(scaled.numerator)).rjust(k + 1, "0")
+            return ("-" if x < 0 else "") + f"{int(digits[:-k]):,}.{digits[-k:]}"
+    return group_digits(x)
+
+
+class Dec(Sym):
+    """A symbol whose exact value is a terminating decimal, substituted as that decimal (3.35, not 67/20); the
+    decimal text evaluates back to exactly the same Fraction (experiments.expr.evaluate)."""
+
+    def substituted(self) -> str:
+        return decimal_text(self._value)
+
+
+def register(reg, models, course=None) -> None:
+    cited = {k.removeprefix("cited."): v for k, v in reg.numbers.items() if k.startswith("cited.")}
+    _dtype_bytes(reg)
+    if "gpt3" in models:
+        _gpt3(reg, models["gpt3"], cited)
+    if "llama7b" in models:
+        _llama7b(reg, models["llama7b"], cited)
+        _swiglu(reg, models["llama7b"], models.get("llama_2_13b"), cited)
+        _activations(reg, models["llama7b"])
+        _limits(reg, models["llama7b"])
+    if "llama70b" in models:
+        _llama70b(reg, models["llama70b"])
+    _memory(reg, models, cited)
+    _training(reg, models)
+    _compute(reg, models, cited)
+    _moe(reg, models)
+    _int4(reg)
+
+
+def _src(mn, *symbols):
+    return mn.src(*symbols)
+
+
+def _leaf_count(mn, name: str) -> int:
+    for node in mn.ledger.root.walk():
+        if node.shape is not None and node.key.endswith("/" + name):
+            return node.count
+    raise KeyError(f"{mn.id}: no tensor {name!r}")
+
+
+def _c(cited, name):
+    """Sym of a cited figure (or None when citations are not loaded)."""
+    return cited.get(name)
+
+
+# -- bytes per parameter ----------------------------------------------------------------------------------------
+def _dtype_bytes(reg) -> None:
+    for t in ("FP32", "BF16", "FP16", "FP8", "INT8", "INT4"):
+        bits = Sym(f"{t} 位数", views.DTYPE_BITS[t])
+        reg.add(f"ffn.bytes.{t}", f"{t} 每个参数占的字节", bits / Const(8), kind="bytes", style="x1",
+                sources=("experiments/views.py: DTYPE_BITS（位数 ÷ 8）",))
+
+
+# -- GPT-3: one layer, the whole model, and why 175.2B is not the engine's count ---------------------------------
+def _gpt3(reg, mn, cited) -> None:
+    c, L = mn.cfg(), mn.ledger
+    layer = L.layer("full_attention")
+    ffn_w = layer.sum_where(lambda leaf, kinds: "ffn" in kinds and leaf.matmul) // layer.n
+    attn_w = layer.sum_where(lambda leaf, kinds: "attention" in kinds and leaf.matmul) // layer.n
+    kw = {"symbols": mn.keys}
+    d, d_ff, Ls, V = c["d"], c["d_ff"], c["L"], c["V"]
+    ffn_e = Const(2) * d * d_ff
+    attn_e = Const(4) * d ** 2
+    reg.add("ffn.gpt3_ffn_layer", "GPT-3 一层 FFN 的两个权重矩阵 2·d·d_ff（不含偏置）", ffn_e, value=ffn_w,
+            sources=_src(mn, "d", "d_ff"), check="与 experiments.ledger 一层里 FFN 的矩阵权重之和一致", **kw)
+    reg.add("ffn.gpt3_attn_layer", "GPT-3 一层注意力的四个 d × d 权重矩阵 4·d²（不含偏置）", attn_e, value=attn_w,
+            sources=_src(mn, "d"), check="与 experiments.ledger 一层里注意力的矩阵权重之和一致", **kw)
+    F, A = Sym("FFN 矩阵", ffn_w), Sym("注意力矩阵", attn_w)
+    reg.add("ffn.gpt3_layer_share", "GPT-3 一层权重矩阵里 FFN 的占比", F / (F + A), kind="ratio", style="pct",
+            sources=(mn.file + LEDGER,))
+    reg.add("ffn.gpt3_layer_weights", "GPT-3 一层的权重矩阵合计 12·d²", Const(12) * d ** 2, value=ffn_w + attn_w,
+            sources=_src(mn, "d"), **kw)
+    reg.add("ffn.gpt3_ffn_all", "GPT-3 全部层的 FFN 权重矩阵 L·2·d·d_ff", Ls * ffn_e, sources=_src(mn, "L", "d", "d_ff"),
+            **kw)
+    reg.add("ffn.gpt3_attn_all", "GPT-3 全部层的注意力权重矩阵 L·4·d²", Ls * attn_e, sources=_src(mn, "L", "d"), **kw)
+    reg.add("ffn.gpt3_layers_all", "GPT-3 全部层的权重矩阵 L·12·d²", Ls * Const(12) * d ** 2,
+            sources=_src(mn, "L", "d"), **kw)
+    wte = _leaf_count(mn, "wte.weight")
+    reg.add("ffn.gpt3_vocab_matrix", "GPT-3 的词表矩阵 V·d", V * d, value=wte, sources=_src(mn, "V", "d"), **kw)
+    weights = Ls * (Const(4) * d ** 2 + Const(2) * d * d_ff) + Const(2) * V * d
+    reg.add("ffn.gpt3_weights_total", "只数权重矩阵、输入词表与输出投影各算一份时 GPT-3 的参数量",
+            weights, sources=_src(mn, "L", "d", "d_ff", "V"), **kw)
+    # the engine's count: biases, LayerNorms and learned positions in; the output projection tied (one copy)
+    biases = L.root.sum_where(lambda leaf, kinds: leaf.name.endswith("bias") and "norm" not in kinds)
+    reg.add("ffn.gpt3_biases", "GPT-3 全部线性层的偏置 L·(3d + d + d_ff + d)",
+            Ls * (Const(3) * d + d + d_ff + d), value=biases, sources=_src(mn, "L", "d", "d_ff"), **kw)
+    npos = Sym("n_positions", mn.arch.context_length)
+    wpe = _leaf_count(mn, "wpe.weight")
+    reg.add("ffn.gpt3_positions", "GPT-3 可学习位置嵌入 n_positions·d", npos * d, value=wpe,
+            symbols={**mn.keys, "n_positions": "n_positions"}, sources=_src(mn, "T_max", "d"))
+    norms = mn.reg[f"{mn.p}.part.norm"].value
+    reg.add("ffn.gpt3_norms", "GPT-3 全部 LayerNorm（每层两个、最后一个，各有权重和偏置）",
+            Ls * Const(2) * Const(2) * d + Const(2) * d, value=norms, sources=_src(mn, "L", "d"), **kw)
+    gap = (Sym("第二份词表矩阵", wte) - Sym("偏置", biases) - Sym("LayerNorm", norms) - Sym("位置嵌入", wpe))
+    reg.add("ffn.gpt3_total_gap", "「只数矩阵、输出不共享」的总数减去引擎逐张量的总数", gap,
+            value=weights.value - L.total, sources=(mn.file + LEDGER,))
+    T = Sym("T", mn.arch.context_length)
+    reg.add("ffn.gpt3_intermediate_mb", "GPT-3 一条满长序列在一层 FFN 中间层的激活（BF16，单位 10⁶ 字节）",
+            T * d_ff * Const(2) / Const(10**6), kind="bytes", style="x0",
+            symbols={**mn.keys, "T": "n_positions"}, sources=_src(mn, "T_max", "d_ff"))
+    reg.add("ffn.gpt3_width", "GPT-3 的 d_ff / d", d_ff / d, kind="ratio", style="x0", sources=_src(mn, "d_ff", "d"),
+            **kw)
+    paper = cited.get("gpt3_paper_total")
+    if paper is not None:
+        reg.add("ffn.gpt3_weights_vs_paper", "「只数矩阵」的总数比论文标称的多出的比例",
+                Sym("只数矩阵的总数", weights.value) / Sym("论文标称", paper.value) - Const(1), kind="ratio",
+                style="pct2", sources=(f"cited.gpt3_paper_total: {paper.sources[0]}", mn.file))
+    ppl = [cited.get(f"vaswani_ppl_{k}") for k in ("small", "base", "large")]
+    if all(x is not None for x in ppl):
+        for name, a, b, label in (("ffn.vaswani_gain_small", ppl[0], ppl[1], "d_ff 从 1024 加到 2048"),
+                                  ("ffn.vaswani_gain_large", ppl[1], ppl[2], "d_ff 从 2048 加到 4096")):
+            reg.add(name, f"原版 Transformer 消融：{label}，开发集困惑度降了多少",
+                    Dec("前", a.value) - Dec("后", b.value), kind="ratio", style="x2",
+                    sources=(f"{a.sources[0]}；{b.sources[0]}",))
+    dmodel, dff = cited.get("vaswani_d_model"), cited.get("vaswani_dff_base")
+    if dmodel is not None and dff is not None:
+        reg.add("ffn.vaswani_width", "原版 Transformer（base）的 d_ff / d_model",
+                Sym("d_ff", dff.value) / Sym("d_model", dmodel.value), kind="ratio", style="x0",
+                sources=(f"cited.vaswani_dff_base: {dff.sources[0]}",))
+
+
+# -- Llama-2-7B: the four recounting pitfalls, layer vs whole-model share, KV cache -----------------------------------
+def _llama7b(reg, mn, cited) -> None:
+    c, L = mn.cfg(), mn.ledger
+    kw = {"symbols": mn.keys}
+    N = Sym("总参数", L.total)
+    d, d_ff, Ls, V = c["d"], c["d_ff"], c["L"], c["V"]
+    missed = Ls * d * d_ff
+    reg.add("ffn.pit_matrices", "把 SwiGLU 当两矩阵数时漏掉的参数 L·d·d_ff", missed, value=L.ffn // 3,
+            sources=_src(mn, "L", "d", "d_ff"), **kw)
+    reg.add("ffn.pit_matrices_share", "漏掉的第三个矩阵占总参数的比例", Sym("漏数", missed.value) / N,
+            kind="ratio", style="pct", sources=(mn.file + LEDGER,))
+    biases = Ls * (Const(4) * d + Const(2) * d_ff + d)
+    reg.add("ffn.pit_biases", "若给每个线性层都加上偏置（Llama 2 没有）会多数的参数 L·(4d + 2·d_ff + d)", biases,
+            sources=_src(mn, "L", "d", "d_ff"), **kw)
+    reg.add("ffn.pit_biases_share", "多数的偏置占总参数的比例", Sym("偏置", biases.value) / N, kind="ratio",
+            style="pct2", sources=(mn.file + LEDGER,))
+    head = mn.reg[f"{mn.p}.part.lm_head"].value
+    reg.add("ffn.pit_tied", "不共享的输出投影 V·d（误当共享时漏掉）", V * d, value=head, sources=_src(mn, "V", "d"), **kw)
+    reg.add("ffn.pit_tied_share", "输出投影占总参数的比例", Sym("lm_head", head) / N, kind="ratio", style="pct",
+            sources=(mn.file + LEDGER,))
+    norm = mn.reg[f"{mn.p}.part.norm"].value
+    reg.add("ffn.pit_norms", "全部 RMSNorm 的参数 L·2d + d", Ls * Const(2) * d + d, value=norm,
+            sources=_src(mn, "L", "d"), **kw)
+    reg.add("ffn.pit_norms_share", "归一化层占总参数的比例", Sym("归一化", norm) / N, kind="ratio", style="pct3",
+            sources=(mn.file + LEDGER,))
+    reg.add("ffn.llama7b_attn_layer", "Llama 2 7B 一层注意力 4·d²（MHA，无偏置）", Const(4) * d ** 2,
+            value=mn.reg[f"{mn.p}.mixer.full_attention"].value, sources=_src(mn, "d"), **kw)
+    reg.add("ffn.llama7b_width", "Llama 2 7B 的 d_ff / d", d_ff / d, kind="ratio", style="x2",
+            sources=_src(mn, "d_ff", "d"), **kw)
+    kv = views.kv_bytes_per_token(L)
+    kv_e = Const(2) * Ls * c["h_kv"] * c["d_h"] * Const(2)
+    reg.add("ffn.llama7b_kv_token", "Llama 2 7B 每个 token 的 KV cache（K、V × 层 × KV 头 × 头宽 × BF16 的 2 字节）",
+            kv_e, value=kv, kind="bytes", sources=_src(mn, "L", "h_kv", "d_h"), **kw)
+    reg.add("ffn.llama7b_kv_context_gb", "Llama 2 7B 一条满长上下文的 KV cache（GB）",
+            Sym("每 token 字节", kv) * c["T_max"] / GB, kind="bytes", style="x2", sources=_src(mn, "T_max"), **kw)
+
+
+def _llama70b(reg, mn) -> None:
+    c = mn.cfg()
+    kw = {"symbols": mn.keys}
+    d = c["d"]
+    attn = mn.reg[f"{mn.p}.mixer.full_attention"].value
+    gqa = d * (c["h"] * c["d_h"]) + Const(2) * d * (c["h_kv"] * c["d_h"]) + c["h"] * c["d_h"] * d
+    reg.add("ffn.llama70b_gqa_attn", "Llama 2 70B 一层 GQA 注意力 d·h·d_h + 2·d·h_kv·d_h + h·d_h·d", gqa, value=attn,
+            sources=_src(mn, "d", "h", "h_kv", "d_h"), **kw)
+    reg.add("ffn.llama70b_mha_attn", "Llama 2 70B 若用 MHA（KV 头 = 查询头）一层注意力 4·d²", Const(4) * d ** 2,
+            sources=_src(mn, "d"), **kw)
+    reg.add("ffn.llama70b_attn_d2", "Llama 2 70B 一层 GQA 注意力是 d² 的几倍", Sym("注意力", attn) / d ** 2,
+            kind="ratio", style="x2", sources=_src(mn, "d"), **kw)
+    reg.add("ffn.llama70b_width", "Llama 2 70B 的 d_ff / d", c["d_ff"] / d, kind="ratio", style="x1",
+            sources=_src(mn, "d_ff", "d"), **kw)
+    reg.add("ffn.llama70b_mha_share", "Llama 2 70B 若用 MHA，一层（不计归一化）里 FFN 的占比",
+            Sym("FFN", mn.reg[f"{mn.p}.ffn_per_layer"].value)
+            / (Sym("FFN", mn.reg[f"{mn.p}.ffn_per_layer"].value) + Sym("4d²", 4 * mn.arch.d_model ** 2)),
+            kind="ratio", style="pct", sources=(mn.file + LEDGER,))
+
+
+# -- SwiGLU: the third matrix and 8/3·d ------------------------------------------------------------------------------
+def _swiglu(reg, mn, mn13, cited) -> None:
+    c = mn.cfg()
+    kw = {"symbols": mn.keys}
+    d = c["d"]
+    reg.add("ffn.swiglu_two_4d", "经典两矩阵、宽 4d 的一层 FFN：2·d·4d", Const(2) * d * (Const(4) * d),
+            sources=_src(mn, "d"), **kw)
+    reg.add("ffn.swiglu_three_4d", "三矩阵却仍取 4d 宽的一层 FFN：3·d·4d", Const(3) * d * (Const(4) * d),
+            sources=_src(mn, "d"), **kw)
+    reg.add("ffn.swiglu_three_llama", "Llama 2 7B 一层 SwiGLU：3·d·d_ff", Const(3) * d * c["d_ff"],
+            value=mn.reg[f"{mn.p}.ffn_per_layer"].value, sources=_src(mn, "d", "d_ff"), **kw)
+    nominal = Const(8) / Const(3) * d
+    reg.add("ffn.swiglu_nominal", "名义宽度 8/3·d", nominal, kind="config", sources=_src(mn, "d"), **kw)
+    reg.add("ffn.swiglu_added", "对齐后比名义宽度多出的通道 d_ff − 8/3·d", c["d_ff"] - nominal,
+            sources=_src(mn, "d_ff", "d"), **kw)
+    three, two = mn.reg[f"{mn.p}.ffn_per_layer"].value, 2 * mn.arch.d_model * 4 * mn.arch.d_model
+    reg.add("ffn.swiglu_align_error", "对齐后的三矩阵比 8d² 多出的比例",
+            Sym("3·d·d_ff", three) / Sym("8d²", two) - Const(1), kind="ratio", style="pct2",
+            sources=_src(mn, "d", "d_ff"))
+    reg.add("ffn.swiglu_unshrunk_over", "三矩阵不缩宽时 FFN 比 8d² 多出的比例", Const(12) / Const(8) - Const(1),
+            kind="ratio", style="pct0", sources=("3·d·4d = 12d² 对比 8d²",))
+    reg.add("ffn.swiglu_unshrunk_share", "三矩阵不缩宽时 FFN 占一层（12d² + 4d²）的比例",
+            Const(12) / (Const(12) + Const(4)), kind="ratio", style="pct0", sources=("12d² / (12d² + 4d²)",))
+    multiple = cited.get("llama_multiple_of")
+    if multiple is not None:
+        m = Sym("multiple_of", multiple.value)
+        blocks = -(-Fraction(8 * mn.arch.d_model, 3) // multiple.value)
+        reg.add("ffn.swiglu_aligned", "8/3·d 向上取到 multiple_of 的倍数", Sym("⌈8/3·d ÷ multiple_of⌉", blocks) * m,
+                value=mn.arch.d_ff, sources=(f"cited.llama_multiple_of: {multiple.sources[0]}", *_src(mn, "d")),
+                check="等于 Llama 2 7B config 的 intermediate_size")
+        if mn13 is not None:
+            b13 = -(-Fraction(8 * mn13.arch.d_model, 3) // multiple.value)
+            reg.add("ffn.swiglu_aligned_13b", "Llama 2 13B：8/3·d 向上取到 multiple_of 的倍数",
+                    Sym("⌈8/3·d ÷ multiple_of⌉", b13) * m, value=mn13.arch.d_ff,
+                    sources=(f"cited.llama_multiple_of: {multiple.sources[0]}", *_src(mn13, "d")),
+                    check="等于 Llama 2 13B config 的 intermediate_size")
+            reg.add("ffn.swiglu_nominal_13b", "Llama 2 13B 的名义宽度 8/3·d", Const(8) / Const(3) * mn13.cfg()["d"],
+                    kind="config", symbols=mn13.keys, sources=_src(mn13, "d"))
+
+
+# -- memory: weights per dtype, decode bounds -----------------------------------------------------------------------
+def _memory(reg, models, cited) -> None:
+    bw, peak = cited.get("h100_bandwidth_tbps"), cited.get("h100_bf16_tflops")
+    for alias in MEMORY_MODELS:
+        mn = models.get(alias)
+        if mn is None:
+            continue
+        N = Sym("参数", mn.ledger.total)
+        read = Sym("每步读取的矩阵权重", views.matmul_weights(mn.ledger))
+        for t in DTYPES:
+            b = Dec(f"{t} 字节", Fraction(views.DTYPE_BITS[t], 8))
+            reg.add(f"ffn.weights_gb.{alias}.{t}", f"{mn.name} 的权重在 {t} 下占的显存（GB）", N * b / GB,
+                    kind="bytes", style="x1", sources=(mn.file + LEDGER, "experiments/views.py: DTYPE_BITS"))
+            if bw is None:
+                continue
+            B = Dec("带宽 TB/s", bw.value)
+            seconds = read * b / (B * TERA)
+            reg.add(f"ffn.decode_ms.{alias}.{t}", f"{mn.name} 在 {t}、H100 带宽下批 1 解码每个 token 至少要读权重的时间（ms）",
+                    seconds * Const(1000), kind="ratio", style="x1",
+                    sources=(mn.file + LEDGER, f"cited.h100_bandwidth_tbps: {bw.sources[0]}"))
+            reg.add(f"ffn.decode_tps.{alias}.{t}", f"{mn.name} 在 {t}、H100 带宽下批 1 解码的速度上限（token/s）",
+                    B * TERA / (read * b), kind="ratio", style="x0",
+                    sources=(mn.file + LEDGER, f"cited.h100_bandwidth_tbps: {bw.sources[0]}"))
+        fp16, int4 = Dec("FP16 字节", 2), Dec("INT4 字节", Fraction(1, 2))
+        reg.add(f"ffn.int4_saving_gb.{alias}", f"{mn.name} 从 FP16 压到 INT4 省下的显存（GB）", N * (fp16 - int4) / GB,
+                kind="bytes", style="x1", sources=(mn.file + LEDGER,))
+        F = Sym("FFN 参数", mn.ledger.ffn)
+        reg.add(f"ffn.int4_saving_ffn_gb.{alias}", f"{mn.name} 省下的显存里来自 FFN 的部分（GB）", F * (fp16 - int4) / GB,
+                kind="bytes", style="x1", sources=(mn.file + LEDGER,))
+        reg.add(f"ffn.int4_saving_rest_gb.{alias}", f"{mn.name} 省下的显存里来自其余部分的（GB）",
+                (N - F) * (fp16 - int4) / GB, kind="bytes", style="x1", sources=(mn.file + LEDGER,))
+        ffn_read = views.matmul_weights(mn.ledger, lambda kinds: "ffn" in kinds)
+        reg.add(f"ffn.decode_ffn_share.{alias}", f"{mn.name} 批 1 解码每步读取的权重里 FFN 的占比",
+                Sym("FFN 矩阵权重", ffn_read) / read, kind="ratio", style="pct", sources=(mn.file + LEDGER,))
+        reg.add(f"ffn.read_gb.{alias}.FP16", f"{mn.name} 批 1 解码每步读取的矩阵权重（FP16，GB）",
+                read * Sym("FP16 字节", 2) / GB, kind="bytes", style="x2", sources=(mn.file + LEDGER,))
+    if bw is not None and peak is not None:
+        for t in ("BF16", "INT4"):
+            b = Dec(f"{t} 字节", Fraction(views.DTYPE_BITS[t], 8))
+            reg.add(f"ffn.takeover_batch.{t}", f"权重为 {t} 时，H100 上稠密模型解码从带宽瓶颈转为算力瓶颈的批大小",
+                    Dec("峰值 TFLOPS", peak.value) * b / (Const(2) * Dec("带宽 TB/s", bw.value)), kind="ratio",
+                    style="x0", sources=(f"cited.h100_bf16_tflops: {peak.sources[0]}",
+                                         f"cited.h100_bandwidth_tbps: {bw.sources[0]}"))
+
+
+# -- training memory ------------------------------------------------------------------------------------------------
+def _training(reg, models) -> None:
+    for recipe, parts in views.TRAINING_RECIPES.items():
+        reg.add(f"ffn.train_bytes.{recipe}", f"{ffn.RECIPE_ZH[recipe]}：每个参数训练时占的字节",
+                sum((Sym(k, v) for k, v in list(parts.items())[1:]), Sym(*list(parts.items())[0])),
+                kind="bytes", style="x0", sources=("experiments/views.py: TRAINING_RECIPES",))
+    for alias in ("llama7b", "llama70b"):
+        mn = models.get(alias)
+        if mn is None:
+            continue
+        for recipe in ("mixed_adamw", "mixed_sgd_momentum", "mixed_adamw_8bit"):
+            per = Sym("每参数字节", views.training_bytes_per_param(recipe))
+            reg.add(f"ffn.train_gb.{alias}.{recipe}", f"{mn.name} 用{ffn.RECIPE_ZH[recipe]}训练时权重、梯度和优化器状态（GB）",
+                    Sym("参数", mn.ledger.total) * per / GB, kind="bytes", style="x1",
+                    sources=(mn.file + LEDGER, "experiments/views.py: TRAINING_RECIPES"))
+
+
+def _activations(reg, mn) -> None:
+    c = mn.cfg()
+    kw = {"symbols": {**mn.keys, "B": "示意设定", "T": "示意设定"}}
+    B, T = Sym("B", ACT_BATCH), Sym("T", ACT_SEQ)
+    reg.add("ffn.act_batch", "激活显存示例的批大小（示意设定）", B, kind="config", sources=("示意设定",), **kw)
+    reg.add("ffn.act_seq", "激活显存示例的序列长度（示意设定）", T, kind="config", sources=("示意设定",), **kw)
+    per_layer = B * T * (c["d"] + Const(3) * c["d_ff"]) * Const(2) / GB
+    elems, one = ffn.ffn_activation_elems(mn.ledger)
+    src = (*_src(mn, "d", "d_ff", "L"), "B、T 为示意设定")
+    reg.add("ffn.act_layer_gb", "Llama 2 7B 一层 FFN 为反向保存的激活：B·T·(d + 3·d_ff)·2 字节（GB）", per_layer,
+            value=Fraction(ACT_BATCH * ACT_SEQ * one * 2, 10**9), kind="bytes", style="x2", sources=src, **kw)
+    reg.add("ffn.act_all_gb", "Llama 2 7B 全部层 FFN 为反向保存的激活（GB）", c["L"] * per_layer,
+            value=Fraction(ACT_BATCH * ACT_SEQ * elems * 2, 10**9), kind="bytes", style="x1", sources=src, **kw)
+    ckpt = B * T * (c["L"] * c["d"] + c["d"] + Const(3) * c["d_ff"]) * Const(2) / GB
+    reg.add("ffn.act_ckpt_gb", "开激活检查点：每层只存输入，反向时重算一层（GB）", ckpt, kind="bytes", style="x1",
+            sources=src, **kw)
+
+
+# -- compute: 2N, 6ND, GPU-days, tokens per parameter ----------------------------------------------------------------
+def _compute(reg, models, cited) -> None:
+    mn = models.get("llama7b")
+    tokens, hours, sustained = cited.get("llama2_train_tokens"), cited.get("llama2_7b_gpu_hours"), \
+        cited.get("sustained_tflops")
+    if mn is not None:
+        N = Sym("N", mn.ledger.total)
+        reg.add("ffn.llama7b_fwd_gflops", "Llama 2 7B 每个 token 前向约 2N FLOPs（单位 10⁹）", Const(2) * N / GB,
+                kind="flops", style="x1", symbols={"N": "全部参数"}, sources=(mn.file + LEDGER,))
+        reg.add("ffn.llama7b_ffn_flops_share", "Llama 2 7B 每 token 前向矩阵乘 FLOPs 里 FFN 的占比",
+                Sym("FFN FLOPs", views.ffn_flops_per_token(mn.ledger))
+                / Sym("全部矩阵乘 FLOPs", views.param_flops_per_token(mn.ledger)), kind="ratio", style="pct",
+                sources=(mn.file + LEDGER,))
+        if tokens is not None:
+            D = Sym("D", tokens.value)
+            train = Const(6) * N * D
+            reg.add("ffn.llama7b_train_zflops", "Llama 2 7B 预训练 6·N·D（单位 10²¹ FLOPs）", train / Const(10**21),
+                    kind="flops", style="x1", symbols={"N": "全部参数", "D": "cited.llama2_train_tokens"},
+                    sources=(mn.file + LEDGER, f"cited.llama2_train_tokens: {tokens.sources[0]}"))
+            reg.add("ffn.llama2_tokens_t", "Llama 2 的预训练 token 数（单位万亿）", D / TERA, kind="tokens", style="x1",
+                    sources=(f"cited.llama2_train_tokens: {tokens.sources[0]}",))
+            reg.add("ffn.llama7b_tokens_per_param", "Llama 2 7B 每个参数分到的训练 token", D / N, kind="ratio",
+                    style="x0", sources=(mn.file + LEDGER, f"cited.llama2_train_tokens: {tokens.sources[0]}"))
+            if sustained is not None:
+                S = Sym("每卡持续 TFLOPS", sustained.value)
+                reg.add("ffn.llama7b_gpu_days", "Llama 2 7B 预训练按假设的持续吞吐折算的 GPU 日",
+                        train / (S * TERA) / Const(86400), kind="ratio", style="x0",
+                        sources=(f"cited.sustained_tflops: {sustained.sources[0]}",
+                                 f"cited.llama2_train_tokens: {tokens.sources[0]}"))
+            if hours is not None:
+                H = Sym("GPU 小时", hours.value)
+                reg.add("ffn.llama7b_gpu_days_reported", "Llama 2 论文报告的 7B 预训练 A100 GPU 日", H / Const(24),
+                        kind="ratio", style="x0", sources=(f"cited.llama2_7b_gpu_hours: {hours.sources[0]}",))
+                implied = train / (H * Const(3600)) / TERA
+                reg.add("ffn.llama7b_implied_tflops", "由 6·N·D 和报告的 GPU 小时反推的每卡持续吞吐（TFLOPS）", implied,
+                        kind="ratio", style="x0", sources=(f"cited.llama2_7b_gpu_hours: {hours.sources[0]}",
+                                                           f"cited.llama2_train_tokens: {tokens.sources[0]}"))
+                a100 = cited.get("a100_bf16_tflops")
+                if a100 is not None:
+                    reg.add("ffn.llama7b_implied_mfu", "反推的持续吞吐占 A100 稠密 BF16 峰值的比例",
+                            implied / Dec("A100 峰值", a100.value), kind="ratio",
+                            style="pct0", sources=(f"cited.a100_bf16_tflops: {a100.sources[0]}",))
+    peak = cited.get("h100_bf16_tflops")
+    if sustained is not None and peak is not None:
+        reg.add("ffn.sustained_vs_h100", "假设的持续吞吐占 H100 稠密 BF16 峰值的比例",
+                Sym("持续", sustained.value) / Dec("峰值", peak.value), kind="ratio", style="pct0",
+                sources=(f"cited.sustained_tflops: {sustained.sources[0]}",))
+    g3 = models.get("gpt3")
+    gt = cited.get("gpt3_train_tokens")
+    if g3 is not None and gt is not None:
+        N3, D3 = Sym("N", g3.ledger.total), Sym("D", gt.value)
+        reg.add("ffn.gpt3_tokens_per_param", "GPT-3 每个参数分到的训练 token", D3 / N3, kind="ratio", style="x1",
+                sources=(g3.file + LEDGER, f"cited.gpt3_train_tokens: {gt.sources[0]}"))
+        flops_cited = cited.get("gpt3_train_flops_e21")
+        e = Const(6) * N3 * D3 / Const(10**21)
+        check = None
+        if flops_cited is not None:
+            check = (f"GPT-3 论文表 D.1 给出 {float(flops_cited.value) / 100:.2f}E+23 FLOPs："
+                     + ("✓" if round(float(e.value)) == int(flops_cited.value) else "✗"))
+        reg.add("ffn.gpt3_train_zflops", "GPT-3 训练 6·N·D（单位 10²¹ FLOPs）", e, kind="flops", style="x0",
+                sources=(g3.file + LEDGER, f"cited.gpt3_train_tokens: {gt.sources[0]}"), check=check)
+    cp, ct = cited.get("chinchilla_params"), cited.get("chinchilla_tokens")
+    if cp is not None and ct is not None:
+        reg.add("ffn.chinchilla_tokens_per_param", "Chinchilla 每个参数分到的训练 token",
+                Sym("D", ct.value) / Sym("N", cp.value), kind="ratio", style="x0",
+                sources=(f"cited.chinchilla_tokens: {ct.sources[0]}",))
+        reg.add("ffn.chinchilla_tokens_t", "Chinchilla 的训练 token 数（单位万亿）", Sym("D", ct.value) / TERA,
+                kind="tokens", style="x1", sources=(f"cited.chinchilla_tokens: {ct.sources[0]}",))
+
+
+# -- MoE -------------------------------------------------------------------------------------------------------------
+def _moe(reg, models) -> None:
+    for alias, mn in models.items():
+        if not mn.arch.moe:
+            continue
+        L = mn.ledger
+        reg.add(f"ffn.moe_ratio.{alias}", f"{mn.name} 文本主干总参数是每 token 激活参数的几倍",
+                Sym("文本主干", L.text_backbone) / Sym("激活", L.active_per_token), kind="ratio", style="x1",
+                sources=(mn.file + LEDGER,))
+        reg.add(f"ffn.moe_experts.{alias}", f"{mn.name} 每个 MoE 层的路由专家数", Sym("E", mn.arch.moe["n_experts"]),
+                kind="config", symbols={"E": "路由专家数"}, sources=(mn.file,))
+        reg.add(f"ffn.moe_top_k.{alias}", f"{mn.name} 每个 token 选的专家数", Sym("k", mn.arch.moe["top_k"]),
+                kind="config", symbols={"k": "num_experts_per_tok"}, sources=(mn.file,))
+    what = models.get(MOE_WHAT_IF["model"])
+    if what is not None:
+        r = ffn.moe_explore(what.doc["config"], MOE_WHAT_IF["n_experts"], MOE_WHAT_IF["top_k"])
+        src = (f"experiments.ffn.moe_explore({what.file}, 专家 {MOE_WHAT_IF['n_experts']}、top-{MOE_WHAT_IF['top_k']})",)
+        reg.add("ffn.moe_whatif_experts", "改造示例的专家数", Sym("E", MOE_WHAT_IF["n_experts"]), kind="config",
+                symbols={"E": "示意设定"}, sources=("示意设定",))
+        reg.add("ffn.moe_whatif_top_k", "改造示例每个 token 选的专家数", Sym("k", MOE_WHAT_IF["top_k"]), kind="config",
+                symbols={"k": "示意设定"}, sources=("示意设定",))
+        reg.add("ffn.moe_whatif_total", f"{what.name} 改成 {MOE_WHAT_IF['n_experts']} 个专家、top-{MOE_WHAT_IF['top_k']} 后的总参数",
+                value=r["now"]["total_raw"], sources=src)
+        reg.add("ffn.moe_whatif_active", "改造后每 token 激活的参数", value=r["now"]["active_raw"], sources=src)
+        reg.add("ffn.moe_whatif_ratio", "改造后总参数是激活参数的几倍",
+                Sym("总参数", r["now"]["total_raw"]) / Sym("激活", r["now"]["active_raw"]), kind="ratio", style="x1",
+                sources=src)
+
+
+# -- limits: too narrow, too wide ------------------------------------------------------------------------------------
+def _limits(reg, mn) -> None:
+    from .ledger import build_ledger
+    c, L = mn.cfg(), mn.ledger
+    kw = {"symbols": mn.keys}
+    N = Sym("原总数", L.total)
+    narrow_cfg = dict(mn.doc["config"], intermediate_size=mn.arch.d_model)
+    narrow = build_ledger(narrow_cfg)
+    reg.add("ffn.narrow_total", "Llama 2 7B 把 d_ff 压到 d 之后的总参数",
+            N - c["L"] * Const(3) * c["d"] * (c["d_ff"] - c["d"]), value=narrow.total,
+            sources=(mn.file + LEDGER, "改 intermediate_size = hidden_size 后由 experiments.ledger 重数"), **kw)
+    reg.add("ffn.narrow_share", "压窄后 FFN 占总参数的比例", Sym("FFN", narrow.ffn) / Sym("总参数", narrow.total),
+            kind="ratio", style="pct", sources=("改 intermediate_size = hidden_size 后由 experiments.ledger 重数",))
+    wide_cfg = dict(mn.doc["config"], intermediate_size=2 * mn.arch.d_ff)
+    wide = build_ledger(wide_cfg)
+    reg.add("ffn.wide_total", "Llama 2 7B 把 d_ff 加宽一倍之后的总参数", N + c["L"] * Const(3) * c["d"] * c["d_ff"],
+            value=wide.total, sources=(mn.file + LEDGER, "改 intermediate_size 为两倍后由 experiments.ledger 重数"), **kw)
+    reg.add("ffn.wide_read_increase", "d_ff 加宽一倍后，批 1 解码每步多读的权重比例",
+            Sym("加宽后每步读取", views.matmul_weights(wide)) / Sym("原每步读取", views.matmul_weights(L)) - Const(1),
+            kind="ratio", style="pct", sources=(mn.file + LEDGER,))
+
+
+# -- the INT4 probe's first state ------------------------------------------------------------------------------------
+def _int4(reg) -> None:
+    reg.add("ffn.int4_bits_g128", "分组 128、每组一个 FP16 缩放因子时每个权重的平均位数 4 + 16/128",
+            Const(4) + Const(16) / Const(128), kind="ratio", style="x3", sources=("INT4 的 4 位 + FP16 缩放因子分摊",))
+    reg.add("ffn.int4_scale_overhead", "分组 128 时缩放因子相对 4 位权重的额外开销", Const(16) / Const(128) / Const(4),
+            kind="ratio", style="pct", sources=("(16/128) / 4",))
+    p = PROBE
+    r = ffn.int4_probe(p["rows"], p["cols"], p["outlier_pct"], p["outlier_scale"], p["seed"])
+    src = (f"experiments.ffn.int4_probe(rows={p['rows']}, cols={p['cols']}, 离群行 {p['outlier_pct']}% × "
+           f"{p['outlier_scale']}, seed={p['seed']})：numpy 现算，浏览器里同一种子得到同样的数",)
+    for key, label in (("rows", "探针矩阵的行数（输入维）"), ("cols", "探针矩阵的列数（输出维）"), ("seed", "探针的随机种子")):
+        reg.add(f"ffn.int4_{key}", label, Sym(key, p[key]), kind="config", symbols={key: "示意设定"},
+                sources=("示意设定",))
+    reg.add("ffn.int4_outlier_pct", "探针里离群行的占比（示意设定）", Dec("k", Fraction(p["outlier_pct"]) / 100),
+            kind="ratio", style="pct0", symbols={"k": "示意设定"}, sources=("示意设定",))
+    reg.add("ffn.int4_outlier_scale", "探针里离群行被放大的倍数（示意设定）", Dec("s", Fraction(p["outlier_scale"])),
+            kind="config", style="x0", symbols={"s": "示意设定"}, sources=("示意设定",))
+    reg.add("ffn.int4_outliers", "探针矩阵里的离群行数", value=int(r["outliers"].replace(",", "")), sources=src)
+    for g in r["groups"]:
+        size = g["group"]
+        reg.add(f"ffn.int4_group.g{size}", f"探针的分组大小 {size}", Sym("G", size), kind="config", symbols={"G": "分组大小"},
+                sources=("experiments/ffn.py: PROBE_GROUPS",))
+        reg.add(f"ffn.int4_rel.g{size}", f"分组 {size} 时的相对均方根误差（含离群行）", value=g["rel_value"],
+                kind="ratio", style="pct2", sources=src)
+        reg.add(f"ffn.int4_rel_normal.g{size}", f"分组 {size} 时普通行的相对均方根误差", value=g["rel_normal_value"],
+                kind="ratio", style="pct2", sources=src)
+        reg.add(f"ffn.int4_rel_plain.g{size}", f"分组 {size} 时同一矩阵不放大离群行的相对均方根误差",
+                value=g["rel_plain_value"], kind="ratio", style="pct2", sources=src)

@@ -1,0 +1,112 @@
+"""The ledger's tree: an ordered tree of named parts whose subtotals are the sums of their children.
+
+A leaf is one tensor (its shape gives its count). A node with ``n > 1`` stands for n identical copies of its
+children (a group of identical decoder layers, or the routed experts of one MoE layer); ``n_active`` of those
+copies are used for any one token (all of them, except for routed experts). Counts are Python ints, never numpy
+scalars, so they are exact under Pyodide's wasm32 numpy as well.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import prod
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    kind: str = ""
+    shape: tuple[int, ...] | None = None
+    children: tuple["Node", ...] = ()
+    n: int = 1
+    n_active: int | None = None
+    matmul: bool = False          # a weight multiplied by an activation (2 FLOPs per weight per token)
+    label: str = ""
+    key: str = ""
+    count: int = field(init=False)
+    active: int = field(init=False)
+
+    def __post_init__(self):
+        inner = prod(self.shape) if self.shape is not None else sum(c.count for c in self.children)
+        inner_active = prod(self.shape) if self.shape is not None else sum(c.active for c in self.children)
+        n_active = self.n if self.n_active is None else self.n_active
+        object.__setattr__(self, "count", int(self.n * inner))
+        object.__setattr__(self, "active", int(n_active * inner_active))
+
+    @property
+    def per_copy(self) -> int:
+        """Count of one copy (one layer of a layer group, one expert)."""
+        return self.count // self.n
+
+    def walk(self):
+        yield self
+        for c in self.children:
+            yield from c.walk()
+
+    def find(self, key: str) -> "Node":
+        for node in self.walk():
+            if node.key == key:
+                return node
+        raise KeyError(key)
+
+    def get(self, key: str) -> "Node | None":
+        try:
+            return self.find(key)
+        except KeyError:
+            return None
+
+    def with_keys(self, prefix: str = "") -> "Node":
+        key = f"{prefix}/{self.name}" if prefix else self.name
+        kids = tuple(c.with_keys(key) for c in self.children)
+        return Node(self.name, self.kind, self.shape, kids, self.n, self.n_active, self.matmul, self.label, key)
+
+    def multiplicity(self, key: str) -> int:
+        """How many copies of the node at ``key`` the whole tree holds (product of n along the path, excl. itself)."""
+        def go(node, acc):
+            if node.key == key:
+                return acc
+            for c in node.children:
+                found = go(c, acc * node.n)
+                if found is not None:
+                    return found
+            return None
+        found = go(self, 1)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def sum_where(self, predicate, active: bool = False) -> int:
+        """Sum over leaves (times every multiplicity above them) where predicate(leaf, kinds_on_path) holds;
+        with active=True only the copies used for one token are counted."""
+        def go(node, mult, kinds):
+            kinds = kinds + (node.kind,) if node.kind else kinds
+            copies = node.n if not active or node.n_active is None else node.n_active
+            mult = mult * copies
+            if node.shape is not None:
+                return mult * prod(node.shape) if predicate(node, kinds) else 0
+            return sum(go(c, mult, kinds) for c in node.children)
+        return go(self, 1, ())
+
+    def to_json(self) -> dict:
+        out = {"key": self.key, "name": self.name, "count": self.count}
+        if self.kind:
+            out["kind"] = self.kind
+        if self.active != self.count:
+            out["active"] = self.active
+        if self.n != 1:
+            out["n"] = self.n
+            if self.n_active is not None and self.n_active != self.n:
+                out["n_active"] = self.n_active
+        if self.shape is not None:
+            out["shape"] = list(self.shape)
+        if self.children:
+            out["children"] = [c.to_json() for c in self.children]
+        return out
+
+
+def leaf(name: str, *shape: int, kind: str = "", matmul: bool | None = None) -> Node:
+    """One tensor. 2-D weights are matmuls unless said otherwise."""
+    return Node(name, kind, tuple(int(s) for s in shape), matmul=(len(shape) == 2) if matmul is None else matmul)
+
+
+def group(name: str, children, kind: str = "", n: int = 1, n_active: int | None = None) -> Node:
+    return Node(name, kind, None, tuple(c for c in children if c is not None), n, n_active)

@@ -1,0 +1,138 @@
+"""Views of one ledger: purpose breakdown, classic estimate and its gap, compute per token, KV cache, bytes.
+
+Formulas and conventions:
+- Classic estimate: 12·L·d² + V·d (4d² attention + 8d² two-matrix FFN per layer, plus the embedding), as in
+  Kaplan et al. 2020 and most tutorials. The gap to the true count is itemised by purpose so the items sum
+  exactly to (true - classic).
+- Forward compute per token: 2 FLOPs per active weight that multiplies an activation (Kaplan et al. 2020);
+  embedding lookups are free. Attention scores add, per full-attention layer and per cached token,
+  2 steps (q·k, then the weighted sum of v) × 2 FLOPs × heads × head_dim; sliding-window layers stop growing at
+  their window; linear-attention layers do not grow with context at all.
+- KV cache per token: K and V for every attention layer; linear-attention layers instead keep a fixed-size state.
+- Weight bytes: parameters × bits / 8. Training bytes per parameter: see TRAINING_RECIPES.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+from .ledger import Ledger
+
+# purpose categories, in the order a learner reads a ledger; the first matching kind on a leaf's path wins
+CATEGORIES = ("vision", "mtp", "ffn", "attention", "linear_attention", "embedding", "lm_head", "norm")
+CATEGORY_ZH = {"embedding": "嵌入", "attention": "全注意力", "linear_attention": "线性注意力 (GDN)",
+               "ffn": "FFN", "norm": "归一化", "lm_head": "lm_head", "mtp": "MTP", "vision": "视觉塔"}
+
+
+def category_of(kinds: tuple[str, ...]) -> str:
+    for cat in CATEGORIES:
+        if cat in kinds:
+            return cat
+    raise ValueError(f"leaf with kinds {kinds} has no category")
+
+
+def breakdown(ledger: Ledger, active: bool = False) -> dict[str, int]:
+    """Parameters by purpose over the whole checkpoint; sums exactly to ledger.total (or active parameters)."""
+    out = {cat: ledger.root.sum_where(lambda leaf, kinds, c=cat: category_of(kinds) == c, active)
+           for cat in CATEGORIES}
+    order = ("embedding", "attention", "linear_attention", "ffn", "norm", "lm_head", "mtp", "vision")
+    return {cat: out[cat] for cat in order if out[cat] or cat in ("embedding", "attention", "ffn", "norm")}
+
+
+def mixer_per_layer(ledger: Ledger, layer_type: str) -> int:
+    """Token-mixer parameters of one layer of a type (attention or GDN, incl. its internal norms)."""
+    node = ledger.layer(layer_type)
+    return node.sum_where(lambda leaf, kinds: "attention" in kinds or "linear_attention" in kinds) // node.n
+
+
+# -- the classic estimate ---------------------------------------------------------------------------------------
+def classic_estimate(ledger: Ledger) -> int:
+    a = ledger.arch
+    return 12 * a.n_layers * a.d_model ** 2 + a.vocab_size * a.d_model
+
+
+def classic_gap(ledger: Ledger) -> list[tuple[str, int]]:
+    """Items (name, true - classic) that sum exactly to ledger.total - classic_estimate(ledger)."""
+    a, parts = ledger.arch, breakdown(ledger)
+    d2 = a.d_model ** 2
+    items = [("ffn", parts["ffn"] - 8 * a.n_layers * d2)]
+    for layer_type in ledger.layer_types:
+        node = ledger.layer(layer_type)
+        mixer = node.sum_where(lambda leaf, kinds: "attention" in kinds or "linear_attention" in kinds)
+        items.append((f"mixer/{layer_type}", mixer - 4 * d2 * node.n))
+    items += [("embedding", parts["embedding"] - a.vocab_size * a.d_model), ("norm", parts["norm"])]
+    for cat in ("lm_head", "mtp", "vision"):
+        if parts.get(cat):
+            items.append((cat, parts[cat]))
+    return items
+
+
+# -- compute ---------------------------------------------------------------------------------------------------
+def matmul_weights(ledger: Ledger, where=lambda kinds: True, active: bool = True) -> int:
+    return ledger.part("text").sum_where(lambda leaf, kinds: leaf.matmul and where(kinds), active)
+
+
+def ffn_flops_per_token(ledger: Ledger) -> int:
+    return 2 * matmul_weights(ledger, lambda kinds: "ffn" in kinds)
+
+
+def param_flops_per_token(ledger: Ledger) -> int:
+    """Forward FLOPs per token of every active weight matmul (incl. lm_head), context-independent."""
+    return 2 * matmul_weights(ledger)
+
+
+def score_flops_per_context_token(ledger: Ledger) -> int:
+    """Extra forward FLOPs per generated token for each additional cached token, over full-attention layers."""
+    return ledger.arch.n_full * 2 * ledger.arch.score_width
+
+
+def attention_score_flops(ledger: Ledger, T: int) -> int:
+    """Score work (q·k and weighted sum of v) for a token attending to T cached tokens."""
+    a = ledger.arch
+    window_layers = a.layer_types.count("sliding_attention")
+    window = min(T, a.sliding_window or T)
+    return score_flops_per_context_token(ledger) * T + window_layers * 2 * a.score_width * window
+
+
+def crossover_T(ledger: Ledger) -> Fraction | None:
+    """Context length at which full-attention score work equals FFN work per token (None if no full attention)."""
+    per_T = score_flops_per_context_token(ledger)
+    if not per_T:
+        return None
+    return Fraction(ffn_flops_per_token(ledger), per_T)
+
+
+# -- memory ----------------------------------------------------------------------------------------------------
+DTYPE_BITS = {"FP32": 32, "BF16": 16, "FP16": 16, "FP8": 8, "INT8": 8, "INT4": 4}
+
+
+def weight_bytes(params: int, dtype: str) -> int:
+    bits = DTYPE_BITS[dtype]
+    return -(-params * bits // 8)
+
+
+# bytes held per parameter while training, by component (weights, gradients, optimizer state, master copy)
+TRAINING_RECIPES = {
+    "mixed_adamw": {"权重 BF16": 2, "梯度 BF16": 2, "FP32 主权重": 4, "Adam m FP32": 4, "Adam v FP32": 4},
+    "fp32_adamw": {"权重 FP32": 4, "梯度 FP32": 4, "Adam m FP32": 4, "Adam v FP32": 4},
+    "mixed_adamw_8bit": {"权重 BF16": 2, "梯度 BF16": 2, "FP32 主权重": 4, "Adam m INT8": 1, "Adam v INT8": 1},
+    "mixed_sgd_momentum": {"权重 BF16": 2, "梯度 BF16": 2, "FP32 主权重": 4, "动量 FP32": 4},
+    "bf16_adamw_pure": {"权重 BF16": 2, "梯度 BF16": 2, "Adam m BF16": 2, "Adam v BF16": 2},
+}
+
+
+def training_bytes_per_param(recipe: str) -> int:
+    return sum(TRAINING_RECIPES[recipe].values())
+
+
+def kv_bytes_per_token(ledger: Ledger, bytes_per_elem: int = 2) -> int:
+    """Cache bytes each new token adds, over layers whose cache grows with context (full attention)."""
+    a = ledger.arch
+    return a.n_full * a.kv_elems_per_token * bytes_per_elem
+
+
+def cache_bytes_per_sequence(ledger: Ledger, T: int, bytes_per_elem: int = 2) -> int:
+    """K/V for T tokens on full layers, min(T, window) on sliding layers, plus fixed linear-attention state."""
+    a = ledger.arch
+    sliding = a.layer_types.count("sliding_attention") * a.kv_elems_per_token * min(T, a.sliding_window or T)
+    linear = a.layer_types.count("linear_attention") * a.linear_state_elems
+    return (kv_bytes_per_token(ledger, bytes_per_elem) * T) + (sliding + linear) * bytes_per_elem

@@ -1,0 +1,333 @@
+"""What each lesson widget shows, as plain JSON-ready data, computed from one ledger.
+
+The build renders these into HTML (site/templates/widgets/); the browser calls the very same functions through
+experiments.api under Pyodide and writes the returned strings into the same places (site/static/js/widgets.js).
+Every string a learner reads - counts, shares, shapes, ratios, error messages - is formatted here, in Python, so
+build-time and in-browser pages cannot differ in a digit. Chart specs carry raw numbers for plotting and the
+formatted hover texts.
+"""
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+from . import views
+from .errors import ConfigError
+from .ledger import Ledger
+from .numbers import format_value
+
+PART_ZH = {"embedding": "嵌入 embedding", "attention": "全注意力", "linear_attention": "线性注意力 (Gated DeltaNet)",
+           "ffn": "FFN", "norm": "归一化", "lm_head": "lm_head（不共享）", "mtp": "MTP 模块", "vision": "视觉塔"}
+LAYER_ZH = {"full_attention": "全注意力层", "linear_attention": "Gated DeltaNet 层",
+            "sliding_attention": "滑动窗口注意力层", "full_attention_dense": "全注意力层（稠密 FFN）",
+            "full_attention_moe": "全注意力层（MoE FFN）"}
+
+
+GAP_ZH = {"ffn": "FFN：实际 − 公式的 8·L·d²", "embedding": "embedding：实际 − 公式的 V·d",
+          "norm": "归一化（公式不计）", "lm_head": "独立的 lm_head（公式假设与 embedding 共享）",
+          "mtp": "MTP 模块（公式不计）", "vision": "视觉塔（公式不计）"}
+
+
+def gap_label(name: str) -> str:
+    """Chinese label of a classic-gap item (views.classic_gap)."""
+    if name.startswith("mixer/"):
+        layer = name.split("/", 1)[1]
+        return f"{LAYER_ZH.get(layer, layer)}的 token mixer：实际 − 公式的 4d² × 层数"
+    return GAP_ZH.get(name, name)
+
+
+# -- formatting (the only place widget numbers become text) --------------------------------------------------------
+def n(v: int) -> str:
+    return f"{v:,}"
+
+
+def signed(v: int) -> str:
+    """+11,017,952 / −10,923,802,880 (a real minus sign) / 0."""
+    return "0" if v == 0 else ("+" if v > 0 else "−") + f"{abs(v):,}"
+
+
+def pct(num: int, den: int) -> str:
+    return format_value(Fraction(num, den), "pct") if den else "—"
+
+
+def shape_str(shape) -> str:
+    """A tensor shape the way Python prints a tuple, digits grouped: (5,), (5, 5,120)."""
+    dims = [f"{int(s):,}" for s in shape]
+    return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+
+
+def layer_label(layer_type: str) -> str:
+    return LAYER_ZH.get(layer_type, layer_type)
+
+
+# -- 总账 -------------------------------------------------------------------------------------------------------
+def ledger_total(ledger: Ledger, name: str = "") -> dict:
+    """总账: every part with its share of the whole checkpoint and (text parts only) of the text backbone."""
+    parts = views.breakdown(ledger)
+    rows = []
+    for key, count in parts.items():
+        in_text = key not in ("mtp", "vision")
+        rows.append({"key": key, "label": PART_ZH.get(key, key), "count": n(count),
+                     "share_total": pct(count, ledger.total),
+                     "share_backbone": pct(count, ledger.text_backbone) if in_text else "—"})
+    chart = {"kind": "bar", "labels": [r["label"] for r in rows], "values": list(parts.values()),
+             "hover": [f"{r['label']}：{r['count']}（{r['share_total']}）" for r in rows],
+             "title": f"{name} 各部件参数" if name else "各部件参数"}
+    return {"rows": rows, "total": n(ledger.total), "text_backbone": n(ledger.text_backbone),
+            "ffn": n(ledger.ffn), "ffn_share_total": pct(ledger.ffn, ledger.total),
+            "ffn_share_backbone": pct(ledger.ffn, ledger.text_backbone),
+            "active_per_token": n(ledger.active_per_token), "has_extras": ledger.total != ledger.text_backbone,
+            "chart": chart}
+
+
+# -- 一层里 -------------------------------------------------------------------------------------------------------
+def _layer_rows(node) -> list[dict]:
+    """One copy of a layer group, tensor by tensor; tensors inside a repeated group (routed experts) say how
+    many copies one layer holds."""
+    rows = []
+
+    def go(x, prefix, mult):
+        for c in x.children:
+            name = f"{prefix}{c.name}"
+            if c.shape is not None:
+                copies = mult * c.n
+                shape = " × ".join(f"{s:,}" for s in c.shape)
+                rows.append({"name": name, "shape": f"{copies:,} × ({shape})" if copies > 1 else shape,
+                             "count": n(copies * c.per_copy)})
+            else:
+                go(c, name + ".", mult * c.n)
+    go(node, "", 1)
+    return rows
+
+
+def _layer_split(ledger: Ledger, layer_type: str) -> dict:
+    """One layer of a type: token mixer, FFN, norms (and the rest) as ints; they sum to the layer."""
+    node = ledger.layer(layer_type)
+    mixer = views.mixer_per_layer(ledger, layer_type)
+    ffn = node.sum_where(lambda leaf, kinds: "ffn" in kinds) // node.n
+    return {"node": node, "mixer": mixer, "ffn": ffn, "other": node.per_copy - mixer - ffn}
+
+
+def ledger_layer(ledger: Ledger) -> dict:
+    """一层里: one layer of each type, tensor by tensor, and the difference between the first two types, part by
+    part (token mixer, FFN, norms, the whole layer)."""
+    layers, splits = [], []
+    for lt in ledger.layer_types:
+        s = _layer_split(ledger, lt)
+        node = s["node"]
+        splits.append(s)
+        layers.append({"type": lt, "label": layer_label(lt), "n": node.n, "per_layer": n(node.per_copy),
+                       "mixer": n(s["mixer"]), "ffn": n(s["ffn"]), "other": n(s["other"]),
+                       "ffn_share": pct(s["ffn"], node.per_copy), "rows": _layer_rows(node)})
+    diff = None
+    if len(layers) >= 2:
+        (a, sa), (b, sb) = (layers[0], splits[0]), (layers[1], splits[1])
+        parts = [("token mixer", "mixer"), ("FFN", "ffn"), ("归一化等", "other")]
+        rows = [{"label": label, "a": n(sa[k]), "b": n(sb[k]), "diff": signed(sa[k] - sb[k])} for label, k in parts]
+        total_a, total_b = sa["node"].per_copy, sb["node"].per_copy
+        rows.append({"label": "本层合计", "a": n(total_a), "b": n(total_b), "diff": signed(total_a - total_b)})
+        gap = total_a - total_b
+        verb = "多" if gap > 0 else "少" if gap < 0 else "一样多"
+        diff = {"a": a["label"], "b": b["label"], "rows": rows, "layer": n(abs(gap)), "verb": verb,
+                "mixer": signed(sa["mixer"] - sb["mixer"]), "ffn": signed(sa["ffn"] - sb["ffn"]),
+                "sentence": (f"一层{a['label']}和一层{b['label']}参数一样多。" if gap == 0 else
+                             f"一层{a['label']}比一层{b['label']}{verb} {n(abs(gap))} 个参数"
+                             f"（token mixer {signed(sa['mixer'] - sb['mixer'])}，"
+                             f"FFN {signed(sa['ffn'] - sb['ffn'])}）。")}
+    return {"layers": layers, "diff": diff,
+            "single": None if diff else f"这个模型只有一种层：{layers[0]['label']} ×{layers[0]['n']}。"}
+
+
+# -- 三个模型并排 ---------------------------------------------------------------------------------------------------
+def ledger_compare(models: list[tuple[str, str, Ledger]]) -> dict:
+    """三个模型并排: the same purpose categories for several models, counts and shares of each model's total."""
+    keys: list[str] = []
+    per = []
+    for alias, name, ledger in models:
+        parts = views.breakdown(ledger)
+        for k in parts:
+            if k not in keys:
+                keys.append(k)
+        per.append((alias, name, ledger, parts))
+    rows = [{"key": k, "label": PART_ZH.get(k, k),
+             "cells": [{"count": n(parts.get(k, 0)), "share": pct(parts.get(k, 0), ledger.total)}
+                       for _, _, ledger, parts in per]} for k in keys]
+    cols = [{"alias": alias, "name": name, "total": n(ledger.total), "ffn_share": pct(ledger.ffn, ledger.total),
+             "shares": [float(Fraction(parts.get(k, 0), ledger.total)) for k in keys]}
+            for alias, name, ledger, parts in per]
+    labels = [PART_ZH.get(k, k) for k in keys]
+    chart = {"kind": "stacked", "labels": labels, "series": [c["name"] for c in cols],
+             "values": [c["shares"] for c in cols],
+             "hover": [[f"{c['name']} · {labels[i]}：{row['cells'][j]['count']}（{row['cells'][j]['share']}）"
+                        for i, row in enumerate(rows)] for j, c in enumerate(cols)],
+             "title": "各部件占全部参数的比例"}
+    return {"rows": rows, "cols": cols, "keys": keys, "labels": labels, "chart": chart}
+
+
+# -- 参数 ≠ 计算 ---------------------------------------------------------------------------------------------------
+def log_points(t_max: int, per_decade: int = 12) -> list[int]:
+    """Context lengths from 1 to t_max, evenly spaced in log10 (ints, strictly increasing, t_max included)."""
+    out, i = [], 0
+    while True:
+        t = int(round(10 ** (i / per_decade)))
+        if t >= t_max:
+            break
+        if not out or t > out[-1]:
+            out.append(t)
+        i += 1
+    return out + [t_max]
+
+
+def crossover_at(ledger: Ledger, T: int) -> dict:
+    """The crossover widget's readout for one context length T."""
+    ffn = views.ffn_flops_per_token(ledger)
+    att = views.attention_score_flops(ledger, T)
+    return {"T": n(T), "ffn": n(ffn), "attention": n(att), "ratio": format_value(Fraction(att, ffn), "x2"),
+            "attention_wins": att > ffn}
+
+
+def crossover_series(ledger: Ledger, t_max: int | None = None, name: str = "") -> dict:
+    """FFN vs attention-score FLOPs per generated token as context grows, the crossover and the ratio at t_max
+    (the model's native context unless given)."""
+    t_max = t_max or ledger.arch.context_length
+    ts = log_points(t_max)
+    ffn = views.ffn_flops_per_token(ledger)
+    cross = views.crossover_T(ledger)
+    attention = [views.attention_score_flops(ledger, t) for t in ts]
+    at_max = attention[-1]
+    cross_text = None if cross is None else n(round(cross))
+    ratio = format_value(Fraction(at_max, ffn), "x")
+    chart = {"kind": "crossover", "T": ts, "ffn": [ffn] * len(ts), "attention": attention,
+             "hover_ffn": [f"T = {n(t)}：FFN {n(ffn)} FLOPs" for t in ts],
+             "hover_attention": [f"T = {n(t)}：全注意力打分 {n(a)} FLOPs" for t, a in zip(ts, attention)],
+             "crossover": None if cross is None else float(cross), "crossover_label": cross_text and f"交叉点 T = {cross_text}",
+             "t_max": t_max, "ratio_label": f"T = {n(t_max)}：{ratio} 倍", "title": name}
+    if cross is None:
+        point = "这个模型没有随上下文线性增长的全注意力层：打分计算不会追上 FFN。"
+    else:
+        point = (f"交叉点 T = {cross_text}（{ledger.arch.n_full} 个全注意力层，每多一个历史 token 多 "
+                 f"{n(views.score_flops_per_context_token(ledger))} FLOPs）")
+    return {"T": ts, "ffn": [ffn] * len(ts), "attention": attention,
+            "ffn_flops": n(ffn), "per_T": n(views.score_flops_per_context_token(ledger)),
+            "crossover": cross_text, "crossover_exact": cross is not None and cross.denominator == 1,
+            "crossover_point": point,
+            "t_max": n(t_max), "t_max_raw": t_max, "ratio_at_t_max": ratio,
+            "native": f"在原生上下文 T = {n(t_max)} 处，全注意力打分是 FFN 的 {ratio} 倍。",
+            "at_max": crossover_at(ledger, t_max),
+            "n_full": ledger.arch.n_full, "n_layers": ledger.arch.n_layers, "chart": chart}
+
+
+# -- the data-flow tracker -----------------------------------------------------------------------------------------
+STATUS_FALLBACK = {"sliding_attention": "full_attention", "full_attention_dense": "full_attention",
+                   "full_attention_moe": "full_attention"}
+
+
+def tracker_stages(ledger: Ledger, tracker: dict, reference: dict | None = None,
+                   course_titles: bool = True) -> list[dict]:
+    """The data-flow tracker: text -> tokens -> embedding -> each layer type -> final norm -> lm_head -> softmax,
+    with shapes for the example's T tokens, parameters per stage and ✓ where transformers' count agrees
+    (data/reference_counts.json). Each layer stage also splits its parameters into token mixer, FFN and norms;
+    the FFN part carries the course status of the "ffn" stage in data/course.json. The stage titles there describe
+    the course's anchor model ("门控全注意力层", "最终 RMSNorm"); for another model pass course_titles=False."""
+    reference = reference or {}
+    a = ledger.arch
+    T = len(tracker.get("example_tokens", [])) or 1
+    d, V = a.d_model, a.vocab_size
+    status = {s["id"]: s for s in tracker.get("stages", [])}
+    legend = tracker.get("status_legend", {})
+
+    def check(key, value):
+        if key not in reference:
+            return None
+        return "✓" if reference[key] == value else "✗"
+
+    def course_status(sid, title):
+        s = status.get(sid) or status.get(STATUS_FALLBACK.get(sid, ""), {})
+        st = s.get("status", "learned")
+        return {"title": s.get("title", title) if course_titles and sid in status else title, "status": st,
+                "status_zh": legend.get(st, ""), "chapter": s.get("chapter", "")}
+
+    def stage(sid, title, shape_in, shape_out, params, ref_key=None, n_layers=1, note="", parts=None):
+        return {"id": sid, **course_status(sid, title), "in": shape_in, "out": shape_out, "params": n(params),
+                "n_layers": n_layers, "check": check(ref_key, params) if ref_key else None, "note": note,
+                "parts": parts or []}
+
+    emb = ledger.root.find("text/embedding").count
+    stages = [stage("tokens", "分词", "文本", shape_str([T]), 0),
+              stage("embedding", "embedding 查表", shape_str([T]), shape_str([T, d]), emb, "embedding")]
+    ffn_status = course_status("ffn", "FFN")
+    for lt in ledger.layer_types:
+        s = _layer_split(ledger, lt)
+        parts = [{"label": "token mixer", "params": n(s["mixer"]), "status": "", "status_zh": ""},
+                 {"label": ffn_status["title"], "params": n(s["ffn"]), "status": ffn_status["status"],
+                  "status_zh": ffn_status["status_zh"]},
+                 {"label": "归一化等", "params": n(s["other"]), "status": "", "status_zh": ""}]
+        stages.append(stage(lt, layer_label(lt), shape_str([T, d]), shape_str([T, d]), s["node"].per_copy,
+                            f"layer.{lt}", s["node"].n, parts=parts))
+    final = sum(c.count for c in ledger.root.find("text").children if c.kind == "norm")
+    stages.append(stage("final_norm", "最终归一化", shape_str([T, d]), shape_str([T, d]), final, "final_norm"))
+    head = ledger.part("text/lm_head")
+    stages.append(stage("lm_head", "lm_head", shape_str([T, d]), shape_str([T, V]), head.count if head else 0,
+                        "lm_head", note="" if head else "与 embedding 共享同一个矩阵，不另算参数"))
+    stages.append(stage("softmax", "softmax", shape_str([T, V]), shape_str([V]), 0,
+                        note="只取最后一个位置：下一个 token 的概率"))
+    return stages
+
+
+def tracker_actual(stages: list[dict], forward_stages: list) -> dict:
+    """Match the numpy forward pass's stage shapes (experiments.baseline.summary()["stages"]) to the tracker's
+    stages: stage id -> {actual, match}. Decoder layers all map to the one layer stage."""
+    actual: dict[str, list[str]] = {}
+    layer_ids = [s["id"] for s in stages if s.get("parts")]
+    for name, shape in forward_stages:
+        sid = layer_ids[0] if name.startswith("layer ") and layer_ids else name
+        actual.setdefault(sid, []).append(shape_str(shape))
+    out = {}
+    for s in stages:
+        shapes = actual.get(s["id"])
+        if not shapes:
+            continue
+        same = all(x == shapes[0] for x in shapes)
+        text = shapes[0] if len(shapes) == 1 else (f"{shapes[0]} ×{len(shapes)} 层" if same else " / ".join(shapes))
+        out[s["id"]] = {"actual": text, "match": same and shapes[0] == s["out"]}
+    return out
+
+
+def baseline_view(summary: dict, stages: list[dict] | None = None) -> dict:
+    """The numpy baseline's run (experiments.baseline.summary()) as display strings; with the tracker's stages
+    (for the baseline config) also which stage each output belongs to."""
+    out = {"arrays": str(summary["arrays"]), "params": n(summary["params"]), "engine": n(summary["engine"]),
+           "agrees": summary["params"] == summary["engine"],
+           "token_ids": ", ".join(str(t) for t in summary["token_ids"]),
+           "stages": [{"name": name, "shape": shape_str(shape)} for name, shape in summary["stages"]]}
+    last = out["stages"][-1]["shape"]
+    out["status"] = f"浏览器里跑完：{out['params']} 个参数，最后一步输出 {last}。"
+    if stages is not None:
+        out["actual"] = tracker_actual(stages, summary["stages"])
+    return out
+
+
+# -- bring your own config -----------------------------------------------------------------------------------------
+def parse_config_text(text: str) -> dict:
+    """A pasted config.json (or a course data file {"meta", "config"}) -> the config dict; ConfigError naming the
+    problem (bad JSON with line and column, not an object)."""
+    from .ledger import model_type_of, unwrap
+    from .errors import Problem
+    if not isinstance(text, str) or not text.strip():
+        raise ConfigError([Problem("", "a config.json: the box is empty")])
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ConfigError([Problem("", f"valid JSON (line {e.lineno}, column {e.colno}: {e.msg})")]) from None
+    config = unwrap(document)
+    model_type_of(config)   # a JSON object with a supported model_type, or a ConfigError saying which
+    return config
+
+
+def byo_error(error: Exception) -> dict:
+    """An inline error for the bring-your-own-config box: a Chinese heading and one line per problem."""
+    if isinstance(error, ConfigError):
+        lines = error.lines()
+        return {"ok": False, "title": f"这个 config 有 {len(lines)} 处问题：" if len(lines) > 1 else "这个 config 有问题：",
+                "problems": lines}
+    return {"ok": False, "title": "无法计算这个 config：", "problems": [f"{type(error).__name__}: {error}"]}

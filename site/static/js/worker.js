@@ -1,0 +1,209 @@
+/*
+ * worker.js - the course's Python runtime, a classic Web Worker.
+ *
+ * Loads the self-hosted Pyodide 0.27.7 + numpy (bundled by sitegen/runtime.py, never a CDN), unpacks
+ * py/experiments.zip and imports the `experiments` package. Paths are resolved against this file's own URL,
+ * so the site works under any sub-path. Site layout:
+ *     static/js/worker.js      (this file)
+ *     pyodide/                 (pyodide.js, pyodide.asm.*, python_stdlib.zip, pyodide-lock.json, numpy wheel)
+ *     py/experiments.zip
+ *
+ * Messages out:  {type: "status", state: "loading" | "ready" | "error", detail, timings?}
+ * Requests in:   {id, fn: "experiments.api:name", args: [...]}
+ *                  -> calls name(JSON.stringify(args)); the Python function returns a JSON string
+ *                  -> {id, ok: true, result} | {id, ok: false, error: "<ExceptionType>: <message>"}
+ *                {id, run: "<python source>"}   (the page's editable code cells)
+ *                  -> {id, ok, stdout, stderr, error}   (error: the traceback text, null on success)
+ * Requests that arrive before the runtime is ready are queued and answered in order.
+ */
+"use strict";
+
+const BASE = self.location.href;
+const INDEX_URL = new URL("../../pyodide/", BASE).href;
+const EXPERIMENTS_ZIP = new URL("../../py/experiments.zip", BASE).href;
+const PY_DIR = "/course";  // where the experiments package is unpacked in Pyodide's file system
+
+// Start-up: the course's own zip is requested at once, in parallel with Pyodide itself, so it is there when
+// Pyodide and numpy are (loading numpy and importing our code are both CPU work on this one thread: overlapping
+// them measured slower than one after the other). The modules the widgets call are imported right after
+// "ready", in the idle time before the first input, one per task so that an early request is not held up long.
+const experimentsZip = fetch(EXPERIMENTS_ZIP).then((resp) => {
+  if (!resp.ok) throw new Error("无法获取 " + EXPERIMENTS_ZIP + "（HTTP " + resp.status + "）");
+  return resp.arrayBuffer();
+});
+experimentsZip.catch(() => {});  // reported by init() when it awaits it, never as an unhandled rejection
+// A speed hint, not a contract: a name that does not exist (or fails to import) is skipped. The numpy users come
+// last (importing numpy itself is the longest step).
+const WARM_MODULES = ["experiments.api", "experiments.ledger", "experiments.widgets_data", "experiments.views",
+                      "experiments.numbers", "experiments.course_numbers", "experiments.ffn", "numpy",
+                      "experiments.baseline"];
+
+let pyodide = null;
+let state = "loading";
+let loadError = "";
+const queue = [];          // requests received before ready
+const modules = new Map(); // module name -> PyProxy of the imported module
+let getattr = null;        // Python's builtin getattr: raises a real AttributeError naming a missing function
+
+function status(s, detail, extra) {
+  state = s;
+  self.postMessage(Object.assign({ type: "status", state: s, detail: detail }, extra || {}));
+}
+
+// stdout/stderr of user code: `write` handlers keep the exact bytes (a batched handler drops the
+// newline, so "a\n" and "a" would look the same). Each `run` resets the buffers.
+let out = "", err = "";
+const decOut = new TextDecoder(), decErr = new TextDecoder();
+
+async function init() {
+  const t0 = performance.now();
+  const timings = {};
+  status("loading", "下载 Python 运行时");
+  importScripts(INDEX_URL + "pyodide.js");
+  pyodide = await loadPyodide({ indexURL: INDEX_URL });
+  timings.loadPyodide = Math.round(performance.now() - t0);
+
+  status("loading", "加载 numpy");
+  let t = performance.now();
+  // The lock file lists numpy's file name and sha256; the wheel is fetched from INDEX_URL and checked.
+  await pyodide.loadPackage("numpy", { messageCallback: () => {}, errorCallback: (m) => console.warn(m) });
+  if (!pyodide.loadedPackages.numpy) throw new Error("numpy 未能加载（" + INDEX_URL + "）");
+  timings.numpy = Math.round(performance.now() - t);
+
+  status("loading", "加载课程代码");
+  t = performance.now();
+  pyodide.unpackArchive(await experimentsZip, "zip", { extractDir: PY_DIR });
+  const sys = pyodide.pyimport("sys"), path = sys.path;
+  path.insert(0, PY_DIR);
+  path.destroy(); sys.destroy();
+  modules.set("experiments", pyodide.pyimport("experiments"));
+  getattr = pyodide.globals.get("getattr");
+  timings.experiments = Math.round(performance.now() - t);
+
+  pyodide.setStdout({ write: (buf) => { out += decOut.decode(buf, { stream: true }); return buf.length; } });
+  pyodide.setStderr({ write: (buf) => { err += decErr.decode(buf, { stream: true }); return buf.length; } });
+  timings.total = Math.round(performance.now() - t0);
+  status("ready", "Python " + pyodide.version + " / numpy", { timings: timings });
+}
+
+// Import one module a widget's first call needs, so that call does not pay for it; a module that does not exist
+// or fails is skipped (its first call reports any problem).
+function warmImport(name) {
+  try {
+    pyodide.pyimport(name).destroy();
+  } catch (e) {
+    // skipped: the first real call reports any problem with this module
+  }
+}
+
+function warmUp(names) {
+  if (!names.length || state !== "ready") return;
+  warmImport(names[0]);
+  setTimeout(() => warmUp(names.slice(1)), 0);
+}
+
+// "<ExceptionType>: <message>" from a Pyodide PythonError: its .type is the bare class name, its .message the
+// whole traceback, whose last line names the class with its module for non-builtins ("tomllib.TOMLDecodeError: ...").
+function pyErrorText(e) {
+  if (!e || !e.type) return String(e && e.message ? e.message : e);
+  const lines = String(e.message).trimEnd().split("\n");
+  const head = new RegExp("^(?:[A-Za-z_][\\w]*\\.)*" + e.type + "(?=:|$)");
+  for (let i = lines.length - 1; i >= 0; i--) {
+    if (head.test(lines[i])) return [lines[i].replace(head, e.type)].concat(lines.slice(i + 1)).join("\n");
+  }
+  return e.type + ": " + lines[lines.length - 1];
+}
+
+function getModule(name) {
+  if (!modules.has(name)) modules.set(name, pyodide.pyimport(name));
+  return modules.get(name);
+}
+
+function callFunction(req) {
+  const spec = String(req.fn);
+  const colon = spec.indexOf(":");
+  if (colon < 1) return { id: req.id, ok: false, error: "ValueError: fn must be 'module:function', got '" + spec + "'" };
+  let f = null;
+  try {
+    f = getattr(getModule(spec.slice(0, colon)), spec.slice(colon + 1));
+    const ret = f(JSON.stringify(req.args || []));
+    if (typeof ret !== "string") {
+      if (ret && ret.destroy) ret.destroy();
+      return { id: req.id, ok: false, error: "TypeError: " + spec + " must return a JSON string" };
+    }
+    let result;
+    try {
+      result = JSON.parse(ret);
+    } catch (e) {
+      return { id: req.id, ok: false, error: "ValueError: " + spec + " returned invalid JSON (" + e.message + ")" };
+    }
+    return { id: req.id, ok: true, result: result };
+  } catch (e) {
+    return { id: req.id, ok: false, error: pyErrorText(e) };
+  } finally {
+    if (f && f.destroy) f.destroy();
+  }
+}
+
+// PythonError.message is the formatted traceback; drop Pyodide's own frames (_pyodide/_base.py) above the
+// learner's code so the traceback starts at the cell.
+const CELL = "<cell>";
+function userTraceback(tb) {
+  const lines = tb.split("\n");
+  const first = lines.findIndex((l) => l.startsWith('  File "' + CELL + '"'));
+  if (first < 0) return tb;
+  return "Traceback (most recent call last):\n" + lines.slice(first).join("\n");
+}
+
+function runSource(req) {
+  out = ""; err = "";
+  const globals = pyodide.globals.get("dict")();  // a fresh namespace for every run
+  let ok = true, error = null;
+  try {
+    const ret = pyodide.runPython(String(req.run), { globals: globals, filename: CELL });
+    if (ret && ret.destroy) ret.destroy();
+  } catch (e) {
+    ok = false;
+    error = e && e.type ? userTraceback(String(e.message)) : String(e);
+  } finally {
+    globals.destroy();
+  }
+  const sys = pyodide.pyimport("sys");  // flush anything still buffered in sys.stdout / sys.stderr
+  for (const name of ["stdout", "stderr"]) {
+    const stream = sys[name];
+    try { stream.flush(); } catch (e) { /* the cell replaced the stream with something odd: nothing to flush */ }
+    if (stream && stream.destroy) stream.destroy();
+  }
+  sys.destroy();
+  out += decOut.decode(); err += decErr.decode();  // and any incomplete UTF-8 tail
+  return { id: req.id, ok: ok, stdout: out, stderr: err, error: error };
+}
+
+function handle(req) {
+  if (state === "error") {
+    const e = "RuntimeError: Python 运行时加载失败：" + loadError;
+    self.postMessage(req.run !== undefined ? { id: req.id, ok: false, stdout: "", stderr: "", error: e } : { id: req.id, ok: false, error: e });
+  } else if (req.run !== undefined) {
+    self.postMessage(runSource(req));
+  } else {
+    self.postMessage(callFunction(req));
+  }
+}
+
+self.onmessage = (event) => {
+  const req = event.data || {};
+  if (state === "loading") queue.push(req);
+  else handle(req);
+};
+
+init().then(
+  () => {
+    while (queue.length) handle(queue.shift());
+    setTimeout(() => warmUp(WARM_MODULES), 0);
+  },
+  (e) => {
+    loadError = e && e.message ? e.message : String(e);
+    status("error", loadError);
+    while (queue.length) handle(queue.shift());
+  }
+);

@@ -1,0 +1,1 @@
+"""Site generation helpers used by build.py (rendering, the bundled Pyodide runtime)."""

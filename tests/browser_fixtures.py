@@ -1,0 +1,199 @@
+"""Browser test fixtures (a pytest plugin, listed in tests/conftest.py): a local static server and a guarded Chromium.
+
+Facts this rests on:
+- The machine has no internet; Playwright's own browser download cannot work, so tests drive Debian's
+  /usr/bin/chromium (apt-get install -y chromium) through the Playwright sync API.
+- The site must work offline and self-hosted: a guarded page aborts and records every request to a host other
+  than 127.0.0.1/localhost, and records console errors (pages and workers) and uncaught page errors; any of
+  these fails the test at teardown, listed in the message.
+- Pyodide instantiates its wasm with WebAssembly.instantiateStreaming, which needs `application/wasm`, so the
+  server sets MIME types explicitly rather than trusting the host's mimetypes database.
+
+Use:
+    def test_x(http_serve, guarded_page):
+        base = http_serve(site_dir)            # served until the session ends
+        guarded_page.goto(base + "index.html")
+        wait_runtime_ready(guarded_page)       # from tests.browser_fixtures import wait_runtime_ready
+"""
+from __future__ import annotations
+
+import functools
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
+RUNTIME_READY_TIMEOUT_MS = 120_000
+
+MIME_TYPES = {
+    ".wasm": "application/wasm",
+    ".js": "text/javascript",
+    ".mjs": "text/javascript",
+    ".whl": "application/octet-stream",
+    ".zip": "application/octet-stream",
+    ".json": "application/json",
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".woff2": "font/woff2",
+}
+
+
+# -- static server ---------------------------------------------------------------------------------------------
+class _QuietHandler(SimpleHTTPRequestHandler):
+    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, **MIME_TYPES}
+
+    def log_message(self, format, *args):  # noqa: A002 - signature of the stdlib
+        pass
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):  # a browser hanging up mid-response is not news
+        pass
+
+
+_servers: dict[Path, tuple[str, _QuietServer, threading.Thread]] = {}
+
+
+def http_serve(directory) -> str:
+    """Serve `directory` on 127.0.0.1 (a free port) in a thread; returns the base URL ending in '/'.
+
+    The same directory is served once per session; every server stops at session end.
+    """
+    root = Path(directory).resolve()
+    if root not in _servers:
+        handler = functools.partial(_QuietHandler, directory=str(root))
+        server = _QuietServer(("127.0.0.1", 0), handler)
+        thread = threading.Thread(target=server.serve_forever, name=f"http:{root.name}", daemon=True)
+        thread.start()
+        _servers[root] = (f"http://127.0.0.1:{server.server_address[1]}/", server, thread)
+    return _servers[root][0]
+
+
+def stop_servers() -> None:
+    while _servers:
+        _, (_, server, thread) = _servers.popitem()
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture(name="http_serve", scope="session")
+def http_serve_fixture():
+    """The http_serve(directory) -> base_url factory; its servers stop at session end."""
+    yield http_serve
+    stop_servers()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    stop_servers()  # servers started by calling http_serve() directly, outside the fixture
+
+
+# -- browser ---------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Debian Chromium driven by Playwright (sync API), one per session."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `apt-get install -y chromium`")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+def _is_local(url: str) -> bool:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https", "ws", "wss"):
+        return True  # data:, blob:, about: never leave the machine
+    return parts.hostname in LOCAL_HOSTS
+
+
+class PageGuard:
+    """Records what a clean offline page must never do: console errors, page errors, non-local requests."""
+
+    def __init__(self, context):
+        self.context = context
+        self.console_errors: list[str] = []
+        self.page_errors: list[str] = []
+        self.external_requests: list[str] = []
+        context.route("**/*", self._route)
+        context.on("console", self._on_console)  # pages and their workers
+        context.on("page", self._watch_page)
+
+    def _route(self, route):
+        url = route.request.url
+        if _is_local(url):
+            route.continue_()
+        else:
+            self.external_requests.append(f"{route.request.method} {url}")
+            route.abort()
+
+    def _on_console(self, msg):
+        if msg.type == "error":
+            loc = msg.location or {}
+            self.console_errors.append(f"{msg.text} ({loc.get('url', '?')}:{loc.get('lineNumber', '?')})")
+
+    def _watch_page(self, page):
+        page.on("pageerror", lambda exc: self.page_errors.append(str(exc)))
+        page.on("websocket", lambda ws: None if _is_local(ws.url) else self.external_requests.append(f"WS {ws.url}"))
+
+    def new_page(self):
+        return self.context.new_page()  # the "page" event attaches the listeners
+
+    def problems(self) -> list[str]:
+        return ([f"console error: {m}" for m in self.console_errors]
+                + [f"page error: {m}" for m in self.page_errors]
+                + [f"non-local request (aborted): {m}" for m in self.external_requests])
+
+    def assert_clean(self) -> None:
+        problems = self.problems()
+        if problems:
+            pytest.fail("the page was not clean:\n  " + "\n  ".join(problems), pytrace=False)
+
+
+@pytest.fixture
+def guarded_pages(browser):
+    """Factory: new_page() -> a Playwright page in its own guarded context; all are checked at teardown."""
+    guards: list[PageGuard] = []
+
+    def new_page():
+        guard = PageGuard(browser.new_context())
+        guards.append(guard)
+        page = guard.new_page()
+        page.guard = guard  # tests may call page.guard.assert_clean() early
+        return page
+
+    yield new_page
+    problems = []
+    for guard in guards:
+        problems += guard.problems()
+        guard.context.close()
+    if problems:
+        pytest.fail("the page was not clean:\n  " + "\n  ".join(problems), pytrace=False)
+
+
+@pytest.fixture
+def guarded_page(guarded_pages):
+    """One guarded page: the test fails if it logs a console error, throws, or asks a non-local host."""
+    return guarded_pages()
+
+
+def wait_runtime_ready(page, timeout_ms: int = RUNTIME_READY_TIMEOUT_MS) -> None:
+    """Wait until a [data-testid=pyodide-status] element says ready; fail at once if it says error."""
+    sel = "[data-testid=pyodide-status]"
+    page.wait_for_selector(f"{sel}[data-state=ready], {sel}[data-state=error]", state="attached",
+                           timeout=timeout_ms)
+    failed = page.query_selector(f"{sel}[data-state=error]")
+    if failed is not None:
+        pytest.fail(f"Python runtime failed to load: {failed.text_content()}", pytrace=False)

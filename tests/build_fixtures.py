@@ -1,0 +1,107 @@
+"""Build test fixtures (a pytest plugin, listed in tests/conftest.py): builds of the site in temporary copies.
+
+Nothing here touches the repo's own _site/. A temporary copy holds data/, lessons/ and site/ from the repo;
+by default its lessons are the two tiny fixture lessons in tests/fixtures/site/lessons and its course outline
+is the repo's data/course.json with the chapters replaced by tests/fixtures/site/chapters.json, so build tests
+do not depend on lessons being written. Model files whose family the ledger cannot read yet are left out of a
+fixture copy (the repo copy, fixture_lessons=False, keeps everything).
+
+    def test_x(built_site):                 # one successful build per session: built_site.out / "index.html"
+    def test_y(tmp_path):
+        root = copy_course(tmp_path)        # then edit files under root
+        result = run_build(root)            # python build.py --root ROOT --out ROOT/_site, in a subprocess
+        assert result.returncode == 0, result.stderr
+    build_in_temp_copy(tmp_path)            # both in one call
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURE_SITE = Path(__file__).resolve().parent / "fixtures" / "site"
+BUILD_TIMEOUT_S = 300
+
+
+@dataclass
+class BuildResult:
+    root: Path
+    out: Path
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def _readable_model(path: Path) -> bool:
+    from experiments.errors import CourseError
+    from experiments.ledger import read_model
+    try:
+        read_model(json.loads(path.read_text(encoding="utf-8"))["config"])
+    except (CourseError, ValueError, KeyError, TypeError):
+        return False
+    return True
+
+
+def copy_course(tmp: Path, *, fixture_lessons: bool = True) -> Path:
+    """Copy the repo's data/, lessons/ and site/ into tmp/course; returns that root.
+
+    fixture_lessons=True swaps in the fixture lessons and chapters and keeps only readable model files.
+    """
+    root = Path(tmp) / "course"
+    root.mkdir(parents=True)
+    shutil.copytree(REPO / "site", root / "site")
+    shutil.copytree(REPO / "data", root / "data")
+    if not fixture_lessons:
+        shutil.copytree(REPO / "lessons", root / "lessons")
+        return root
+    shutil.copytree(FIXTURE_SITE / "lessons", root / "lessons")
+    for path in (root / "data" / "models").glob("*.json"):
+        if not _readable_model(path):
+            path.unlink()
+    course_path = root / "data" / "course.json"
+    course = json.loads(course_path.read_text(encoding="utf-8"))
+    course["chapters"] = json.loads((FIXTURE_SITE / "chapters.json").read_text(encoding="utf-8"))
+    course_path.write_text(json.dumps(course, ensure_ascii=False, indent=1), encoding="utf-8")
+    return root
+
+
+def run_build(root: Path, out: Path | None = None) -> BuildResult:
+    """`python build.py --root ROOT --out OUT` (OUT defaults to ROOT/_site) in a subprocess."""
+    out = Path(out) if out else Path(root) / "_site"
+    proc = subprocess.run([sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+    return BuildResult(Path(root), out, proc.returncode, proc.stdout, proc.stderr)
+
+
+def build_in_temp_copy(tmp: Path, *, fixture_lessons: bool = True) -> BuildResult:
+    """copy_course + run_build; the build must succeed (else the test fails showing its stderr)."""
+    result = run_build(copy_course(tmp, fixture_lessons=fixture_lessons))
+    if result.returncode != 0:
+        pytest.fail(f"build failed (exit {result.returncode}):\n{result.stderr}", pytrace=False)
+    return result
+
+
+def tree_digest(folder: Path) -> dict[str, str]:
+    """relative path -> sha256 of every file under folder (to prove a folder was left byte-identical)."""
+    folder = Path(folder)
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> BuildResult:
+    """One successful build of the fixture course, shared by the whole session (treat it as read-only)."""
+    return build_in_temp_copy(tmp_path_factory.mktemp("built-site"))
+
+
+@pytest.fixture(scope="session")
+def repo_site(tmp_path_factory) -> BuildResult:
+    """One successful build of the real course (every lesson, every model) in a temporary copy."""
+    return build_in_temp_copy(tmp_path_factory.mktemp("repo-site"), fixture_lessons=False)

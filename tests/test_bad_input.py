@@ -1,0 +1,256 @@
+"""Bad input, kept as a corpus in tests/bad_input/ (cases.json lists every case and the message it must give).
+
+The contract for each malformed config or lesson:
+- the build exits non-zero with one clear line naming the file and the key (or the lesson's line), then its
+  one-line summary; no traceback; the previous _site/ is left byte-identical;
+- `python -m experiments.ledger CONFIG` (config cases) exits 2 with one line per problem, no traceback;
+- pasted into the bring-your-own-config widget, a config gives an inline error naming the key, no console error,
+  and the widget still computes a good config afterwards.
+A case whose `known_issue` says which part of that is not met yet is an expected failure of that part only
+(strict: it turns red once fixed, so the entry gets dropped).
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from browser_fixtures import wait_runtime_ready
+from build_fixtures import REPO, copy_course, run_build, tree_digest
+
+CORPUS = Path(__file__).resolve().parent / "bad_input"
+CASES = json.loads((CORPUS / "cases.json").read_text(encoding="utf-8"))["cases"]
+LESSON_TARGET = "lessons/c5-fixture.md"   # a fixture lesson (front matter id c5-fixture, chapter C5)
+WRAP_META = {"name": "Bad input", "family": "llama", "source": "tests/bad_input"}
+GOOD_CONFIG = REPO / "data" / "models" / "llama-2-7b.json"
+
+
+def _id(case):
+    return case["name"]
+
+
+def _known(case, *whats):
+    """pytest marks for a case whose known_issue is one of `whats` (else none)."""
+    issue = case.get("known_issue")
+    if issue and issue["what"] in whats:
+        return [pytest.mark.xfail(strict=True, reason=f"{case['name']}: {issue['why']}")]
+    return []
+
+
+def _params(cases, *whats):
+    return [pytest.param(c, id=_id(c), marks=_known(c, *whats)) for c in cases]
+
+
+BUILD_CASES = CASES
+CONFIG_CASES = [c for c in CASES if c["kind"] == "config"]
+
+
+# -- the build ---------------------------------------------------------------------------------------------------
+def _target(case) -> tuple[str, bytes]:
+    """Where the case goes in a course copy (relative path) and the bytes written there."""
+    raw = (CORPUS / case["file"]).read_bytes()
+    stem = Path(case["file"]).stem
+    if case["kind"] == "config":   # the plain config, wrapped as a model document of its own
+        rel = f"data/models/bad-{stem}.json"
+        meta = json.dumps({**WRAP_META, "id": f"bad-{stem}"}, ensure_ascii=False).encode()
+        return rel, b'{"meta": ' + meta + b', "config": ' + (raw or b"") + b"}"
+    if case["kind"] == "model":
+        return f"data/models/{stem}.json", raw
+    if case["kind"] == "lesson":
+        return LESSON_TARGET, raw
+    if case["kind"] == "course":
+        return "data/course.json", raw
+    raise ValueError(f"unknown kind {case['kind']!r} in {case['name']}")
+
+
+@pytest.fixture(scope="module")
+def good_course(tmp_path_factory):
+    """The fixture course, built once: {"root", "digest" of its _site}."""
+    root = copy_course(tmp_path_factory.mktemp("bad-input"))
+    result = run_build(root)
+    assert result.returncode == 0, result.stderr
+    return {"root": root, "digest": tree_digest(result.out)}
+
+
+_results: dict[str, tuple] = {}
+
+
+@pytest.fixture
+def failed_build(good_course, request):
+    """The build of the good course with the case dropped in (run once per case, then the file is restored):
+    (case, relative path, BuildResult, problem lines, digest before, digest after)."""
+    case = request.param
+    if case["name"] not in _results:
+        root, digest = good_course["root"], good_course["digest"]
+        rel, content = _target(case)
+        path = root / rel
+        before = path.read_bytes() if path.exists() else None
+        path.write_bytes(content)
+        try:
+            result = run_build(root)
+        finally:
+            if before is None:
+                path.unlink()
+            else:
+                path.write_bytes(before)
+        lines = [l for l in result.stderr.splitlines() if l.strip() and not l.startswith("build failed:")]
+        _results[case["name"]] = (case, rel, result, lines, digest, tree_digest(result.out))
+        if result.returncode == 0:   # a case the build missed replaced the good output: build it again
+            rebuilt = run_build(root)
+            assert rebuilt.returncode == 0, rebuilt.stderr
+            good_course["digest"] = tree_digest(rebuilt.out)
+    return _results[case["name"]]
+
+
+def _expect(case, build: bool) -> str:
+    return case.get("expect_build", case["expect"]) if build else case["expect"]
+
+
+def _key_text(case, build: bool) -> str | None:
+    key = case.get("key")
+    if key is None:
+        return None
+    if case["kind"] == "config":
+        return f"key '{'config.' if build else ''}{key}'"
+    if case["kind"] in ("model", "course"):
+        return f"key '{key}'"
+    return key   # a lesson: the reference, widget name or front matter field the message is about
+
+
+@pytest.mark.parametrize("failed_build", _params(BUILD_CASES, "rejected"), indirect=True)
+def test_build_rejects_it_cleanly(failed_build):
+    case, rel, result, lines, before, after = failed_build
+    assert result.returncode != 0, f"{case['name']}: the build succeeded\n{result.stdout}"
+    assert "Traceback" not in result.stderr + result.stdout, result.stderr
+    assert lines, "no message"
+    where = f"{rel}:{case['line']}:" if case["kind"] == "lesson" else f"{rel}:"
+    first = lines[0]
+    assert first.startswith(where), f"the message does not start with {where!r}: {first}"
+    assert _expect(case, True) in first, f"expected {_expect(case, True)!r} in: {first}"
+    assert result.stderr.splitlines()[-1].startswith("build failed: "), result.stderr
+    assert after == before, "the previous _site/ changed"
+
+
+@pytest.mark.parametrize("failed_build", _params(BUILD_CASES, "rejected", "names-key"), indirect=True)
+def test_build_message_names_the_key(failed_build):
+    case, rel, result, lines, _, _ = failed_build
+    key = _key_text(case, True)
+    if key is None:
+        assert result.returncode != 0 and lines
+        return
+    assert lines and key in lines[0], f"{key!r} not named in: {lines[:1]}"
+
+
+@pytest.mark.parametrize("failed_build", _params(BUILD_CASES, "rejected", "one-message"), indirect=True)
+def test_build_gives_one_message(failed_build):
+    case, rel, result, lines, _, _ = failed_build
+    assert len(lines) == 1, "expected one message, got:\n" + "\n".join(lines)
+
+
+def test_corpus_covers_the_contract():
+    """At least 20 cases, and one of every kind of mistake the contract lists."""
+    names = {c["name"] for c in CASES}
+    assert len(CASES) >= 20
+    for needed in ["config/not-json", "config/a-list", "config/wrong-type-text", "config/string-for-number",
+                   "config/missing-key", "config/zero-size", "config/negative-layers", "config/heads-do-not-divide",
+                   "config/unknown-model-type", "config/absurd-width", "config/absurd-layers",
+                   "lesson/unknown-number", "lesson/widget-without-name", "lesson/unknown-widget"]:
+        assert needed in names, needed
+    for case in CASES:
+        assert (CORPUS / case["file"]).is_file(), case["file"]
+
+
+def test_absurd_sizes_are_capped():
+    """experiments/config.py caps widths and vocabularies at 10**7 and layer counts at 10**4, clearly."""
+    from experiments.config import MAX_LAYERS, MAX_SIZE
+    assert (MAX_SIZE, MAX_LAYERS) == (10**7, 10**4)
+    text = {c["name"]: c["expect"] for c in CASES}
+    assert "<= 10,000,000" in text["config/absurd-width"] and "<= 10,000," in text["config/absurd-layers"]
+
+
+# -- the ledger command line ------------------------------------------------------------------------------------
+_ledger_runs: dict[str, subprocess.CompletedProcess] = {}
+
+
+def _ledger(case) -> subprocess.CompletedProcess:
+    if case["name"] not in _ledger_runs:
+        _ledger_runs[case["name"]] = subprocess.run(
+            [sys.executable, "-m", "experiments.ledger", str(CORPUS / case["file"])], cwd=REPO,
+            capture_output=True, text=True, timeout=120)
+    return _ledger_runs[case["name"]]
+
+
+@pytest.mark.parametrize("case", _params(CONFIG_CASES, "rejected"))
+def test_ledger_cli_rejects_it_cleanly(case):
+    proc = _ledger(case)
+    file = str(CORPUS / case["file"])
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert lines and all(l.startswith(file + ": ") for l in lines), proc.stderr
+    assert case["expect"] in lines[0], proc.stderr
+    key = _key_text(case, False)
+    if key:
+        assert key in lines[0], proc.stderr
+
+
+@pytest.mark.parametrize("case", _params(CONFIG_CASES, "rejected", "one-message"))
+def test_ledger_cli_gives_one_line(case):
+    lines = _ledger(case).stderr.splitlines()
+    assert len(lines) == 1, "expected one line, got:\n" + "\n".join(lines)
+
+
+# -- the bring-your-own-config widget ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def real_site(tmp_path_factory):
+    """The real course (every lesson), built once into a temporary folder."""
+    root = copy_course(tmp_path_factory.mktemp("byo"), fixture_lessons=False)
+    result = run_build(root)
+    assert result.returncode == 0, result.stderr
+    return result.out
+
+
+def _byo_page(out: Path) -> str:
+    for page in sorted(out.glob("*.html")):
+        if 'data-testid="byo-config-input"' in page.read_text(encoding="utf-8"):
+            return page.name
+    pytest.fail("no built page has the bring-your-own-config widget")
+
+
+def test_byo_widget_shows_each_bad_config_inline(real_site, http_serve, guarded_page):
+    page = guarded_page
+    page.goto(http_serve(real_site) + _byo_page(real_site))
+    wait_runtime_ready(page)
+    widget = page.locator(".widget[data-widget=byo-config]").first
+    box, run = widget.locator("[data-testid=byo-config-input]"), widget.locator("[data-testid=byo-config-run]")
+    error, total = widget.locator(".byo-error"), widget.locator("[data-testid=byo-config-total]")
+    good = json.dumps(json.loads(GOOD_CONFIG.read_text(encoding="utf-8"))["config"], indent=1)
+    run.wait_for(state="visible")
+    page.wait_for_selector(".widget[data-widget=byo-config] [data-testid=byo-config-run]:not([disabled])")
+    problems = []
+    for case in CONFIG_CASES:
+        box.fill((CORPUS / case["file"]).read_text(encoding="utf-8"))
+        run.click()
+        try:
+            error.wait_for(state="visible", timeout=15_000)
+        except Exception:  # noqa: BLE001 - collected below with the case's name
+            problems.append(f"{case['name']}: no inline error")
+            continue
+        text = error.inner_text()
+        if case.get("key") and case["key"] not in text:
+            problems.append(f"{case['name']}: the inline error does not name {case['key']!r}: {text!r}")
+        if total.inner_text().strip() not in ("—", ""):
+            problems.append(f"{case['name']}: a total is still shown beside the error")
+        box.fill(good)                       # ... and the widget still works afterwards
+        run.click()
+        try:
+            error.wait_for(state="hidden", timeout=15_000)
+            total.filter(has_text="6,738,415,616").wait_for(timeout=15_000)
+        except Exception:  # noqa: BLE001
+            problems.append(f"{case['name']}: a good config did not compute afterwards "
+                            f"(total {total.inner_text()!r}, error {error.inner_text()!r})")
+    assert not problems, "\n".join(problems)
+    page.guard.assert_clean()

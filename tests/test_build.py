@@ -1,0 +1,350 @@
+"""build.py end to end, always in temporary copies of the course (never the repo's own _site/).
+
+What must hold: a good build writes every page, static file and the numbers/changes reports, and every
+internal link resolves; a bad input (lesson or config) fails with one line per problem, exit 1, no traceback,
+and leaves the previous output byte-identical; a config edit shows up in the change report.
+"""
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from build_fixtures import REPO, build_in_temp_copy, copy_course, run_build, tree_digest
+
+import build as build_module
+from experiments.errors import CourseError
+from sitegen.pages import CSP
+
+FIRST_USE = ["anchor.total", "anchor.ffn_share_total", "gpt2.ffn", "gpt2.total"]  # c4-fixture.md, in order
+
+
+class PageParser(HTMLParser):
+    """Collects links (href/src), ids and a few elements of one HTML page."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.links: list[str] = []
+        self.ids: list[str] = []
+        self.elements: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.elements.append((tag, a))
+        for key in ("href", "src"):
+            if a.get(key) is not None:
+                self.links.append(a[key])
+        if a.get("id"):
+            self.ids.append(a["id"])
+
+
+def parse(path: Path) -> PageParser:
+    p = PageParser()
+    p.feed(path.read_text(encoding="utf-8"))
+    return p
+
+
+def find(p: PageParser, tag: str, **want) -> list[dict]:
+    return [a for t, a in p.elements if t == tag and all(a.get(k.replace("_", "-")) == v for k, v in want.items())]
+
+
+# -- a good build ------------------------------------------------------------------------------------------------
+def test_build_writes_pages_static_files_and_reports(built_site):
+    out = built_site.out
+    for rel in ["index.html", "c4-fixture.html", "c5-fixture.html", "numbers.json", "changes.json",
+                "static/css/course.css", "static/js/popover.js", "static/js/runtime-client.js"]:
+        assert (out / rel).is_file(), rel
+    assert json.loads((out / "changes.json").read_text(encoding="utf-8")) == []
+    assert "first build" in built_site.stdout
+    assert not list(out.parent.glob("_site.*")), "temporary folders left behind"
+
+
+def test_every_internal_link_resolves(built_site):
+    out = built_site.out
+    pages = sorted(out.rglob("*.html"))
+    ids = {page: set(parse(page).ids) for page in pages}
+    checked = 0
+    for page in pages:
+        for link in parse(page).links:
+            parts = urlsplit(link)
+            assert not parts.scheme and not parts.netloc, f"{page.name}: external or absolute URL {link}"
+            assert not parts.path.startswith("/"), f"{page.name}: root-relative URL {link} breaks under a sub-path"
+            target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+            assert target.is_file(), f"{page.name}: {link} -> {target} does not exist"
+            assert out.resolve() in target.parents, f"{page.name}: {link} leaves the site"
+            if parts.fragment and target.suffix == ".html":
+                assert unquote(parts.fragment) in ids[target], f"{page.name}: {link}: no such id"
+            checked += 1
+    assert checked > 20
+
+
+def test_ids_are_unique_on_every_page(built_site):
+    for page in built_site.out.rglob("*.html"):
+        ids = parse(page).ids
+        assert len(ids) == len(set(ids)), page.name
+
+
+def test_home_page_lists_the_outline(built_site):
+    p = parse(built_site.out / "index.html")
+    text = (built_site.out / "index.html").read_text(encoding="utf-8")
+    assert [a["href"] for a in find(p, "a", **{"class": "chapter-link"})] == ["c4-fixture.html", "c5-fixture.html"]
+    assert text.count('<span class="badge-unwritten">未写</span>') == 2  # C1 and C6, listed without a link
+    assert "模型该多大" in text and not list(built_site.out.glob("c6*")) and not list(built_site.out.glob("c1*"))
+
+
+def test_every_page_has_the_shell(built_site):
+    for page in built_site.out.glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        p = parse(page)
+        assert text.startswith('<!doctype html>\n<html lang="zh-CN">'), page.name
+        assert find(p, "meta", name="viewport")
+        csp = find(p, "meta", http_equiv="Content-Security-Policy")
+        assert csp and csp[0]["content"] == CSP
+        status = find(p, "p", data_testid="pyodide-status")
+        assert status and status[0]["role"] == "status" and status[0]["aria-live"] == "polite"
+        assert status[0]["data-state"] == "loading" and "正在加载 Python 运行时…" in text
+        scripts = find(p, "script")
+        assert {s["src"] for s in scripts} == {"static/js/popover.js", "static/js/derivation.js", "static/js/runtime-client.js",
+                                             "static/js/widgets.js", "static/js/widgets-ffn.js", "static/js/charts.js"}
+        assert all("defer" in s for s in scripts)
+        assert not re.search(r"<script(?![^>]*\bsrc=)", text), "inline script"
+        assert not re.search(r"\sstyle=|<style", text), "inline style (refused by the CSP)"
+
+
+def test_lesson_page_toc_ledger_and_footer(built_site):
+    page = built_site.out / "c4-fixture.html"
+    text = page.read_text(encoding="utf-8")
+    p = parse(page)
+    toc = [a["href"] for t, a in p.elements if t == "a" and a.get("href", "").startswith("#") and a["href"] != "#main"]
+    assert toc[:3] == ["#①-ffn-占多少", "#②-对照表", "#shuzi-koujing"]
+    ledger = [a["id"].removeprefix("num-") for a in find(p, "li", **{"class": "ledger-item"})]
+    assert ledger == FIRST_USE
+    nums = [a for t, a in p.elements if t == "span" and a.get("class") == "num"]
+    pops = {a["id"]: a for t, a in p.elements if t == "span" and a.get("class") == "num-popover"}
+    assert len(nums) == 7
+    for num in nums:
+        pop = pops[num["aria-describedby"]]
+        assert pop["role"] == "tooltip" and "hidden" in pop and num["tabindex"] == "0"
+    assert "data/models/qwen3.8-27b.json" in text.split('class="site-footer"')[1]
+    assert "transformers" in text.split('class="site-footer"')[1]
+    nav = [a["href"] for a in find(p, "a", rel="next")]
+    assert nav == ["c5-fixture.html", "c5-fixture.html"]
+    prev = [a["href"] for a in find(parse(built_site.out / "c5-fixture.html"), "a", rel="prev")]
+    assert prev == ["c4-fixture.html", "c4-fixture.html"]
+
+
+def test_numbers_json_has_every_number_with_pages(built_site):
+    numbers = json.loads((built_site.out / "numbers.json").read_text(encoding="utf-8"))
+    assert numbers["anchor.total"] == {"value": "27781427952", "display": "27,781,427,952",
+                                       "pages": ["c4-fixture.html"]}
+    assert numbers["anchor.d"]["pages"] == []
+    assert "/" in numbers["anchor.ffn_share_total"]["value"]  # exact fraction
+    assert len(numbers) > 100
+
+
+# -- failed builds leave the previous output alone -----------------------------------------------------------
+@pytest.fixture
+def good_copy(tmp_path):
+    """A course copy that has been built once; returns (result, digest of its output)."""
+    result = build_in_temp_copy(tmp_path)
+    return result, tree_digest(result.out)
+
+
+def assert_failed_cleanly(result, digest, *expected_lines):
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    for line in expected_lines:
+        assert any(l.startswith(line) for l in lines), f"{line!r} not in:\n{result.stderr}"
+    assert lines[-1] == f"build failed: {len(lines) - 1} problem(s); {result.out} left unchanged"
+    assert tree_digest(result.out) == digest, "the previous output was modified"
+    assert not list(result.out.parent.glob("_site.*")), "temporary folders left behind"
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_unknown_number_fails_with_file_line_and_reference(good_copy):
+    result, digest = good_copy
+    _edit(result.root / "lessons" / "c4-fixture.md", "GPT-2 的 FFN 一共 {n}`gpt2.ffn`", "GPT-2 的 FFN 一共 {n}`gpt2.fnn`")
+    failed = run_build(result.root)
+    assert_failed_cleanly(failed, digest, "lessons/c4-fixture.md:15: unknown number 'gpt2.fnn' in {n}`gpt2.fnn`")
+    assert len(failed.stderr.splitlines()) == 2  # one clear message + the summary
+
+
+def test_broken_config_fails_naming_file_and_key(good_copy):
+    result, digest = good_copy
+    anchor = result.root / "data" / "models" / "qwen3.8-27b.json"
+    doc = json.loads(anchor.read_text(encoding="utf-8"))
+    doc["config"]["text_config"]["hidden_size"] = -5
+    anchor.write_text(json.dumps(doc), encoding="utf-8")
+    (result.root / "data" / "models" / "gpt2.json").write_text('{"meta": {', encoding="utf-8")
+    failed = run_build(result.root)
+    assert_failed_cleanly(failed, digest,
+                          "data/models/qwen3.8-27b.json: key 'config.text_config.hidden_size': expected an integer >= 1, got -5",
+                          "data/models/gpt2.json: expected valid JSON (line 1")
+
+
+def test_every_problem_is_reported_together(good_copy):
+    result, digest = good_copy
+    _edit(result.root / "lessons" / "c4-fixture.md", "{pct}`anchor.ffn_share_total`，", "{pct}`anchor.nope`，")
+    _edit(result.root / "lessons" / "c4-fixture.md", "## ② 对照表", "```{widget} nope\n```\n")
+    _edit(result.root / "lessons" / "c5-fixture.md", "chapter: C5", "chapter: C9")
+    (result.root / "data" / "evolution.json").write_text("[1, 2", encoding="utf-8")
+    failed = run_build(result.root)
+    assert_failed_cleanly(failed, digest,
+                          "data/evolution.json: expected valid JSON",
+                          "lessons/c4-fixture.md:14: unknown number 'anchor.nope'",
+                          "lessons/c4-fixture.md:21: unknown widget 'nope'",
+                          "lessons/c5-fixture.md: front matter says chapter 'C9', data/course.json lists it under 'C5'")
+
+
+def test_outline_and_lessons_must_agree(good_copy):
+    result, digest = good_copy
+    (result.root / "lessons" / "c5-fixture.md").rename(result.root / "lessons" / "c7-orphan.md")
+    _edit(result.root / "lessons" / "c7-orphan.md", "id: c5-fixture", "id: c7-orphan")
+    failed = run_build(result.root)
+    assert_failed_cleanly(failed, digest,
+                          "data/course.json: key 'chapters[2].lesson': expected an existing lesson lessons/c5-fixture.md",
+                          "lessons/c7-orphan.md: not listed in data/course.json")
+
+
+def test_failing_output_step_leaves_previous_output(good_copy):
+    result, digest = good_copy
+
+    def broken_step(site, dest):
+        (dest / "half-written").write_text("x")
+        raise CourseError("runtime: cannot copy the runtime")
+
+    with pytest.raises(CourseError, match="runtime: cannot copy the runtime"):
+        build_module.build(result.root, result.out, steps=[broken_step])
+    assert tree_digest(result.out) == digest
+    assert not list(result.out.parent.glob("_site.*"))
+
+
+# -- hooks -------------------------------------------------------------------------------------------------------
+def test_widgets_and_output_steps_are_one_line_each(tmp_path):
+    root = copy_course(tmp_path)
+    _edit(root / "lessons" / "c5-fixture.md", "## ① 没有数字的一课", "## ① 没有数字的一课\n\n```{widget} total\nmodel: gpt2\n```")
+
+    def total_widget(options, ctx):
+        return f'<p class="chart">{ctx.format(options["model"] + ".total", "M")}</p>'
+
+    def extra_step(site, dest):
+        (dest / "py").mkdir()
+        (dest / "py" / "hello.txt").write_text(f"{len(site.pages)} pages")
+
+    site = build_module.build(root, root / "_site", widgets={"total": total_widget}, steps=[extra_step])
+    assert (root / "_site" / "py" / "hello.txt").read_text() == "3 pages"
+    page = (root / "_site" / "c5-fixture.html").read_text(encoding="utf-8")
+    assert '<div class="widget" data-widget="total" data-options=\'{&quot;model&quot;:&quot;gpt2&quot;}\'>' in page
+    assert '<p class="chart">124.4M</p>' in page
+    assert "gpt2.total" in site.lessons[1].used  # widget numbers land in 数字口径
+    assert 'id="num-gpt2.total"' in page
+
+
+# -- the change report ---------------------------------------------------------------------------------------------
+def test_change_report_after_a_config_edit(good_copy):
+    result, _ = good_copy
+    again = run_build(result.root)
+    assert again.returncode == 0 and "numbers: unchanged since the previous build" in again.stdout
+    assert json.loads((result.out / "changes.json").read_text(encoding="utf-8")) == []
+
+    anchor = result.root / "data" / "models" / "qwen3.8-27b.json"
+    doc = json.loads(anchor.read_text(encoding="utf-8"))
+    old_dff = doc["config"]["text_config"]["intermediate_size"]
+    doc["config"]["text_config"]["intermediate_size"] = old_dff + 128
+    anchor.write_text(json.dumps(doc), encoding="utf-8")
+    edited = run_build(result.root)
+    assert edited.returncode == 0, edited.stderr
+    changes = {c["name"]: c for c in json.loads((result.out / "changes.json").read_text(encoding="utf-8"))}
+    extra = 3 * 5120 * 128 * (64 + 1)  # three matrices per layer, d = 5,120, 64 layers + the MTP layer
+    assert changes["anchor.total"] == {"name": "anchor.total", "old": "27781427952", "new": str(27781427952 + extra),
+                                       "pages": ["c4-fixture.html"]}
+    assert changes["anchor.d_ff"] == {"name": "anchor.d_ff", "old": str(old_dff), "new": str(old_dff + 128),
+                                      "pages": []}
+    assert "gpt2.total" not in changes
+    assert f"changed anchor.total: 27781427952 -> {27781427952 + extra} (pages: c4-fixture.html)" in edited.stdout
+    numbers = json.loads((result.out / "numbers.json").read_text(encoding="utf-8"))
+    assert numbers["anchor.total"]["value"] == str(27781427952 + extra)
+
+
+def test_added_and_removed_numbers_are_reported(good_copy):
+    result, _ = good_copy
+    (result.root / "data" / "models" / "gpt2.json").unlink()
+    _edit(result.root / "lessons" / "c4-fixture.md", "GPT-2 的 FFN 一共 {n}`gpt2.ffn` 个参数", "")
+    _edit(result.root / "lessons" / "c4-fixture.md", "| GPT-2 | {M}`gpt2.total` |\n", "")
+    edited = run_build(result.root)
+    assert edited.returncode == 0, edited.stderr
+    changes = {c["name"]: c for c in json.loads((result.out / "changes.json").read_text(encoding="utf-8"))}
+    assert changes["gpt2.total"] == {"name": "gpt2.total", "old": "124439808", "new": None, "pages": ["c4-fixture.html"]}
+    assert "removed gpt2.total (was 124439808)" in edited.stdout
+
+
+# -- the repo itself -------------------------------------------------------------------------------------------------
+@pytest.mark.skipif(not list((REPO / "lessons").glob("*.md")) or not build_module.WIDGETS,
+                    reason="the repo's lessons need widget renderers; none registered in build.WIDGETS yet")
+def test_the_repo_builds(tmp_path):
+    """The real course: every lesson, every model file, the real outline."""
+    result = run_build(copy_course(tmp_path, fixture_lessons=False))
+    assert result.returncode == 0, result.stderr
+
+
+# -- in a browser: layout at 375 px, the derivation popover, the CSP ---------------------------------------------
+CSP_WATCH = ("window.__csp = []; document.addEventListener('securitypolicyviolation', "
+             "e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));")
+
+
+def _overlap(a: dict, b: dict) -> bool:
+    return not (a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]
+                or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"])
+
+
+def test_popover_layout_and_csp_in_chromium(built_site, http_serve, browser):
+    base = http_serve(built_site.out)
+    context = browser.new_context(viewport={"width": 375, "height": 700})
+    context.add_init_script(CSP_WATCH)
+    page = context.new_page()
+    try:
+        for name in ("index.html", "c4-fixture.html"):
+            page.goto(base + name)
+            width = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+            assert width[0] <= width[1], f"{name} scrolls sideways at 375 px: {width}"
+        num = page.locator(".num").nth(2)
+        pop = page.locator("#" + num.get_attribute("aria-describedby"))
+        assert not pop.is_visible()
+        num.hover()
+        assert pop.is_visible() and not _overlap(num.bounding_box(), pop.bounding_box())
+        page.mouse.move(2, 2)
+        pop.wait_for(state="hidden")
+        num.focus()
+        assert pop.is_visible()
+        page.keyboard.press("Escape")
+        assert not pop.is_visible()
+        assert page.evaluate("document.activeElement.classList.contains('num')")
+        num.click()                       # a tap pins it open ...
+        page.mouse.move(2, 2)
+        page.wait_for_timeout(300)
+        assert pop.is_visible()
+        num.click()                       # ... and a second tap closes it
+        assert not pop.is_visible()
+        page.evaluate("""() => { const n = document.querySelectorAll('.num')[2];
+                                 window.scrollBy(0, n.getBoundingClientRect().top - (innerHeight - 40)); }""")
+        page.evaluate("document.activeElement.blur()")
+        num.focus()                       # near the bottom edge it opens above, still not covering the number
+        box, pbox = num.bounding_box(), pop.bounding_box()
+        assert pop.get_attribute("data-side") == "above" and not _overlap(box, pbox) and pbox["y"] >= 0
+        page.emulate_media(media="print")
+        assert page.evaluate("getComputedStyle(document.querySelector('.num-popover')).display") == "none"
+        assert page.evaluate("getComputedStyle(document.querySelector('.ledger')).display") == "block"
+        assert page.evaluate("getComputedStyle(document.querySelector('.lesson-nav')).display") == "none"
+        assert page.evaluate("window.__csp") == []
+    finally:
+        context.close()

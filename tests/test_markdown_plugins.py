@@ -1,0 +1,153 @@
+"""The lesson Markdown plugins (sitegen/markdown.py), tested with fixture files: Markdown in, HTML out.
+
+Each tests/fixtures/markdown/NAME.md is rendered as if it were lessons/NAME.md, against the small number
+registry and widget registry below. NAME.html holds the expected HTML; for a lesson that must fail, NAME.err
+holds the expected error lines instead (one `lessons/NAME.md:LINE: message` per problem, all of them).
+A fixture starting with `---` or named front-matter* is rendered as a whole lesson (front matter required and checked).
+
+    UPDATE_FIXTURES=1 python -m pytest tests/test_markdown_plugins.py   # rewrite the expected files; review the diff
+"""
+from __future__ import annotations
+
+import html
+import os
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from experiments.errors import BuildError
+from experiments.expr import Const, Sym
+from experiments.numbers import Number, exact_text
+from sitegen import markdown
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "markdown"
+CASES = sorted(FIXTURES.glob("*.md"))
+UPDATE = os.environ.get("UPDATE_FIXTURES") == "1"
+
+_d, _dff, _L = Sym("d", 5120), Sym("d_ff", 17408), Sym("L", 64)
+_ffn = _L * (Const(3) * _d * _dff)
+_share = Sym("FFN", _ffn.value) / Sym("总参数", 27_781_427_952)
+KEYS = {"d": "text_config.hidden_size", "d_ff": "text_config.intermediate_size", "L": "text_config.num_hidden_layers"}
+ANCHOR = "data/models/qwen3.8-27b.json"
+NUMBERS = {
+    "anchor.ffn": Number("anchor.ffn", _ffn.value, "锚点：FFN 参数（全部层）", _ffn,
+                         (f"{ANCHOR}: text_config.hidden_size, text_config.intermediate_size",),
+                         "transformers 数得 17,112,760,320 ✓", symbols=KEYS),
+    "anchor.total": Number("anchor.total", 27_781_427_952, "锚点：checkpoint 全部参数", None, (ANCHOR,),
+                           "transformers 数得 27,356,728,560 ✗"),
+    "anchor.ffn_share": Number("anchor.ffn_share", _share.value, "锚点：FFN 占比", _share, (ANCHOR,),
+                               kind="ratio", default_style="pct"),
+}
+
+def demo_widget(options: dict, ctx: markdown.WidgetContext) -> str:
+    """A widget renderer as the lead would write one: options in, build-time HTML out, numbers via ctx."""
+    model = options["model"]
+    rows = "".join(f"<tr><th>{html.escape(q)}</th><td>{ctx.format(f'{model}.{q}')}</td></tr>"
+                   for q in options.get("rows", ["ffn"]))
+    return f"<table class=\"demo\">{rows}</table>"
+
+
+WIDGETS = {"demo": demo_widget}
+
+
+def page_for(source: Path) -> markdown.Page:
+    return markdown.Page(f"lessons/{source.name}", NUMBERS, widgets=WIDGETS)
+
+
+def render_case(source: Path) -> tuple[str | None, list[str]]:
+    """(html or None, error lines) for one fixture."""
+    text = source.read_text(encoding="utf-8")
+    page = page_for(source)
+    if text.startswith("---") or source.stem.startswith("front-matter"):
+        try:
+            return markdown.render_lesson(text, page).body, []
+        except BuildError as e:
+            return None, e.lines()
+    _, out = markdown.render_markdown(text, page)
+    return (None, [str(e) for e in sorted(page.errors, key=lambda e: e.line or 0)]) if page.errors else (out, [])
+
+
+@pytest.mark.parametrize("source", CASES, ids=[p.stem for p in CASES])
+def test_fixture(source: Path):
+    out, errors = render_case(source)
+    html_file, err_file = source.with_suffix(".html"), source.with_suffix(".err")
+    if UPDATE:
+        (err_file if errors else html_file).write_text("\n".join(errors) + "\n" if errors else out, encoding="utf-8")
+        (html_file if errors else err_file).unlink(missing_ok=True)
+    if err_file.exists():
+        assert errors == err_file.read_text(encoding="utf-8").splitlines(), "error lines differ"
+    else:
+        assert not errors, "unexpected errors:\n" + "\n".join(errors)
+        assert html_file.exists(), f"missing expected output {html_file.name} (run with UPDATE_FIXTURES=1)"
+        assert out == html_file.read_text(encoding="utf-8")
+
+
+def test_every_fixture_has_an_expectation():
+    for source in CASES:
+        assert source.with_suffix(".html").exists() != source.with_suffix(".err").exists(), source.name
+
+
+# -- properties the fixtures show, stated directly ---------------------------------------------------------------
+def test_front_matter_is_parsed_and_not_rendered():
+    lesson = markdown.render_lesson((FIXTURES / "front-matter.md").read_text(encoding="utf-8"),
+                                    page_for(FIXTURES / "front-matter.md"))
+    assert lesson.meta == {"id": "front-matter", "title": "一个 Transformer 块", "chapter": "C4", "order": 1,
+                           "summary": "参数花在哪。", "reading_minutes": 12}
+    assert "reading_minutes" not in lesson.body and lesson.body.strip() == "<p>正文从这里开始。</p>"
+
+
+def test_unknown_number_names_file_line_and_reference():
+    _, errors = render_case(FIXTURES / "number-unknown.md")
+    assert errors[0].startswith("lessons/number-unknown.md:3: unknown number 'anchor.fnn' in {n}`anchor.fnn`")
+    assert "did you mean 'anchor.ffn'" in errors[0]
+    assert errors[1].startswith("lessons/number-unknown.md:4: unknown number 'nobody.total'")
+    assert len(errors) == 2  # every problem, not just the first
+
+
+def test_number_popover_is_wired_for_screen_readers():
+    out, _ = render_case(FIXTURES / "number-role.md")
+    nums = re.findall(r'<span class="num" tabindex="0" data-num="([^"]+)" data-style="(\w+)" '
+                      r'aria-describedby="(drv-\d+)">', out)
+    assert [(n, s) for n, s, _ in nums] == [("anchor.ffn", "n"), ("anchor.ffn", "B"), ("anchor.ffn_share", "pct")]
+    for _, _, pid in nums:
+        assert f'<span role="tooltip" id="{pid}" class="num-popover" hidden>' in out
+    assert len({pid for _, _, pid in nums}) == 3
+    assert "= L · 3 · d · d_ff" in out and "= 64 × 3 × 5,120 × 17,408" in out and "✓" in out
+
+
+def test_numbers_used_are_recorded_in_first_use_order():
+    page = page_for(FIXTURES / "number-role.md")
+    markdown.render_markdown((FIXTURES / "number-role.md").read_text(encoding="utf-8"), page)
+    assert page.used == {"anchor.ffn": "n", "anchor.ffn_share": "pct"}
+
+
+def test_widget_numbers_count_as_used():
+    page = page_for(FIXTURES / "widget.md")
+    markdown.render_markdown((FIXTURES / "widget.md").read_text(encoding="utf-8"), page)
+    assert list(page.used) == ["anchor.ffn", "anchor.total"]
+
+
+def test_unknown_widget_is_an_error_with_file_and_line():
+    _, errors = render_case(FIXTURES / "widget-unknown.md")
+    assert errors == ["lessons/widget-unknown.md:3: unknown widget 'no-such-widget' (known: demo)"]
+
+
+def test_numbers_unavailable_render_placeholders_without_errors():
+    page = markdown.Page("lessons/x.md", None)
+    _, out = markdown.render_markdown("{n}`anchor.total`", page)
+    assert page.errors == [] and 'class="num num-missing"' in out
+
+
+@pytest.mark.parametrize("value, text", [(27781427952, "27,781,427,952"), (0.5, "≈ 0.5"),
+                                         (Fraction(660480, 27781427952), "≈ 0.0000237742"), (87040.25, "≈ 87,040.2"),
+                                         (Sym("a", 6).value / 3, "2"), (Const(1).value / 3, "≈ 0.333333")])
+def test_exact_text(value, text):
+    assert exact_text(value) == text
+
+
+def test_no_inline_style_attributes():
+    """The Content-Security-Policy refuses style="..."; aligned table cells get classes instead."""
+    out, _ = render_case(FIXTURES / "headings-table.md")
+    assert not re.search(r"\sstyle=", out) and '<th class="align-right">FFN</th>' in out

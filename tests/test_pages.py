@@ -1,0 +1,152 @@
+"""The built pages: C4 shows every figure of its source, and every number on every page explains itself.
+
+Figures: the C4 source (../shared/seeds/000_f3fbfa652c4ee658.txt) as checked in ../shared/reference/README.md.
+For each number reference (span.num) the test re-derives the displayed text from the registry, evaluates the
+popover's substituted expression in Python and requires it to equal the value exactly.
+"""
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from experiments.course_numbers import compute_numbers
+from experiments.expr import evaluate, to_python
+from experiments.numbers import format_number
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def numbers():
+    models = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in (ROOT / "data/models").glob("*.json")}
+    data = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in (ROOT / "data").glob("*.json")}
+    return compute_numbers(models, data["course"], data.get("reference_counts"), data.get("citations"))
+
+
+class Spans(HTMLParser):
+    """Collects span.num elements (name, style, text) and every element's text by id."""
+
+    def __init__(self):
+        super().__init__()
+        self.nums, self.by_id, self._stack = [], {}, []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        entry = {"tag": tag, "attrs": a, "text": ""}
+        self._stack.append(entry)
+
+    def handle_endtag(self, tag):
+        while self._stack:
+            entry = self._stack.pop()
+            if self._stack:
+                self._stack[-1]["text"] += entry["text"]
+            a = entry["attrs"]
+            if entry["tag"] == "span" and "num" in (a.get("class") or "").split():
+                self.nums.append((a.get("data-num"), a.get("data-style"), entry["text"], a))
+            if a.get("id"):
+                self.by_id[a["id"]] = entry["text"]
+            if entry["tag"] == tag:
+                break
+
+    def handle_data(self, data):
+        if self._stack:
+            self._stack[-1]["text"] += data
+
+
+def parse(path: Path) -> Spans:
+    p = Spans()
+    p.feed(path.read_text(encoding="utf-8"))
+    return p
+
+
+def text_of(path: Path) -> str:
+    html = path.read_text(encoding="utf-8")
+    html = re.sub(r"<script.*?</script>", " ", html, flags=re.S)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", html))
+
+
+C4_FIGURES = [
+    "27,781,427,952", "26,895,998,464", "61.6%", "63.6%", "21,404,057,600", "23%", "1,271,398,400",
+    "17,408", "3.4", "10.2", "6,144", "1,024", "12,288", "11,017,952", "1,100 万", "87,040", "262,144",
+    "124,439,808", "137,022,720", "12,582,912", "45.5%", "31.6%", "3,688,704", "524,288", "262,144", "528,384",
+    "512", "57.3%", "13,762,560", "10,616,832", "3,145,728", "99.995", "11.36", "0.00707", "46.7%", "4.8%",
+    "5.12", "4.92", "4.75", "1.983", "1.944", "8,192", "22,016", "768", "3,072", "117M", "278 亿",
+    "115,876,064", "104,858,112", "460,730,096", "424,699,392",
+]
+
+
+def test_c4_shows_every_figure_of_its_source(repo_site):
+    text = text_of(repo_site.out / "c4-transformer-block.html")
+    missing = [f for f in C4_FIGURES if f not in text]
+    assert missing == []
+
+
+def test_c4_has_its_ten_parts_in_order(repo_site):
+    html = (repo_site.out / "c4-transformer-block.html").read_text(encoding="utf-8")
+    heads = re.findall(r"<h2[^>]*>(.*?)</h2>", html, flags=re.S)
+    marks = [h.strip()[0] for h in heads if h.strip()[:1] in "①②③④⑤⑥⑦⑧⑨⑩"]
+    assert marks == list("①②③④⑤⑥⑦⑧⑨⑩")
+    assert heads[-1].strip() == "数字口径"
+
+
+def test_c4_tracker_and_ledgers_are_complete_at_build_time(repo_site):
+    html = (repo_site.out / "c4-transformer-block.html").read_text(encoding="utf-8")
+    for stage in ("tokens", "embedding", "linear_attention", "full_attention", "final_norm", "lm_head", "softmax"):
+        assert f'data-stage="{stage}"' in html
+    assert html.count('class="check check-ok"') >= 5 and "check-bad" not in html
+    for part in ("embedding", "attention", "linear_attention", "ffn", "norm", "lm_head", "mtp", "vision"):
+        assert f'data-part="{part}"' in html
+    assert html.count('<figure class="chart"') >= 3
+    for spec in re.findall(r'<script type="application/json" class="chart-spec">(.*?)</script>', html, re.S):
+        json.loads(spec.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"))
+
+
+def pages(site) -> list[Path]:
+    return sorted(site.out.glob("*.html"))
+
+
+def test_every_number_on_every_page_explains_itself(repo_site, numbers):
+    checked = 0
+    for page in pages(repo_site):
+        p = parse(page)
+        for name, style, shown, attrs in p.nums:
+            assert name in numbers, f"{page.name}: unknown number {name}"
+            number = numbers[name]
+            assert shown == format_number(number, style), f"{page.name}: {name} shows {shown!r}"
+            assert attrs.get("tabindex") == "0"
+            popover = p.by_id.get(attrs.get("aria-describedby"))
+            assert popover and number.label in popover, f"{page.name}: {name} has no popover"
+            if number.expr is not None:
+                substituted = number.expr.substituted()
+                assert substituted in popover
+                exact = not isinstance(number.value, float)
+                assert evaluate(substituted, exact) == number.value, f"{name}: {to_python(substituted)}"
+            assert number.sources and all(s in popover for s in number.sources)
+            checked += 1
+    assert checked > 150
+
+
+def test_every_lesson_ends_with_a_complete_number_ledger(repo_site, numbers):
+    for page in pages(repo_site):
+        if page.name == "index.html":
+            continue
+        html = page.read_text(encoding="utf-8")
+        used = list(dict.fromkeys(re.findall(r'<span class="num"[^>]*data-num="([^"]+)"', html)))
+        section = html.split('id="shuzi-koujing"', 1)[1]
+        listed = re.findall(r'<code class="ledger-name">([^<]+)</code>', section)
+        assert listed == used, f"{page.name}: 数字口径 differs: {sorted(set(used) ^ set(listed))[:5]}"
+        for name in listed:
+            assert numbers[name].sources
+
+
+def test_home_page_outline(repo_site):
+    html = (repo_site.out / "index.html").read_text(encoding="utf-8")
+    assert 'href="c4-transformer-block.html"' in html
+    course = json.loads((ROOT / "data/course.json").read_text(encoding="utf-8"))
+    for ch in course["chapters"]:
+        assert ch["id"] in html
+        if ch["status"] == "planned":
+            assert f'href="{ch.get("lesson")}.html"' not in html
+    assert "未写" in html

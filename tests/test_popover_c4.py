@@ -1,0 +1,64 @@
+"""On the real C4 page: a number's derivation opens on hover and on Tab, and is announced as its description."""
+from browser_fixtures import wait_runtime_ready
+
+from experiments.expr import to_python
+
+
+def test_c4_popover_by_hover_and_by_tab(repo_site, http_serve, guarded_page):
+    page = guarded_page
+    page.goto(http_serve(repo_site.out) + "c4-transformer-block.html")
+    total = page.locator('.lesson-body .num[data-num="anchor.total"]').first
+    popover = page.locator("#" + total.get_attribute("aria-describedby"))
+    assert total.inner_text() == "27,781,427,952"
+    assert not popover.is_visible()
+
+    total.hover()
+    assert popover.is_visible()
+    text = popover.inner_text()
+    assert "26,895,998,464 + 424,699,392 + 460,730,096" in text       # the substituted form
+    assert "27,356,728,560" in text and "✓" in text                     # the transformers cross-check
+    page.mouse.move(1, 1)
+    popover.wait_for(state="hidden")
+
+    # by keyboard: Tab from the element just before the number lands on it and opens its derivation
+    page.evaluate("""() => { const nums = [...document.querySelectorAll('.lesson-body .num')];
+                            const n = nums.find(x => x.dataset.num === 'anchor.crossover_T');
+                            const i = nums.indexOf(n); nums[i - 1].focus(); }""")
+    page.keyboard.press("Tab")
+    focused = page.evaluate("document.activeElement.dataset.num")
+    assert focused == "anchor.crossover_T"
+    cross_pop = page.locator("#" + page.evaluate("document.activeElement.getAttribute('aria-describedby')"))
+    assert cross_pop.is_visible()
+    subst = "2 × 3 × 5,120 × 17,408 × 64 / (16 × 2 × 2 × 24 × 256)"
+    assert subst in cross_pop.inner_text() and eval(to_python(subst)) == 87_040
+    page.keyboard.press("Escape")
+    assert not cross_pop.is_visible()
+    wait_runtime_ready(page)
+
+
+def test_a_number_recomputed_in_the_browser_explains_itself_like_the_build(repo_site, http_serve, guarded_page):
+    """Paste the anchor's config: the browser's total carries the same derivation rows as the build's."""
+    import json
+    from pathlib import Path
+    page = guarded_page
+    page.goto(http_serve(repo_site.out) + "c4-transformer-block.html")
+    wait_runtime_ready(page)
+    config = json.loads((Path(__file__).parent.parent / "data/models/qwen3.8-27b.json").read_text())["config"]
+    root = page.locator('.widget[data-widget="byo-config"]')
+    root.locator('[data-testid="byo-config-input"]').fill(json.dumps(config))
+    root.locator('[data-testid="byo-config-run"]').click()
+    live = root.locator('[data-testid="byo-config-total"] .num')
+    live.wait_for()
+    assert live.inner_text() == "27,781,427,952"
+    live.focus()
+    live_pop = page.locator("#" + live.get_attribute("aria-describedby"))
+    assert live_pop.is_visible()
+
+    def rows(pop, classes=("drv-formula", "drv-subst", "drv-value")):
+        return [pop.locator("." + c).inner_text() for c in classes]
+    built = page.locator('.lesson-body .num[data-num="anchor.total"]').first
+    built_pop = page.locator("#" + built.get_attribute("aria-describedby"))
+    assert rows(live_pop) == rows(built_pop) == ["= 文本主干 + MTP + 视觉塔",
+                                                  "= 26,895,998,464 + 424,699,392 + 460,730,096",
+                                                  "= 27,781,427,952"]
+    assert "粘贴的 config.json" in live_pop.inner_text()

@@ -1,0 +1,232 @@
+"""The Web Worker bridge in real headless Chromium: Pyodide + numpy load from the site itself, calls and code cells work.
+
+A tiny site is built in a temp dir exactly as build.py lays out _site/ (pyodide/ via copy_runtime, static/js/ with
+the two JS files, py/experiments.zip via pack_experiments), served from a sub-path (/course/) to prove no URL
+assumes the site root. One page is loaded for the module (Pyodide takes ~3 s to start) inside a PageGuard: the
+module fails if anything logged a console error, threw, or asked a host other than 127.0.0.1.
+"""
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from browser_fixtures import CHROMIUM, CHROMIUM_ARGS, PageGuard, wait_runtime_ready
+from sitegen.runtime import DEFAULT_CACHE_DIR, copy_runtime, pack_experiments
+
+ROOT = Path(__file__).resolve().parent.parent
+CPYTHON_VALUE = 393216 * 262144  # 103079215104: what the same numpy expression gives under 64-bit CPython
+
+PAGE = """<!doctype html>
+<html lang="zh-CN"><head><meta charset="utf-8"><title>runtime test</title>
+<link rel="icon" href="data:,">
+<script defer src="static/js/runtime-client.js"></script>
+</head><body>
+<p data-testid="pyodide-status" role="status" aria-live="polite"></p>
+</body></html>
+"""
+
+# Records every data-state the status element takes, from before the first paint.
+RECORD_STATES = """
+window.__states = [];
+new MutationObserver((records) => {
+  for (const r of records) {
+    const el = r.target;
+    if (el.dataset && el.dataset.testid === "pyodide-status") {
+      const s = el.dataset.state;
+      if (window.__states[window.__states.length - 1] !== s) window.__states.push(s);
+    }
+  }
+}).observe(document, { attributes: true, attributeFilter: ["data-state"], subtree: true });
+"""
+
+
+@pytest.fixture(scope="module")
+def site_url(tmp_path_factory, http_serve) -> str:
+    root = tmp_path_factory.mktemp("worker-site")
+    site = root / "course"
+    copy_runtime(DEFAULT_CACHE_DIR, site)
+    (site / "static" / "js").mkdir(parents=True)
+    for name in ("worker.js", "runtime-client.js"):
+        shutil.copyfile(ROOT / "site" / "static" / "js" / name, site / "static" / "js" / name)
+    pack_experiments(ROOT / "experiments", site / "py" / "experiments.zip")
+    (site / "index.html").write_text(PAGE, encoding="utf-8")
+    return http_serve(root) + "course/index.html"
+
+
+@pytest.fixture(scope="module")
+def module_guard(browser):
+    guard = PageGuard(browser.new_context())
+    yield guard
+    guard.context.close()
+    guard.assert_clean()
+
+
+@pytest.fixture(scope="module")
+def runtime_page(module_guard, site_url):
+    page = module_guard.new_page()
+    page.add_init_script(RECORD_STATES)
+    start = time.perf_counter()
+    page.goto(site_url)
+    wait_runtime_ready(page)
+    page.ready_seconds = time.perf_counter() - start
+    return page
+
+
+def run(page, source: str) -> dict:
+    return page.evaluate("(src) => courseRuntime.run(src)", source)
+
+
+def call(page, fn: str, args: list):
+    """{ok, result} or {ok, error}, from the courseRuntime.call promise."""
+    return page.evaluate("""([fn, args]) => courseRuntime.call(fn, args).then(
+        (result) => ({ok: true, result}), (e) => ({ok: false, error: e.message}))""", [fn, args])
+
+
+def test_status_goes_loading_then_ready(runtime_page):
+    assert runtime_page.evaluate("window.__states") == ["loading", "ready"]
+    status = runtime_page.locator("[data-testid=pyodide-status]")
+    assert status.get_attribute("role") == "status" and status.get_attribute("aria-live") == "polite"
+    assert status.text_content() == "Python 运行时已就绪"
+    timings = runtime_page.evaluate("courseRuntime.timings")
+    print(f"\nruntime ready in {runtime_page.ready_seconds:.2f} s after goto; worker timings (ms): {timings}")
+    assert set(timings) == {"loadPyodide", "numpy", "experiments", "total"}
+
+
+def test_call_ping(runtime_page):
+    reply = call(runtime_page, "experiments.api:ping", [1])
+    assert reply["ok"], reply
+    assert reply["result"]["pong"] == [1] and reply["result"]["python"].startswith("3.12.")
+
+
+def test_call_missing_function_fails_cleanly_and_page_keeps_working(runtime_page):
+    reply = call(runtime_page, "experiments.api:no_such_function", [])
+    assert reply == {"ok": False,
+                     "error": "AttributeError: module 'experiments.api' has no attribute 'no_such_function'"}
+    reply = call(runtime_page, "experiments.no_such_module:f", [])
+    assert not reply["ok"] and reply["error"].startswith("ModuleNotFoundError:") and "no_such_module" in reply["error"]
+    assert call(runtime_page, "experiments.api:ping", ["again"])["result"]["pong"] == ["again"]
+
+
+def test_call_error_names_the_exception_type_without_its_module(runtime_page):
+    reply = call(runtime_page, "tomllib:loads", [1, 2])  # "[1,2]" is not TOML -> tomllib.TOMLDecodeError
+    assert not reply["ok"] and reply["error"].startswith("TOMLDecodeError: "), reply
+
+
+def test_call_must_return_a_json_string(runtime_page):
+    reply = call(runtime_page, "tomllib:loads", [1])  # "[1]" is a TOML table header: returns a dict
+    assert reply == {"ok": False, "error": "TypeError: tomllib:loads must return a JSON string"}
+
+
+def test_run_captures_stdout(runtime_page):
+    assert run(runtime_page, "print(2**40)") == {"ok": True, "stdout": "1099511627776\n", "stderr": "",
+                                                 "error": None}
+    assert run(runtime_page, "import sys; sys.stderr.write('warn'); print('a', end='')") == {
+        "ok": True, "stdout": "a", "stderr": "warn", "error": None}
+
+
+def test_run_error_returns_traceback(runtime_page):
+    reply = run(runtime_page, "print('before')\nx = 1 / 0\n")
+    assert reply["ok"] is False and reply["stdout"] == "before\n"
+    assert reply["error"].startswith("Traceback (most recent call last):\n  File \"<cell>\", line 2")
+    assert reply["error"].rstrip().endswith("ZeroDivisionError: division by zero")
+    assert "_pyodide" not in reply["error"]
+
+
+def test_each_run_has_fresh_globals(runtime_page):
+    assert run(runtime_page, "leak = 42")["ok"]
+    reply = run(runtime_page, "print(leak)")
+    assert not reply["ok"] and "NameError: name 'leak' is not defined" in reply["error"]
+
+
+def test_numpy_is_the_bundled_2_0_2(runtime_page):
+    assert run(runtime_page, "import numpy\nprint(numpy.__version__)")["stdout"] == "2.0.2\n"
+
+
+def test_every_experiments_module_imports_in_the_browser(runtime_page):
+    source = (
+        "import importlib, pkgutil, experiments\n"
+        "names = sorted(m.name for m in pkgutil.iter_modules(experiments.__path__))\n"
+        "for name in names:\n"
+        "    importlib.import_module('experiments.' + name)\n"
+        "print(' '.join(names))\n")
+    reply = run(runtime_page, source)
+    assert reply["ok"], reply["error"]
+    expected = sorted(p.stem for p in (ROOT / "experiments").glob("*.py") if p.stem != "__init__")
+    assert reply["stdout"].split() == expected
+
+
+def test_wasm32_numpy_integer_overflow_pitfall(runtime_page):
+    """numpy's default int is int32 under Pyodide (wasm32): why the engine counts parameters with Python ints."""
+    reply = run(runtime_page, "import numpy as np; print(int((393216*np.arange(1,262145))[-1]))")
+    assert reply["ok"], reply
+    printed = int(reply["stdout"])
+    assert CPYTHON_VALUE == 103079215104
+    assert printed != CPYTHON_VALUE      # overflowed in the browser (0 with Pyodide 0.27.7 / numpy 2.0.2)
+    assert printed == 0
+    assert run(runtime_page, "print(393216 * 262144)")["stdout"] == f"{CPYTHON_VALUE}\n"  # Python ints are exact
+
+
+def test_requests_before_ready_are_queued(guarded_page, site_url):
+    guarded_page.goto(site_url)
+    # asked at once, long before Pyodide is up: answered in order once ready
+    replies = guarded_page.evaluate("""Promise.all([
+        courseRuntime.call("experiments.api:ping", ["early"]),
+        courseRuntime.run("print('early run')")])""")
+    assert replies[0]["pong"] == ["early"] and replies[1]["stdout"] == "early run\n"
+    assert guarded_page.get_attribute("[data-testid=pyodide-status]", "data-state") == "ready"
+
+
+def test_page_was_clean(runtime_page, module_guard):
+    """No console error, no page error, no request to a non-local host (the module teardown checks again)."""
+    module_guard.assert_clean()
+
+
+def test_guard_catches_non_local_requests_from_page_and_worker(browser, tmp_path, http_serve):
+    """The guard itself: a request to another host, from the page or a worker, is aborted and recorded."""
+    (tmp_path / "leak.html").write_text("""<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,">
+<script>
+fetch("http://offline-check.invalid/page").catch(() => {});
+new Worker(URL.createObjectURL(new Blob(
+  ['fetch("http://offline-check.invalid/worker").catch(() => {})'], {type: "text/javascript"})));
+</script>""", encoding="utf-8")
+    # A second browser whose resolver knows only loopback: even a request the guard missed could not leave.
+    args = CHROMIUM_ARGS + ["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost"]
+    sealed = browser.browser_type.launch(executable_path=CHROMIUM, headless=True, args=args)
+    try:
+        guard = PageGuard(sealed.new_context())
+        page = guard.new_page()
+        page.goto(http_serve(tmp_path) + "leak.html")
+        deadline = time.monotonic() + 10
+        while len(guard.external_requests) < 2 and time.monotonic() < deadline:
+            page.wait_for_timeout(100)
+    finally:
+        sealed.close()
+    assert sorted(guard.external_requests) == ["GET http://offline-check.invalid/page",
+                                               "GET http://offline-check.invalid/worker"]
+    assert guard.page_errors == []  # (the aborted fetch also logs a console error: recorded, which is right)
+
+
+def test_load_failure_is_shown_and_calls_fail_fast(browser, tmp_path, http_serve):
+    """A site without pyodide/: the status says error in Chinese; calls and runs answer with that error."""
+    site = tmp_path / "broken"
+    (site / "static" / "js").mkdir(parents=True)
+    for name in ("worker.js", "runtime-client.js"):
+        shutil.copyfile(ROOT / "site" / "static" / "js" / name, site / "static" / "js" / name)
+    (site / "index.html").write_text(PAGE, encoding="utf-8")
+    guard = PageGuard(browser.new_context())
+    try:
+        page = guard.new_page()
+        page.goto(http_serve(site) + "index.html")
+        status = page.wait_for_selector("[data-testid=pyodide-status][data-state=error]", state="attached",
+                                        timeout=30_000)
+        assert status.text_content().startswith("运行时加载失败：")
+        reply = call(page, "experiments.api:ping", [1])
+        assert not reply["ok"] and reply["error"].startswith("RuntimeError: Python 运行时加载失败：")
+        assert run(page, "print(1)")["ok"] is False
+        assert page.evaluate("courseRuntime.ready.then(() => 'ready', (e) => 'rejected')") == "rejected"
+    finally:
+        guard.context.close()
+    assert guard.external_requests == [] and guard.page_errors == []  # (the 404 itself logs a console error)
