@@ -55,7 +55,7 @@ def page(guard, site):
     p.add_init_script(COUNT_UPDATES)
     p.goto(site + PAGE)
     wait_runtime_ready(p)
-    p.wait_for_function("!document.querySelector('.q-run').disabled && !document.querySelector('.sw-d').disabled")
+    p.wait_for_function("() => !document.querySelector('.q-run').disabled && !document.querySelector('.sw-d').disabled")
     return p
 
 
@@ -121,7 +121,7 @@ def test_swiglu_state_from_the_url(guard, site):
     p.add_init_script(COUNT_UPDATES)
     p.goto(site + PAGE + "?sw_d=2048&sw_ratio=4&sw_m=2&sw_align=1")
     wait_runtime_ready(p)
-    p.wait_for_function("(window.__updates['ffn-swiglu'] || 0) > 0", timeout=60_000)
+    p.wait_for_function("() => (window.__updates['ffn-swiglu'] || 0) > 0", timeout=60_000)
     b = ffn.swiglu_budget(2048, "4", 2, 1)
     assert text(p, ".ffn-swiglu", "sw-dff") == b["mine"]["d_ff"] == "8,192"
     assert text(p, ".ffn-swiglu", "sw-share") == b["mine"]["layer_share"] == "66.7%"
