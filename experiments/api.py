@@ -5,17 +5,13 @@ worker calls `NAME(json.dumps(args))` and each function returns a JSON string. K
 string in, one string out means no Python objects cross into JavaScript and every function also runs, and is
 tested, unchanged under CPython.
 
-Ledgers are cached by the config's canonical JSON (a small LRU), so a widget that sends the same config on every
-slider tick pays for building the ledger once.
+Ledgers come from experiments.ledger.ledger_of, cached by the config's canonical JSON (a small LRU), so a widget
+that sends the same config on every slider tick pays for building the ledger once.
 """
 from __future__ import annotations
 
 import json
 import sys
-from collections import OrderedDict
-
-_CACHE: OrderedDict = OrderedDict()
-CACHE_SIZE = 32
 
 
 def ping(args_json: str) -> str:
@@ -32,18 +28,8 @@ def _args(args_json: str) -> list:
 
 
 def _ledger(config):
-    """The ledger of a config (or a {"meta", "config"} data file), from the cache when seen before."""
-    from .ledger import build_ledger, unwrap
-    config = unwrap(config)
-    key = json.dumps(config, sort_keys=True, separators=(",", ":"))
-    ledger = _CACHE.get(key)
-    if ledger is None:
-        ledger = _CACHE[key] = build_ledger(config)
-        while len(_CACHE) > CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    else:
-        _CACHE.move_to_end(key)
-    return ledger
+    from .ledger import ledger_of
+    return ledger_of(config)
 
 
 def _dumps(value) -> str:
@@ -128,6 +114,13 @@ def baseline_forward(args_json: str) -> str:
     s = summary(seed or 0)
     stages = tracker_stages(_ledger(CONFIG), settings, course_titles=False) if settings else None
     return _dumps({**baseline_view(s, stages), "summary": s})
+
+
+def baseline_prepare(args_json: str) -> str:
+    """[seed] -> initialise the baseline's weights now (cached), so baseline_forward only runs the forward pass."""
+    from .baseline import count_params, initialised
+    seed = (_args(args_json) + [0])[0]
+    return _dumps({"params": count_params(initialised(seed or 0))})
 
 
 def byo_views(args_json: str) -> str:
@@ -246,5 +239,5 @@ def ffn_moe(args_json: str) -> str:
 def ffn_int4_probe(args_json: str) -> str:
     """[rows, cols, outlier %, outlier scale, seed] -> group-wise INT4 RMS errors (real numpy, fixed seed)."""
     rows, cols, pct, scale, seed = _padded(args_json, 5)
-    return json.dumps(_ffn().int4_probe(_given(rows, 1024), _given(cols, 512), _given(pct, "1"),
+    return json.dumps(_ffn().int4_probe(_given(rows, 1024), _given(cols, 64), _given(pct, "1"),
                                         _given(scale, "10"), _given(seed, 0)), ensure_ascii=False)

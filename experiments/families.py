@@ -64,13 +64,18 @@ def _lm_head(vocab: int, d: int, tied: bool) -> Node | None:
     return None if tied else group("lm_head", [leaf("weight", vocab, d)], kind="lm_head")
 
 
-def _heads(r: Reader, d: int, heads_key: str, kv_key: str | None, head_dim_key: str | None, d_key: str):
+def _heads(r: Reader, d: int, heads_key: str, kv_key: str | None, head_dim_key: str | None, d_key: str,
+           head_dim_default: int | None = None):
+    """(query heads, KV heads, head_dim). head_dim: the config's key if present, else the family's default if it
+    has one (its transformers config class sets it), else d / heads, which must then divide evenly."""
     n_heads = r.int(heads_key)
     n_kv = r.int(kv_key, default=n_heads) if kv_key else n_heads
     if n_heads % n_kv:
         r.fail(kv_key, f"a divisor of {heads_key} ({n_heads})", n_kv, involves=(heads_key,))
     if head_dim_key and r.has(head_dim_key):
         head_dim = r.int(head_dim_key)
+    elif head_dim_default is not None:
+        head_dim = head_dim_default
     else:
         if d % n_heads:
             r.fail(heads_key, f"a divisor of the hidden size ({d})", n_heads, involves=(d_key,))

@@ -140,12 +140,8 @@ _GPT_OSS_MIXERS = ("sliding_attention", "full_attention")
 
 def build_gpt_oss(r: Reader) -> Model:
     d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
-    n_heads = r.int("num_attention_heads")
-    n_kv = r.int("num_key_value_heads", default=n_heads)
-    if n_heads % n_kv:
-        r.fail("num_key_value_heads", f"a divisor of num_attention_heads ({n_heads})", n_kv,
-               involves=("num_attention_heads",))
-    head_dim = r.int("head_dim", default=64)           # GptOssConfig default
+    n_heads, n_kv, head_dim = _heads(r, d, "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size",
+                                     head_dim_default=64)  # GptOssConfig default
     attn_bias = r.bool("attention_bias", default=True)
     tied = r.bool("tie_word_embeddings", default=False)
     ctx = r.int("max_position_embeddings", default=131072)
@@ -275,12 +271,8 @@ def _fused_gdn(node: Node) -> Node:
 
 def build_qwen3_next(r: Reader) -> Model:
     d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
-    n_heads = r.int("num_attention_heads")
-    n_kv = r.int("num_key_value_heads", default=n_heads)
-    if n_heads % n_kv:
-        r.fail("num_key_value_heads", f"a divisor of num_attention_heads ({n_heads})", n_kv,
-               involves=("num_attention_heads",))
-    head_dim = r.int("head_dim", default=256)          # Qwen3NextConfig default
+    n_heads, n_kv, head_dim = _heads(r, d, "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size",
+                                     head_dim_default=256)  # Qwen3NextConfig default
     attn_bias = r.bool("attention_bias", default=False)
     tied = r.bool("tie_word_embeddings", default=False)
     ctx = r.int("max_position_embeddings", default=32768)

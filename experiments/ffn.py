@@ -21,11 +21,13 @@ Rules that make the build-time page and the in-browser page agree digit for digi
 from __future__ import annotations
 
 import copy
+import functools
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 
 from . import views
-from .ledger import build_ledger, unwrap
+from .ledger import build_ledger, ledger_of, unwrap
 from .numbers import format_value
 
 GB = 10**9
@@ -128,7 +130,7 @@ def ratio_text(r: Fraction) -> str:
 
 
 def _ledger(config):
-    return build_ledger(unwrap(config))
+    return ledger_of(config)
 
 
 # ==============================================================================================================
@@ -226,39 +228,65 @@ def dtype_bytes(dtype: str) -> Fraction:
     return Fraction(views.DTYPE_BITS[dtype], 8)
 
 
-def _moe_touched_extra(ledger, batch: int) -> Fraction:
-    """Routed-expert weights read per decode step beyond one token's top-k, as a fraction of (all − top-k):
-    with uniform independent routing a step of `batch` tokens touches E·(1 − (1 − k/E)^batch) experts per layer."""
-    moe = ledger.arch.moe
-    E, k = moe.get("n_experts", 0), moe.get("top_k", 0)
-    if not E or k >= E:
-        return Fraction(0)
-    touched = E * (1 - (1 - Fraction(k, E)) ** batch)
-    return (touched - k) / (E - k)
+@dataclass(frozen=True)
+class StepWeights:
+    """The weight matmuls of one decode step, counted once per ledger: all of them and one token's active share
+    (top-k of the routed experts), for the whole text model and for its FFN; E experts, top-k."""
+    all: int
+    active: int
+    ffn_all: int
+    ffn_active: int
+    E: int
+    k: int
+
+    def touched_extra(self, batch: int) -> Fraction:
+        """Routed-expert weights read per decode step beyond one token's top-k, as a fraction of (all − top-k):
+        with uniform independent routing a step of `batch` tokens touches E·(1 − (1 − k/E)^batch) experts per
+        layer."""
+        E, k = self.E, self.k
+        if not E or k >= E:
+            return Fraction(0)
+        touched = E * (1 - (1 - Fraction(k, E)) ** batch)
+        return (touched - k) / (E - k)
+
+    def read(self, batch: int) -> Fraction:
+        """Weights a step of `batch` tokens must read (see read_params)."""
+        return self.active + (self.all - self.active) * self.touched_extra(batch)
+
+    def ffn_read(self, batch: int) -> Fraction:
+        return self.ffn_active + (self.ffn_all - self.ffn_active) * self.touched_extra(batch)
+
+
+def step_weights(ledger) -> StepWeights:
+    moe = ledger.arch.moe or {}
+    in_ffn = lambda kinds: "ffn" in kinds  # noqa: E731
+    return StepWeights(views.matmul_weights(ledger, active=False), views.matmul_weights(ledger),
+                       views.matmul_weights(ledger, in_ffn, active=False), views.matmul_weights(ledger, in_ffn),
+                       moe.get("n_experts", 0), moe.get("top_k", 0))
 
 
 def read_params(ledger, batch: int) -> Fraction:
     """Weights one decode step must read: every weight that multiplies an activation for the step's tokens (the
     embedding table is only looked up, one row per token; routed experts: only those some token chose)."""
-    m_all = views.matmul_weights(ledger, active=False)
-    m_act = views.matmul_weights(ledger)
-    return m_act + (m_all - m_act) * _moe_touched_extra(ledger, batch)
+    return step_weights(ledger).read(batch)
 
 
-def _step_times(ledger, batch: int, nbytes: Fraction, bw: Fraction, peak: Fraction):
-    t_mem = read_params(ledger, batch) * nbytes / (bw * TERA)
-    t_cmp = 2 * views.matmul_weights(ledger) * batch / (peak * TERA)
+def _step_times(w: StepWeights, batch: int, nbytes: Fraction, bw: Fraction, peak: Fraction):
+    t_mem = w.read(batch) * nbytes / (bw * TERA)
+    t_cmp = 2 * w.active * batch / (peak * TERA)
     return t_mem, t_cmp
 
 
-def compute_takeover_batch(ledger, nbytes: Fraction, bw: Fraction, peak: Fraction, limit: int = 1 << 20):
+@functools.lru_cache(maxsize=64)   # the memory widget asks for one step and then a batch table of the same model
+def compute_takeover_batch(w: StepWeights, moe: bool, nbytes: Fraction, bw: Fraction, peak: Fraction,
+                           limit: int = 1 << 20):
     """Smallest batch at which the step's matmul FLOPs at peak take as long as reading its weights (None above
     `limit`)."""
     def compute_wins(b):
-        t_mem, t_cmp = _step_times(ledger, b, nbytes, bw, peak)
+        t_mem, t_cmp = _step_times(w, b, nbytes, bw, peak)
         return t_cmp >= t_mem
-    if not ledger.arch.moe:   # dense: both sides are linear in batch or constant -> exact
-        m = views.matmul_weights(ledger)
+    if not moe:   # dense: both sides are linear in batch or constant -> exact
+        m = w.active
         b = math.ceil(Fraction(m) * nbytes / (bw * TERA) / (2 * Fraction(m) / (peak * TERA)))
         return max(1, b)
     lo, hi = 1, 1
@@ -275,30 +303,38 @@ def compute_takeover_batch(ledger, nbytes: Fraction, bw: Fraction, peak: Fractio
     return lo
 
 
-def decode(config, dtype="BF16", bandwidth_tbps="3.35", batch=1, peak_tflops="989.4") -> dict:
-    """Weight memory and the decode-step bounds of one model at one precision, bandwidth and batch size."""
+def _decode_inputs(config, dtype, bandwidth_tbps, peak_tflops):
     ledger = _ledger(config)
-    nbytes = dtype_bytes(dtype)
     bw = parse_fraction(bandwidth_tbps, "显存带宽（TB/s）", high=Fraction(1000))
     peak = parse_fraction(peak_tflops, "峰值算力（TFLOPS）", high=Fraction(100000))
+    return ledger, step_weights(ledger), dtype_bytes(dtype), bw, peak
+
+
+def decode(config, dtype="BF16", bandwidth_tbps="3.35", batch=1, peak_tflops="989.4") -> dict:
+    """Weight memory and the decode-step bounds of one model at one precision, bandwidth and batch size."""
+    ledger, w, nbytes, bw, peak = _decode_inputs(config, dtype, bandwidth_tbps, peak_tflops)
     batch = parse_int(batch, "批大小", 1, 65536)
     N, ffn = ledger.total, ledger.ffn
-    t_mem, t_cmp = _step_times(ledger, batch, nbytes, bw, peak)
-    step = max(t_mem, t_cmp)
-    read = read_params(ledger, batch)
-    ffn_read = views.matmul_weights(ledger, lambda kinds: "ffn" in kinds)
-    ffn_read_all = views.matmul_weights(ledger, lambda kinds: "ffn" in kinds, active=False)
-    ffn_read = ffn_read + (ffn_read_all - ffn_read) * _moe_touched_extra(ledger, batch)
-    takeover = compute_takeover_batch(ledger, nbytes, bw, peak)
+    step = _decode_step(w, batch, nbytes, bw, peak)
+    read, ffn_read = w.read(batch), w.ffn_read(batch)
+    takeover = compute_takeover_batch(w, bool(ledger.arch.moe), nbytes, bw, peak)
     return {"model_type": ledger.arch.family, "dtype": dtype, "bandwidth": format_value(bw, "x2"),
             "peak": format_value(peak, "x1"), "batch": n(batch), "moe": bool(ledger.arch.moe),
             "params": n(N), "params_b": format_value(N, "B2"), "weights": gb(N * nbytes),
             "ffn_weights": gb(ffn * nbytes), "ffn_share": pct(Fraction(ffn, N)),
             "read": gb(read * nbytes), "read_ffn_share": pct(ffn_read / read),
-            "t_mem": ms(t_mem), "t_compute": ms(t_cmp), "t_step": ms(step),
-            "bound": "带宽" if t_mem >= t_cmp else "算力",
-            "tok_s_stream": per_second(1 / step), "tok_s_total": per_second(batch / step),
+            "t_mem": step["t_mem"], "t_compute": step["t_compute"], "t_step": step["t_step"], "bound": step["bound"],
+            "tok_s_stream": step["tok_s_stream"], "tok_s_total": step["tok_s_total"],
             "takeover": "—" if takeover is None else n(takeover)}
+
+
+def _decode_step(w: StepWeights, batch: int, nbytes: Fraction, bw: Fraction, peak: Fraction) -> dict:
+    """One decode step of `batch` tokens: its time bounds and throughput, as display strings."""
+    t_mem, t_cmp = _step_times(w, batch, nbytes, bw, peak)
+    step = max(t_mem, t_cmp)
+    return {"batch": n(batch), "t_mem": ms(t_mem), "t_compute": ms(t_cmp), "t_step": ms(step),
+            "bound": "带宽" if t_mem >= t_cmp else "算力",
+            "tok_s_stream": per_second(1 / step), "tok_s_total": per_second(batch / step)}
 
 
 def weights_table(models: list, dtypes=("FP16", "INT8", "INT4")) -> dict:
@@ -331,13 +367,13 @@ def decode_table(models: list, dtypes=("FP16", "INT8", "INT4"), bandwidth_tbps="
 def batch_series(config, dtype="BF16", bandwidth_tbps="3.35", peak_tflops="989.4",
                  batches=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)) -> dict:
     """Per batch size: step time, per-stream and total tokens/s, which bound (the amortisation table)."""
+    ledger, w, nbytes, bw, peak = _decode_inputs(config, dtype, bandwidth_tbps, peak_tflops)
     rows = []
     for b in batches:
-        r = decode(config, dtype, bandwidth_tbps, b, peak_tflops)
-        rows.append({"batch": r["batch"], "t_step": r["t_step"], "tok_s_stream": r["tok_s_stream"],
-                     "tok_s_total": r["tok_s_total"], "bound": r["bound"]})
-    last = decode(config, dtype, bandwidth_tbps, 1, peak_tflops)
-    return {"rows": rows, "takeover": last["takeover"]}
+        r = _decode_step(w, b, nbytes, bw, peak)
+        rows.append({k: r[k] for k in ("batch", "t_step", "tok_s_stream", "tok_s_total", "bound")})
+    takeover = compute_takeover_batch(w, bool(ledger.arch.moe), nbytes, bw, peak)
+    return {"rows": rows, "takeover": "—" if takeover is None else n(takeover)}
 
 
 # ==============================================================================================================
@@ -489,6 +525,8 @@ def moe_table(models: list) -> list[dict]:
 INT4_LEVELS = 7            # symmetric: q in [-7, 7], scale = absmax / 7
 SIGMA = 0.02               # the weights' standard deviation (GPT-style init scale)
 PROBE_GROUPS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
+# the page recomputes the probe on every change: up to 2,048 × 128 weights keeps that to about a frame or two
+MAX_PROBE_WEIGHTS = 2048 * 128
 
 
 def _approx_normal(rng, shape, sigma: float):
@@ -519,21 +557,23 @@ def probe_matrix(rows: int, cols: int, outlier_pct: Fraction, outlier_scale: Fra
 
 
 def quantize_int4(w, group: int):
-    """Symmetric INT4, one scale per group of `group` consecutive input channels (rows) in each column."""
+    """Symmetric INT4, one scale per group of `group` consecutive input channels (rows) in each column.
+    (|w| ≤ the group's max, so round(w / scale) already lies in −7..7: no clip needed.)"""
     import numpy as np
     rows, cols = w.shape
     blocks = w.reshape(rows // group, group, cols)
     scale = np.max(np.abs(blocks), axis=1, keepdims=True) / float(INT4_LEVELS)
     safe = np.where(scale > 0.0, scale, 1.0)
-    q = np.clip(np.round(blocks / safe), -INT4_LEVELS, INT4_LEVELS)
-    return (q * safe).reshape(rows, cols)
+    q = np.round(blocks / safe)
+    q *= safe
+    return q.reshape(rows, cols)
 
 
 def tree_sum(a) -> float:
-    """Sum of a float64 array by a fixed pairwise tree built from elementwise adds only (pad with zeros to a power
-    of two, then add the even half to the odd half until one value is left). Each step is an elementwise IEEE
-    addition, so the result does not depend on the platform's reduction kernels (np.sum may use SIMD partial
-    sums whose grouping differs between machines)."""
+    """Sum of a float64 array by a fixed tree built from elementwise adds only: pad with zeros to a power of two,
+    then add the second half to the first half until one value is left. Each step is an elementwise IEEE
+    addition on contiguous halves, so the result does not depend on the platform's reduction kernels (np.sum may
+    use SIMD partial sums whose grouping differs between machines)."""
     import numpy as np
     flat = np.ascontiguousarray(a, dtype=np.float64).ravel()
     size = 1
@@ -542,7 +582,8 @@ def tree_sum(a) -> float:
     if size != flat.size:
         flat = np.concatenate([flat, np.zeros(size - flat.size, dtype=np.float64)])
     while flat.size > 1:
-        flat = flat[0::2] + flat[1::2]
+        half = flat.size // 2
+        flat = flat[:half] + flat[half:]
     return float(flat[0]) if flat.size else 0.0
 
 
@@ -554,14 +595,14 @@ def _sig(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}g}"
 
 
-def int4_probe(rows=1024, cols=512, outlier_pct="1", outlier_scale="10", seed=0, groups=PROBE_GROUPS) -> dict:
+def int4_probe(rows=1024, cols=64, outlier_pct="1", outlier_scale="10", seed=0, groups=PROBE_GROUPS) -> dict:
     """RMS error of group-wise INT4 on a real numpy matrix with a share of outlier rows, per group size."""
     rows = parse_int(rows, "行数（输入维）", 16, 4096)
     cols = parse_int(cols, "列数（输出维）", 1, 4096)
     if rows & (rows - 1):
         raise ValueError(f"行数需要是 2 的幂（分组要整除行数），得到 {rows}")
-    if rows * cols > 4 * 1024 * 1024:
-        raise ValueError("矩阵太大：行数 × 列数不能超过 4,194,304")
+    if rows * cols > MAX_PROBE_WEIGHTS:
+        raise ValueError(f"矩阵太大：行数 × 列数不能超过 {MAX_PROBE_WEIGHTS:,}")
     p = parse_fraction(outlier_pct, "离群行占比（%）", high=Fraction(100), inclusive_low=True)
     s = parse_fraction(outlier_scale, "离群行放大倍数", high=Fraction(1000))
     seed = parse_int(seed, "随机种子", 0, 2**32 - 1)

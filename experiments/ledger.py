@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from .config import Reader
@@ -124,6 +125,26 @@ def build_ledger(config: dict) -> Ledger:
     root = group("model", [model.text, model.mtp, model.vision])
     root = Node("model", "", None, tuple(c.with_keys("") for c in root.children))
     return Ledger(root, model.arch)
+
+
+_CACHE: OrderedDict = OrderedDict()
+CACHE_SIZE = 32
+
+
+def ledger_of(config) -> Ledger:
+    """build_ledger of a config (or a {"meta", "config"} data file), from a small LRU keyed by the config's
+    canonical JSON: a widget that sends the same config on every slider tick builds its ledger once. Ledgers are
+    never modified after they are built, so sharing one is safe."""
+    config = unwrap(config)
+    key = json.dumps(config, sort_keys=True, separators=(",", ":"))
+    ledger = _CACHE.get(key)
+    if ledger is None:
+        ledger = _CACHE[key] = build_ledger(config)
+        while len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    else:
+        _CACHE.move_to_end(key)
+    return ledger
 
 
 def unwrap(document) -> dict:

@@ -11,8 +11,9 @@ A lesson is a Markdown file with YAML front matter. On top of CommonMark it unde
     ```                              <div class="widget" data-widget=... data-options='{JSON}'>
 
     {n}`anchor.total`                a computed number in a style (n, pct, wan, yi, B, M, x, optionally with a
-                                     digit count: {pct0}, {B1}), rendered with a hidden derivation popover (label, formula, substituted form, value, sources,
-                                     check) that site/static/js/popover.js shows on hover, focus and tap
+                                     digit count: {pct0}, {B1}), described by its entry in the page's 数字口径 list
+                                     (label, formula, substituted form, value, sources, check), which
+                                     site/static/js/popover.js shows beside it on hover, focus and tap
 
 Each plugin is one `md.use(...)`; validation happens in core rules that run once per parse and append a
 LessonError (file:line, what was expected) to the page's error list, so one build reports every problem of
@@ -46,6 +47,9 @@ CALLOUTS = {  # name -> (icon, default title)
     "try": ("🎯", "动手试试"),
 }
 WIDGET_INFO = "{widget}"
+# Widget scripts in load order (all <script defer>, so they run in this order): the shared helpers first, then
+# each lesson's widgets, then the chart drawing. A page loads only those its widgets asked for (Page.need_script).
+SCRIPT_ORDER = ("derivation.js", "widgets.js", "widgets-c4.js", "widgets-ffn.js", "charts.js")
 FRONT_MATTER_REQUIRED = {"id": str, "title": str, "chapter": str}
 FRONT_MATTER_OPTIONAL = {"order": int, "summary": str, "reading_minutes": int}
 
@@ -68,6 +72,7 @@ class Page:
     data: Mapping[str, Any] = field(default_factory=dict)
     errors: list[LessonError] = field(default_factory=list)
     used: dict[str, str] = field(default_factory=dict)  # number name -> first style, in order of first use
+    scripts: set[str] = field(default_factory=set)  # static/js files the page's widgets need (see need_script)
     _counters: dict[str, int] = field(default_factory=dict)
 
     def error(self, line: int | None, message: str) -> None:
@@ -79,6 +84,9 @@ class Page:
 
     def use(self, name: str, style: str) -> None:
         self.used.setdefault(name, style)
+
+    def need_script(self, *files: str) -> None:
+        self.scripts.update(files)
 
 
 @dataclass
@@ -112,6 +120,7 @@ class Lesson:
     body: str                      # HTML
     toc: list[tuple[str, str]]     # (heading id, heading text) of the h2 parts
     used: dict[str, str]           # number name -> first style, in order of first use
+    scripts: list[str] = field(default_factory=list)   # static/js files its widgets need, in load order
 
     @property
     def id(self) -> str:
@@ -120,6 +129,13 @@ class Lesson:
     @property
     def page(self) -> str:
         return f"{self.meta['id']}.html"
+
+
+def script_order(files: set[str]) -> list[str]:
+    unknown = files - set(SCRIPT_ORDER)
+    if unknown:
+        raise ValueError(f"widget scripts not in sitegen.markdown.SCRIPT_ORDER: {', '.join(sorted(unknown))}")
+    return [f for f in SCRIPT_ORDER if f in files]
 
 
 # -- the parser ------------------------------------------------------------------------------------------------
@@ -150,7 +166,8 @@ def render_lesson(text: str, page: Page) -> Lesson:
     meta = read_front_matter(tokens, page)
     if page.errors:
         raise BuildError(sorted(page.errors, key=lambda e: e.line or 0))
-    return Lesson(page.file, meta, body, table_of_contents(tokens), in_page_order(page.used, body))
+    return Lesson(page.file, meta, body, table_of_contents(tokens), in_page_order(page.used, body),
+                  script_order(page.scripts))
 
 
 def in_page_order(used: dict[str, str], body: str) -> dict[str, str]:
@@ -218,9 +235,21 @@ def table_of_contents(tokens: list[Token]) -> list[tuple[str, str]]:
 
 
 # -- tables: scroll inside their own box on narrow screens; alignment as classes (the CSP refuses style="") ---
+_ROLE_SOURCE = re.compile(r"\{\w+\}`([^`]*)`")   # {n}`name` as written in the Markdown source
+
+
 def table_scroll_plugin(md: MarkdownIt) -> None:
     def table_open(self, tokens, idx, options, env):
-        return ('<div class="table-scroll" role="region" tabindex="0" aria-label="表格（可横向滚动）">\n'
+        # each scrollable region needs its own name: the table's number on the page and its column headings
+        n = _page_env(env).next_id("table").rsplit("-", 1)[1]
+        heads = []
+        for token in tokens[idx + 1:]:
+            if token.type == "thead_close":
+                break
+            if token.type == "inline":
+                heads.append(_ROLE_SOURCE.sub(lambda m: m.group(1), token.content).strip())
+        label = f"表 {n}：{'、'.join(h for h in heads if h)}（可横向滚动）"
+        return (f'<div class="table-scroll" role="region" tabindex="0" aria-label="{html.escape(label)}">\n'
                 + self.renderToken(tokens, idx, options, env))
 
     def table_close(self, tokens, idx, options, env):
@@ -354,7 +383,7 @@ def _resolve_widgets(state: StateCore) -> None:
 
 # -- numbers ---------------------------------------------------------------------------------------------------
 def number_role_plugin(md: MarkdownIt) -> None:
-    """{style}`name` -> the number's display plus its derivation popover (see number_html)."""
+    """{style}`name` -> the number's display, pointing at its derivation (see number_html)."""
     md.use(myst_role_plugin)
     md.core.ruler.push("course_numbers", _resolve_numbers)
 
@@ -401,15 +430,21 @@ def _resolve_numbers(state: StateCore) -> None:
             page.error(line, f"{ref}: cannot format in style {style!r} ({e})")
             continue
         page.use(name, style)
-        child.meta["html"] = number_html(number, name, style, display, page.next_id("drv"))
+        child.meta["html"] = number_html(name, style, display)
 
 
-def number_html(number, name: str, style: str, display: str, popover_id: str) -> str:
-    """The number and its popover; the popover is `hidden` until popover.js shows it (never printed)."""
-    rows = "".join(f'<span class="drv-{cls}">{text}</span> ' for cls, text in derivation(number))
+def derivation_ids(name: str) -> tuple[str, str]:
+    """The ids of a number's label and derivation rows in the page's 数字口径 list (lesson.html). Each derivation
+    is written once, there; every use of the number points at it with aria-describedby, and popover.js shows a
+    copy of it next to the number."""
+    return f"num-{name}-label", f"num-{name}-rows"
+
+
+def number_html(name: str, style: str, display: str) -> str:
+    """The number, described by (and showing in its popover) its entry in the 数字口径 list."""
+    label_id, rows_id = derivation_ids(name)
     return (f'<span class="num" tabindex="0" data-num="{html.escape(name)}" data-style="{style}" '
-            f'aria-describedby="{popover_id}">{html.escape(display)}</span>'
-            f'<span role="tooltip" id="{popover_id}" class="num-popover" hidden>{rows.rstrip()}</span>')
+            f'aria-describedby="{html.escape(label_id)} {html.escape(rows_id)}">{html.escape(display)}</span>')
 
 
 def derivation(number, where: bool = False) -> list[tuple[str, str]]:

@@ -26,7 +26,7 @@ from markupsafe import Markup
 
 from experiments.numbers import format_number
 
-from .markdown import Lesson, derivation
+from .markdown import Lesson, derivation, derivation_ids
 
 CSP = "; ".join([
     "default-src 'self'",
@@ -79,7 +79,9 @@ def ledger_entries(lesson: Lesson, numbers: dict[str, Any]) -> list[dict]:
     for name, style in lesson.used.items():
         number = numbers[name]
         rows = derivation(number, where=True)
-        entries.append({"name": name, "id": f"num-{name}", "display": format_number(number, style),
+        label_id, rows_id = derivation_ids(name)
+        entries.append({"name": name, "id": f"num-{name}", "label_id": label_id, "rows_id": rows_id,
+                        "display": format_number(number, style),
                         "label": Markup(rows[0][1]), "rows": [(cls, Markup(text)) for cls, text in rows[1:]]})
     return entries
 
@@ -110,9 +112,9 @@ def render_lesson_page(env: jinja2.Environment, course: dict, lesson: Lesson, na
     chapter = next((c for c in course.get("chapters", []) if c.get("id") == lesson.meta.get("chapter")), {})
     return env.get_template("lesson.html").render(
         course=course, lesson=lesson, meta=lesson.meta, body=Markup(lesson.body), chapter=chapter,
-        toc=lesson.toc, nav=nav, ledger=ledger_entries(lesson, numbers), ledger_id=LEDGER_ID,
+        toc=lesson.toc, nav=nav, ledger=ledger_entries(lesson, numbers), ledger_id=LEDGER_ID, scripts=lesson.scripts,
         provenance=provenance(lesson, numbers, models))
 
 
 def render_index_page(env: jinja2.Environment, course: dict, lessons: dict[str, Lesson]) -> str:
-    return env.get_template("index.html").render(course=course, chapters=outline(course, lessons))
+    return env.get_template("index.html").render(course=course, chapters=outline(course, lessons), scripts=[])

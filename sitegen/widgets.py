@@ -59,7 +59,7 @@ def _tools(ctx):
     chart() a lazily drawn Plotly figure; json() data for widgets.js; uid() a page-unique id."""
     def num(name: str, style: str = "n") -> Markup:
         number = ctx.number(name, style)
-        return Markup(number_html(number, name, style, ctx.page.fmt(number, style), ctx.page.next_id("drv")))
+        return Markup(number_html(name, style, ctx.page.fmt(number, style)))
 
     def md(text: str) -> Markup:
         _, out = render_markdown(text, ctx.page)
@@ -69,6 +69,7 @@ def _tools(ctx):
         return Markup(out)
 
     def chart(spec: dict, label: str) -> Markup:
+        ctx.page.need_script("charts.js")
         chart_id = ctx.page.next_id("chart")
         return Markup(f'<figure class="chart" id="{chart_id}" aria-label="{html.escape(label)}">'
                       f'{json_script(spec, "chart-spec")}'
@@ -78,6 +79,7 @@ def _tools(ctx):
 
 
 def render(template: str, ctx, **values) -> str:
+    ctx.page.need_script(*SCRIPTS.get(ctx.name, ()))
     return _env.get_template(template).render(**_tools(ctx), **values)
 
 
@@ -167,3 +169,12 @@ WIDGETS = {
 from .widgets_ffn import FFN_WIDGETS  # noqa: E402  (the FFN lesson's widgets live in their own module)
 
 WIDGETS.update(FFN_WIDGETS)
+
+# The static/js files that make each widget live (widgets without an entry stay as the build rendered them).
+C4_SCRIPTS = ("widgets.js", "widgets-c4.js")
+SCRIPTS: dict[str, tuple[str, ...]] = {
+    "tracker": C4_SCRIPTS, "ledger-total": C4_SCRIPTS, "ledger-layer": C4_SCRIPTS, "ledger-compare": C4_SCRIPTS,
+    "crossover": C4_SCRIPTS, "baseline": C4_SCRIPTS, "byo-config": ("derivation.js", *C4_SCRIPTS),
+    "code": ("widgets.js",),
+    **dict.fromkeys(FFN_WIDGETS, ("widgets.js", "widgets-ffn.js")),
+}

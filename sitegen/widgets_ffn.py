@@ -25,8 +25,8 @@ RATIO_CHOICES = ("2", "8/3", "3", "3.5", "4", "16/3", "8")
 ALIGN_CHOICES = (1, 64, 128, 256, 512, 1024)
 DTYPE_CHOICES = ("FP32", "BF16", "FP16", "FP8", "INT8", "INT4")
 BATCH_CHOICES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
-ROWS_CHOICES = (256, 512, 1024, 2048, 4096)
-COLS_CHOICES = (64, 128, 256, 512, 1024)
+ROWS_CHOICES = (256, 512, 1024, 2048)
+COLS_CHOICES = (32, 64, 128)
 
 
 def _w():
@@ -166,7 +166,7 @@ def moe(options, ctx) -> str:
 # -- ffn-int4 ----------------------------------------------------------------------------------------------------
 def int4(options, ctx) -> str:
     rows = _opt(ctx, options, "rows", 1024)
-    cols = _opt(ctx, options, "cols", 512)
+    cols = _opt(ctx, options, "cols", 64)
     pct = str(_opt(ctx, options, "outlier_pct", "1"))
     scale = str(_opt(ctx, options, "outlier_scale", "10"))
     seed = _opt(ctx, options, "seed", 0)

@@ -183,6 +183,15 @@ def guarded_pages(browser):
         pytest.fail("the page was not clean:\n  " + "\n  ".join(problems), pytrace=False)
 
 
+@pytest.fixture(scope="module")
+def module_guard(browser):
+    """One guarded context shared by a module's tests (a page loaded once, used by many); checked at the end."""
+    guard = PageGuard(browser.new_context())
+    yield guard
+    guard.context.close()
+    guard.assert_clean()
+
+
 @pytest.fixture
 def guarded_page(guarded_pages):
     """One guarded page: the test fails if it logs a console error, throws, or asks a non-local host."""

@@ -21,6 +21,7 @@ from experiments.errors import BuildError
 from experiments.expr import Const, Sym
 from experiments.numbers import Number, exact_text
 from sitegen import markdown
+from sitegen.pages import ledger_entries
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "markdown"
 CASES = sorted(FIXTURES.glob("*.md"))
@@ -106,15 +107,26 @@ def test_unknown_number_names_file_line_and_reference():
     assert len(errors) == 2  # every problem, not just the first
 
 
-def test_number_popover_is_wired_for_screen_readers():
+def test_number_is_described_by_its_ledger_entry():
+    """Every use of a number points (aria-describedby) at the label and rows of its one 数字口径 entry, which
+    carries the derivation: nothing is repeated per use."""
     out, _ = render_case(FIXTURES / "number-role.md")
     nums = re.findall(r'<span class="num" tabindex="0" data-num="([^"]+)" data-style="(\w+)" '
-                      r'aria-describedby="(drv-\d+)">', out)
+                      r'aria-describedby="([^"]+)">', out)
     assert [(n, s) for n, s, _ in nums] == [("anchor.ffn", "n"), ("anchor.ffn", "B"), ("anchor.ffn_share", "pct")]
-    for _, _, pid in nums:
-        assert f'<span role="tooltip" id="{pid}" class="num-popover" hidden>' in out
-    assert len({pid for _, _, pid in nums}) == 3
-    assert "= L · 3 · d · d_ff" in out and "= 64 × 3 × 5,120 × 17,408" in out and "✓" in out
+    for name, _, ids in nums:
+        assert ids.split() == [f"num-{name}-label", f"num-{name}-rows"] == list(markdown.derivation_ids(name))
+    assert "num-popover" not in out and "= L · 3 · d · d_ff" not in out
+
+    page = page_for(FIXTURES / "number-role.md")
+    markdown.render_markdown((FIXTURES / "number-role.md").read_text(encoding="utf-8"), page)
+    entries = ledger_entries(page, NUMBERS)
+    assert [(e["name"], e["label_id"], e["rows_id"]) for e in entries] == [
+        ("anchor.ffn", "num-anchor.ffn-label", "num-anchor.ffn-rows"),
+        ("anchor.ffn_share", "num-anchor.ffn_share-label", "num-anchor.ffn_share-rows")]
+    rows = dict(entries[0]["rows"])
+    assert rows["formula"] == "= L · 3 · d · d_ff" and rows["subst"] == "= 64 × 3 × 5,120 × 17,408"
+    assert "✓" in rows["check drv-check-ok"] and entries[0]["label"] == "锚点：FFN 参数（全部层）"
 
 
 def test_numbers_used_are_recorded_in_first_use_order():

@@ -2,7 +2,7 @@
 
 Figures: the C4 source (../shared/seeds/000_f3fbfa652c4ee658.txt) as checked in ../shared/reference/README.md.
 For each number reference (span.num) the test re-derives the displayed text from the registry, evaluates the
-popover's substituted expression in Python and requires it to equal the value exactly.
+substituted expression of its derivation (which aria-describedby points at, and popover.js shows) in Python and requires it to equal the value exactly.
 """
 import json
 import re
@@ -116,8 +116,11 @@ def test_every_number_on_every_page_explains_itself(repo_site, numbers):
             number = numbers[name]
             assert shown == format_number(number, style), f"{page.name}: {name} shows {shown!r}"
             assert attrs.get("tabindex") == "0"
-            popover = p.by_id.get(attrs.get("aria-describedby"))
-            assert popover and number.label in popover, f"{page.name}: {name} has no popover"
+            # the description: the number's label and derivation rows in the page's 数字口径 list
+            ids = attrs.get("aria-describedby", "").split()
+            assert ids == [f"num-{name}-label", f"num-{name}-rows"], f"{page.name}: {name} is not described"
+            popover = " ".join(p.by_id.get(i, "") for i in ids)
+            assert number.label in popover, f"{page.name}: {name}'s description lacks its label"
             if number.expr is not None:
                 substituted = number.expr.substituted()
                 assert substituted in popover
@@ -139,6 +142,17 @@ def test_every_lesson_ends_with_a_complete_number_ledger(repo_site, numbers):
         assert listed == used, f"{page.name}: 数字口径 differs: {sorted(set(used) ^ set(listed))[:5]}"
         for name in listed:
             assert numbers[name].sources
+
+
+def test_each_page_loads_only_the_widget_scripts_it_uses(repo_site):
+    def scripts(name):
+        html = (repo_site.out / name).read_text(encoding="utf-8")
+        return re.findall(r'<script defer src="static/js/([^"]+)"', html)
+    base = ["runtime-client.js", "popover.js"]
+    assert scripts("index.html") == base
+    assert scripts("c4-transformer-block.html") == base + ["derivation.js", "widgets.js", "widgets-c4.js",
+                                                           "charts.js"]
+    assert scripts("c4-ffn-deep-read.html") == base + ["widgets.js", "widgets-ffn.js", "charts.js"]
 
 
 def test_home_page_outline(repo_site):

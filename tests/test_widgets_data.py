@@ -205,14 +205,16 @@ def test_api_tracker_and_baseline_forward():
     assert json.loads(api.baseline_forward("[0]"))["status"].startswith("浏览器里跑完：3,688,704 个参数")
 
 
-def test_api_caches_ledgers_by_config():
+def test_ledgers_are_cached_by_config():
+    from experiments import ffn, ledger
     cfg = dict(BASELINE_CONFIG)
     first = api._ledger(cfg)
     assert api._ledger(dict(reversed(list(cfg.items())))) is first     # key order does not matter
     assert api._ledger({"meta": {}, "config": cfg}) is first
-    for i in range(api.CACHE_SIZE + 3):
+    assert ffn._ledger(cfg) is first                                    # the FFN lesson's calculators share it
+    for i in range(ledger.CACHE_SIZE + 3):
         api._ledger({**cfg, "vocab_size": 1000 + i})
-    assert len(api._CACHE) == api.CACHE_SIZE
+    assert len(ledger._CACHE) == ledger.CACHE_SIZE
 
 
 # -- bring your own config ---------------------------------------------------------------------------------------------

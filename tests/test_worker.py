@@ -57,14 +57,6 @@ def site_url(tmp_path_factory, http_serve) -> str:
 
 
 @pytest.fixture(scope="module")
-def module_guard(browser):
-    guard = PageGuard(browser.new_context())
-    yield guard
-    guard.context.close()
-    guard.assert_clean()
-
-
-@pytest.fixture(scope="module")
 def runtime_page(module_guard, site_url):
     page = module_guard.new_page()
     page.add_init_script(RECORD_STATES)

@@ -1,13 +1,18 @@
 /*
- * popover.js - shows a number's derivation (plain JS, loaded with <script defer>).
+ * popover.js - shows a number's derivation beside it (plain JS, loaded with <script defer>).
  *
- * The build renders every cited number as
- *     <span class="num" tabindex="0" aria-describedby="drv-3">27,781,427,952</span>
- *     <span role="tooltip" id="drv-3" class="num-popover" hidden>…label, formula, substitution, sources…</span>
- * so a screen reader announces the number, then its derivation as the description, with or without this file.
- * This file only makes the popover visible: on hover (mouse), on keyboard focus, and on tap/click (which pins
- * it open until a second tap, a tap elsewhere or Escape). One popover is open at a time. It is placed below
- * the number, or above it when there is more room there, never over the number it explains.
+ * Each derivation is written once, in the page's 数字口径 list, and every use of the number points at it:
+ *     <span class="num" tabindex="0" aria-describedby="num-anchor.total-label num-anchor.total-rows">27,781,427,952</span>
+ *     ...
+ *     <li id="num-anchor.total"><p>... <span id="num-anchor.total-label">锚点：总参数</span> ...</p>
+ *       <ul id="num-anchor.total-rows"><li class="drv-formula">= ...</li> ...</ul></li>
+ * so a screen reader announces the number, then its label and derivation as the description, with or without
+ * this file. This file makes that derivation visible next to the number: it copies the label and rows into one
+ * shared popover (aria-hidden: the description is already announced). A number built in the browser
+ * (derivation.js) carries its own hidden popover instead, and that one is shown as it is.
+ * The popover opens on hover (mouse), on keyboard focus, and on tap/click (which pins it open until a second tap,
+ * a tap elsewhere or Escape). One is open at a time. It is placed below the number, or above it when there is
+ * more room there, never over the number it explains.
  */
 (function () {
   "use strict";
@@ -19,9 +24,37 @@
   let open = null;      // {num, pop, pinned}
   let hideTimer = 0;
 
+  let shared = null;    // the popover for build-time numbers, filled with a copy of the 数字口径 entry
+
+  function sharedPopover() {
+    if (!shared) {
+      shared = document.createElement("div");
+      shared.className = "num-popover";
+      shared.hidden = true;
+      shared.setAttribute("aria-hidden", "true");
+      document.body.append(shared);
+    }
+    return shared;
+  }
+
+  function copyRows(source) {   // label span or derivation <ul> -> block spans (our own DOM, cloned, no HTML strings)
+    const items = source.tagName === "UL" ? Array.from(source.children) : [source];
+    return items.map((item) => {
+      const span = document.createElement("span");
+      span.className = item.tagName === "LI" ? item.className : "drv-label";
+      item.childNodes.forEach((n) => span.append(n.cloneNode(true)));
+      return span;
+    });
+  }
+
   function popoverOf(num) {
-    const id = num.getAttribute("aria-describedby");
-    return id ? document.getElementById(id) : null;
+    const ids = (num.getAttribute("aria-describedby") || "").split(/\s+/).filter(Boolean);
+    const parts = ids.map((id) => document.getElementById(id)).filter(Boolean);
+    if (!parts.length) return null;
+    if (parts[0].classList.contains("num-popover")) return parts[0];   // a live number's own popover
+    const pop = sharedPopover();
+    pop.replaceChildren(...parts.flatMap(copyRows));
+    return pop;
   }
 
   function place(num, pop) {

@@ -1,5 +1,6 @@
 /*
- * widgets-ffn.js - behaviour of the FFN deep-read lesson's widgets (see widgets.js for the conventions).
+ * widgets-ffn.js - behaviour of the FFN deep-read lesson's widgets (plain JS, <script defer>, after widgets.js,
+ * whose helpers and conventions it uses).
  *
  * Every widget arrives complete from the build (site/templates/widgets/ffn_*.html, filled by
  * sitegen/widgets_ffn.py with experiments.ffn). This file only makes the controls live: each change calls the
@@ -12,44 +13,14 @@
   "use strict";
 
   const rt = window.courseRuntime;
-  let modelsPromise = null;
+  const W = window.courseWidgets;   // widgets.js: the helpers every lesson's widgets share
+  const { setParams, models, el } = W;
+  const enable = W.whenReady;
 
-  // -- shared helpers -------------------------------------------------------------------------------------------
+  // -- helpers of this lesson's widgets ---------------------------------------------------------------------------
   function query() { return new URLSearchParams(location.search); }
 
-  function setParams(values) {   // read the URL afresh: other widgets may have written their own keys meanwhile
-    const params = query();
-    Object.entries(values).forEach(([k, v]) => {
-      if (v === null || v === undefined || v === "") params.delete(k); else params.set(k, String(v));
-    });
-    const q = params.toString();
-    history.replaceState(null, "", location.pathname + (q ? "?" + q : "") + location.hash);
-  }
-
-  function models() {   // data/models.json: alias -> {id, name, config}; written by the build
-    if (!modelsPromise) {
-      modelsPromise = fetch(new URL("data/models.json", document.baseURI)).then((r) => {
-        if (!r.ok) throw new Error("data/models.json: HTTP " + r.status);
-        return r.json();
-      });
-    }
-    return modelsPromise;
-  }
-
-  function el(tag, attrs, children) {
-    const node = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (k === "text") node.textContent = v; else node.setAttribute(k, v);
-    }
-    for (const c of children || []) node.append(c);
-    return node;
-  }
-
   function td(text, right) { return el("td", right === false ? { text: text } : { class: "r", text: text }); }
-
-  function enable(root, selector) {
-    rt.ready.then(() => root.querySelectorAll(selector).forEach((c) => { c.disabled = false; }), () => {});
-  }
 
   function setText(root, testid, text) {
     const node = root.querySelector('[data-testid="' + testid + '"]');
@@ -363,13 +334,8 @@
     }, () => {});
   }
 
-  const WIDGETS = {
+  W.mount({
     "ffn-swiglu-budget": swiglu, "ffn-memory": memory, "ffn-training-memory": training, "ffn-flops": flops,
     "ffn-moe": moe, "ffn-int4": int4,
-  };
-  document.querySelectorAll(".widget[data-widget]").forEach((w) => {
-    const setup = WIDGETS[w.dataset.widget];
-    const inner = w.querySelector(".widget-static > *");
-    if (setup && inner) setup(inner);
   });
 })();
