@@ -91,10 +91,16 @@ def crossover_at(args_json: str) -> str:
 
 
 def crossover_view(args_json: str) -> str:
-    """[config, name?] -> the crossover widget for one model: series, crossover, ratio at the native context."""
-    from .widgets_data import crossover_series
-    config, name = (_args(args_json) + [""])[:2]
-    return _dumps(crossover_series(_ledger(config), name=name or ""))
+    """[config, name?, T?] -> the crossover widget for one model: series, crossover, ratio at the native context,
+    and the readout `at` for min(T, native context), or for the native context when T is null (so a model
+    change costs one round trip)."""
+    from .widgets_data import crossover_at as at, crossover_series
+    config, name, T = _padded(args_json, 3)
+    ledger = _ledger(config)
+    view = crossover_series(ledger, name=name or "")
+    t_max = view["t_max_raw"]
+    view["at"] = at(ledger, t_max if T is None else min(_context_length(T), t_max))
+    return _dumps(view)
 
 
 def tracker(args_json: str) -> str:

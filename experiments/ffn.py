@@ -525,8 +525,8 @@ def moe_table(models: list) -> list[dict]:
 INT4_LEVELS = 7            # symmetric: q in [-7, 7], scale = absmax / 7
 SIGMA = 0.02               # the weights' standard deviation (GPT-style init scale)
 PROBE_GROUPS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
-# the page recomputes the probe on every change: up to 2,048 × 128 weights keeps that to about a frame or two
-MAX_PROBE_WEIGHTS = 2048 * 128
+# the page recomputes the probe on every change: up to 1,024 × 64 weights keeps that within a frame or two
+MAX_PROBE_WEIGHTS = 1024 * 64
 
 
 def _approx_normal(rng, shape, sigma: float):
@@ -556,17 +556,35 @@ def probe_matrix(rows: int, cols: int, outlier_pct: Fraction, outlier_scale: Fra
     return w, mask, plain
 
 
-def quantize_int4(w, group: int):
-    """Symmetric INT4, one scale per group of `group` consecutive input channels (rows) in each column.
-    (|w| ≤ the group's max, so round(w / scale) already lies in −7..7: no clip needed.)"""
+def quantize_int4(w, group: int, group_max=None):
+    """Symmetric INT4, one scale per group of `group` consecutive input channels (rows) in each column: the
+    group's largest |w| / 7, and every weight rounded to a multiple of it. (|w| ≤ that largest, so the rounded
+    multiple already lies in −7..7: no clip needed.) group_max: the groups' largest |w|, if already known."""
     import numpy as np
     rows, cols = w.shape
     blocks = w.reshape(rows // group, group, cols)
-    scale = np.max(np.abs(blocks), axis=1, keepdims=True) / float(INT4_LEVELS)
+    if group_max is None:
+        group_max = np.max(np.abs(blocks), axis=1)
+    scale = group_max[:, None, :] / float(INT4_LEVELS)
     safe = np.where(scale > 0.0, scale, 1.0)
     q = np.round(blocks / safe)
     q *= safe
     return q.reshape(rows, cols)
+
+
+def group_maxima(w, groups):
+    """{g: the largest |w| of each group of g rows in each column}, for group sizes that each divide the next
+    (powers of two): each from the one before, max of maxima (a max has no rounding: any order gives the same)."""
+    import numpy as np
+    rows, cols = w.shape
+    out, prev, prev_g = {}, None, 1
+    for g in sorted(groups):
+        if prev is None:
+            prev = np.max(np.abs(w).reshape(rows // g, g, cols), axis=1)
+        else:
+            prev = np.max(prev.reshape(rows // g, g // prev_g, cols), axis=1)
+        out[g], prev_g = prev, g
+    return out
 
 
 def tree_sum(a) -> float:
@@ -574,21 +592,32 @@ def tree_sum(a) -> float:
     then add the second half to the first half until one value is left. Each step is an elementwise IEEE
     addition on contiguous halves, so the result does not depend on the platform's reduction kernels (np.sum may
     use SIMD partial sums whose grouping differs between machines)."""
+    return float(row_sums(_as_row(a))[0])
+
+
+def _as_row(a):
     import numpy as np
-    flat = np.ascontiguousarray(a, dtype=np.float64).ravel()
+    return np.ascontiguousarray(a, dtype=np.float64).reshape(1, -1)
+
+
+def row_sums(a):
+    """Each row's sum of a 2-D float64 array, by the same fixed tree as tree_sum, applied to all rows at once."""
+    import numpy as np
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    rows, n = a.shape
     size = 1
-    while size < flat.size:
+    while size < n:
         size *= 2
-    if size != flat.size:
-        flat = np.concatenate([flat, np.zeros(size - flat.size, dtype=np.float64)])
-    while flat.size > 1:
-        half = flat.size // 2
-        flat = flat[:half] + flat[half:]
-    return float(flat[0]) if flat.size else 0.0
+    if size != n:
+        a = np.concatenate([a, np.zeros((rows, size - n), dtype=np.float64)], axis=1)
+    while a.shape[1] > 1:
+        half = a.shape[1] // 2
+        a = a[:, :half] + a[:, half:]
+    return a[:, 0] if n else np.zeros(rows, dtype=np.float64)
 
 
-def _fsum_sq(a) -> float:
-    return tree_sum(a * a)
+def _row_sq(a):
+    return row_sums(a * a)
 
 
 def _sig(x: float, digits: int = 4) -> str:
@@ -608,19 +637,19 @@ def int4_probe(rows=1024, cols=64, outlier_pct="1", outlier_scale="10", seed=0, 
     seed = parse_int(seed, "随机种子", 0, 2**32 - 1)
     w, mask, plain = probe_matrix(rows, cols, p, s, seed)
     normal = ~mask
-    w_sq = _fsum_sq(w)
-    w_sq_normal = _fsum_sq(w[normal]) if normal.any() else 0.0
-    plain_sq = _fsum_sq(plain)
+    any_normal = bool(normal.any())
+
+    def sums(row_sq):   # (all rows, the normal rows), each by the fixed tree
+        return tree_sum(row_sq), (tree_sum(row_sq[normal]) if any_normal else 0.0)
+    w_sq, w_sq_normal = sums(_row_sq(w))
+    plain_sq = tree_sum(_row_sq(plain))
     count = rows * cols
+    groups = [int(g) for g in groups if int(g) <= rows and rows % int(g) == 0]
+    w_max, plain_max = group_maxima(w, groups), group_maxima(plain, groups)
     out = []
     for g in groups:
-        g = int(g)
-        if g > rows or rows % g:
-            continue
-        err = quantize_int4(w, g) - w
-        e_sq = _fsum_sq(err)
-        e_sq_normal = _fsum_sq(err[normal]) if normal.any() else 0.0
-        e_plain = _fsum_sq(quantize_int4(plain, g) - plain)
+        e_sq, e_sq_normal = sums(_row_sq(quantize_int4(w, g, w_max[g]) - w))
+        e_plain = tree_sum(_row_sq(quantize_int4(plain, g, plain_max[g]) - plain))
         rms = math.sqrt(e_sq / count)
         rel = math.sqrt(e_sq / w_sq)
         rel_normal = math.sqrt(e_sq_normal / w_sq_normal) if w_sq_normal else 0.0

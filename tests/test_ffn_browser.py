@@ -247,10 +247,10 @@ def test_int4_probe_build_time_equals_browser_equals_cpython(page):
 def test_int4_probe_other_seed_matches_cpython(page):
     root = ".ffn-int4"
     before = updates(page, "ffn-int4")
-    set_values(page, root, {".q-rows": 2048, ".q-cols": 128, ".q-pct": "2.5", ".q-scale": "20", ".q-seed": 7})
+    set_values(page, root, {".q-rows": 512, ".q-cols": 32, ".q-pct": "2.5", ".q-scale": "20", ".q-seed": 7})
     fire_change(page, root, ".q-seed")
     wait_update(page, "ffn-int4", before)
-    expected = ffn.int4_probe(2048, 128, "2.5", "20", 7)
+    expected = ffn.int4_probe(512, 32, "2.5", "20", 7)
     assert table(page, ".q-table") == _probe_rows(expected)
     assert _raw(page) == [g["raw"] for g in expected["groups"]]
     for testid, key in (("q-outliers", "outliers"), ("q-rms-w", "rms_w"), ("q-checksum", "checksum"),

@@ -416,8 +416,8 @@ def test_sci_and_tree_sum():
 
 
 def test_int4_probe_is_deterministic_and_sane():
-    a = ffn.int4_probe(512, 256, "2", "8", 11)
-    b = ffn.int4_probe(512, 256, "2", "8", 11)
+    a = ffn.int4_probe(512, 128, "2", "8", 11)
+    b = ffn.int4_probe(512, 128, "2", "8", 11)
     assert a == b
     rel = [g["rel_value"] for g in a["groups"]]
     plain = [g["rel_plain_value"] for g in a["groups"]]
@@ -425,7 +425,20 @@ def test_int4_probe_is_deterministic_and_sane():
     assert all(r > p for r, p in zip(rel, plain))              # outlier rows hurt every group size
     assert [g["group"] for g in a["groups"]] == [16, 32, 64, 128, 256, 512]
     with pytest.raises(ValueError):
-        ffn.int4_probe(1000, 256, "1", "10", 0)                 # rows must be a power of two
+        ffn.int4_probe(1000, 16, "1", "10", 0)                  # rows must be a power of two
+    with pytest.raises(ValueError, match="65,536"):
+        ffn.int4_probe(2048, 64, "1", "10", 0)                  # kept small enough to recompute on every change
+
+
+def test_group_maxima_and_row_sums_match_plain_numpy():
+    import numpy as np
+    w = np.random.default_rng(3).standard_normal((256, 24))
+    maxima = ffn.group_maxima(w, [16, 64, 256])
+    for g, m in maxima.items():
+        assert np.array_equal(m, np.abs(w).reshape(256 // g, g, 24).max(axis=1))
+        assert np.array_equal(ffn.quantize_int4(w, g, m), ffn.quantize_int4(w, g))
+    sums = ffn.row_sums(w)
+    assert sums.shape == (256,) and np.allclose(sums, w.sum(axis=1), rtol=1e-13, atol=1e-13)
 
 
 def test_api_round_trips():

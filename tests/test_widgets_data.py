@@ -193,6 +193,11 @@ def test_api_crossover_and_compare():
                                                       ["anchor", "Q", anchor]]])))
     assert [c["total"] for c in data["cols"]] == ["124,439,808", "27,781,427,952"]
     assert json.loads(api.crossover_view(json.dumps([anchor, "Q"])))["crossover"] == "87,040"
+    # one round trip for a model change: the readout at T (clipped to the native context) comes along
+    native = json.loads(api.crossover_view(json.dumps([anchor, "Q"])))["at"]
+    assert native == json.loads(api.crossover_at(json.dumps([anchor, 262_144])))
+    assert json.loads(api.crossover_view(json.dumps([anchor, "Q", 4096])))["at"]["T"] == "4,096"
+    assert json.loads(api.crossover_view(json.dumps([anchor, "Q", 10**9])))["at"] == native
 
 
 def test_api_tracker_and_baseline_forward():

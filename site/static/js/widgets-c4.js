@@ -204,29 +204,31 @@
     }
     // one job for both inputs: the wanted {alias, T}; a new model first loads its series (t_max, crossover, chart)
     const want = { alias: alias, T: null };
+    // (a new model: one call returns its series and the readout at the wanted T, clipped to its native context)
     const recompute = latest(root, "crossover", () => models().then((ms) => {
       const a = want.alias;
       const cfg = ms[a].config;
-      const series = a === alias ? null : call("crossover_view", [cfg, ms[a].name]);
-      return Promise.resolve(series).then((v) => {
-        if (v) {
-          alias = a;
-          tMax = v.t_max_raw;
-          root.dataset.tMax = String(tMax);
-          root.dataset.model = alias;
-          root.querySelector(".model-name").textContent = ms[alias].name;
-          root.querySelector(".crossover-point").textContent = v.crossover_point;
-          root.querySelector(".native-ratio").textContent = v.native;
-          chart(root, v.chart);
-        }
+      if (a === alias) {
         T = Math.min(want.T || tMax, tMax);
-        slider.value = String(toSlider(T));
-        setState(ns, "T", T === tMax ? null : String(T));
         return call("crossover_at", [cfg, T]);
-      }).then((r) => {
-        readout(r);
-        if (window.courseCharts) window.courseCharts.mark(fig, T);
+      }
+      return call("crossover_view", [cfg, ms[a].name, want.T]).then((v) => {
+        alias = a;
+        tMax = v.t_max_raw;
+        root.dataset.tMax = String(tMax);
+        root.dataset.model = alias;
+        root.querySelector(".model-name").textContent = ms[alias].name;
+        root.querySelector(".crossover-point").textContent = v.crossover_point;
+        root.querySelector(".native-ratio").textContent = v.native;
+        chart(root, v.chart);
+        T = Math.min(want.T || tMax, tMax);
+        return v.at;
       });
+    }).then((r) => {
+      slider.value = String(toSlider(T));
+      setState(ns, "T", T === tMax ? null : String(T));
+      readout(r);
+      if (window.courseCharts) window.courseCharts.mark(fig, T);
     }));
     slider.addEventListener("input", () => {
       want.T = toT(slider.value);

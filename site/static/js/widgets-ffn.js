@@ -113,6 +113,13 @@
   }
 
   // -- memory and decode calculator -----------------------------------------------------------------------------
+  const MEMORY_READOUT = {   // data-testid -> key of experiments.api:ffn_memory's answer
+    "mem-params": "params", "mem-weights-gb": "weights", "mem-ffn-gb": "ffn_weights", "mem-ffn-share": "ffn_share",
+    "mem-read": "read", "mem-read-ffn": "read_ffn_share", "mem-tmem": "t_mem", "mem-tcmp": "t_compute",
+    "mem-tstep": "t_step", "mem-bound": "bound", "mem-tps": "tok_s_stream", "mem-tps-total": "tok_s_total",
+    "mem-takeover": "takeover",
+  };
+
   function memory(root) {
     const c = {
       model: root.querySelector(".mem-model"), dtype: root.querySelector(".mem-dtype"),
@@ -138,19 +145,7 @@
       ]));
       return guard(work, ([r, s]) => {
         showError(root, ".mem-error", null);
-        setText(root, "mem-params", r.params);
-        setText(root, "mem-weights-gb", r.weights);
-        setText(root, "mem-ffn-gb", r.ffn_weights);
-        setText(root, "mem-ffn-share", r.ffn_share);
-        setText(root, "mem-read", r.read);
-        setText(root, "mem-read-ffn", r.read_ffn_share);
-        setText(root, "mem-tmem", r.t_mem);
-        setText(root, "mem-tcmp", r.t_compute);
-        setText(root, "mem-tstep", r.t_step);
-        setText(root, "mem-bound", r.bound);
-        setText(root, "mem-tps", r.tok_s_stream);
-        setText(root, "mem-tps-total", r.tok_s_total);
-        setText(root, "mem-takeover", r.takeover);
+        Object.entries(MEMORY_READOUT).forEach(([testid, key]) => setText(root, testid, r[key]));
         fill(root, ".mem-batches", s.rows.map((x) => [x.batch, x.t_step, x.tok_s_stream, x.tok_s_total, [x.bound, false]]));
         done(root);
       }).catch((e) => showError(root, ".mem-error", e));
