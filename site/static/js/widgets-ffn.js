@@ -323,6 +323,9 @@
     run.addEventListener("click", update);
     Object.values(c).forEach((x) => x.addEventListener("change", update));
     enable(root, "input, select, button");
+    // once the runtime is up, run a tiny probe (16 × 3 weights, result unused): the browser compiles the numpy
+    // code it needs on first use, and this way that happens while the learner reads, not on their first change
+    rt.ready.then(() => rt.call("experiments.api:ffn_int4_probe", [16, 3, "10", "10", 0])).catch(() => {});
     rt.ready.then(() => {
       if (restore(root, query(), { q_rows: ".q-rows", q_cols: ".q-cols", q_pct: ".q-pct", q_scale: ".q-scale",
         q_seed: ".q-seed" })) update();
