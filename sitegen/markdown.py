@@ -235,9 +235,6 @@ def table_of_contents(tokens: list[Token]) -> list[tuple[str, str]]:
 
 
 # -- tables: scroll inside their own box on narrow screens; alignment as classes (the CSP refuses style="") ---
-_ROLE_SOURCE = re.compile(r"\{\w+\}`([^`]*)`")   # {n}`name` as written in the Markdown source
-
-
 def table_scroll_plugin(md: MarkdownIt) -> None:
     def table_open(self, tokens, idx, options, env):
         # each scrollable region needs its own name: the table's number on the page and its column headings
@@ -246,8 +243,9 @@ def table_scroll_plugin(md: MarkdownIt) -> None:
         for token in tokens[idx + 1:]:
             if token.type == "thead_close":
                 break
-            if token.type == "inline":
-                heads.append(_ROLE_SOURCE.sub(lambda m: m.group(1), token.content).strip())
+            if token.type == "inline":   # the cell's plain text: text and code spans, no Markdown syntax
+                heads.append("".join(c.content for c in token.children or [] if c.type in ("text", "code_inline"))
+                             .strip())
         label = f"表 {n}：{'、'.join(h for h in heads if h)}（可横向滚动）"
         return (f'<div class="table-scroll" role="region" tabindex="0" aria-label="{html.escape(label)}">\n'
                 + self.renderToken(tokens, idx, options, env))

@@ -129,6 +129,14 @@ def test_number_is_described_by_its_ledger_entry():
     assert "✓" in rows["check drv-check-ok"] and entries[0]["label"] == "锚点：FFN 参数（全部层）"
 
 
+def test_each_scrolling_table_is_named_by_its_plain_column_headings():
+    page = markdown.Page(file="lessons/x.md")
+    _, out = markdown.render_markdown("| **模型** | `d_ff` | [链接](http://a.b) |\n|---|---|---|\n| a | b | c |\n\n"
+                                      "| 层 | 参数 |\n|---|---|\n| 1 | 2 |\n", page)
+    labels = re.findall(r'<div class="table-scroll" role="region" tabindex="0" aria-label="([^"]+)">', out)
+    assert labels == ["表 1：模型、d_ff、链接（可横向滚动）", "表 2：层、参数（可横向滚动）"]
+
+
 def test_numbers_used_are_recorded_in_first_use_order():
     page = page_for(FIXTURES / "number-role.md")
     markdown.render_markdown((FIXTURES / "number-role.md").read_text(encoding="utf-8"), page)

@@ -268,6 +268,26 @@ def test_axe_with_widget_errors_showing(site_dir, scheme, base, pages_of):
     assert not problems, "\n".join(problems)
 
 
+def test_axe_after_the_widgets_redraw_their_tables(site_dir, base, pages_of):
+    """Tables the browser builds (a pasted config's ledgers, a layer ledger for another model) are named apart
+    from the build's: every scrolling region on the page keeps a name of its own, and axe stays clean."""
+    name = _byo_page(site_dir)
+    page = pages_of(base + name)
+    wait_runtime_ready(page)
+    byo = page.locator(".widget[data-widget=byo-config]").first
+    page.wait_for_selector(".widget[data-widget=byo-config] .byo-example:not([disabled])")
+    byo.locator(".byo-example").click()
+    byo.locator("[data-testid=byo-config-total] .num").wait_for()
+    picker = page.locator(".widget[data-widget=ledger-layer] select.model-picker").first
+    if picker.count():
+        picker.select_option(index=1)
+        page.wait_for_function("() => !document.querySelector('.widget[data-widget=ledger-layer] [data-busy]')")
+    labels = page.eval_on_selector_all("[role=region]", "els => els.map(e => e.getAttribute('aria-label'))")
+    assert len(labels) > 10 and len(set(labels)) == len(labels), [x for x in labels if labels.count(x) > 1]
+    problems = _serious(_axe(page), name)
+    assert not problems, "\n".join(problems)
+
+
 SHOWN = """(el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden" &&
   (!el.checkVisibility || el.checkVisibility({ contentVisibilityAuto: false, visibilityProperty: true }))"""
 

@@ -53,7 +53,7 @@
     if (!parts.length) return null;
     if (parts[0].classList.contains("num-popover")) return parts[0];   // a live number's own popover
     const pop = sharedPopover();
-    pop.replaceChildren(...parts.flatMap(copyRows));
+    if (!(open && open.num === num)) pop.replaceChildren(...parts.flatMap(copyRows));   // (keep its scroll)
     return pop;
   }
 

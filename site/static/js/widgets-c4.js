@@ -17,10 +17,15 @@
       el("td", { class: "r col-backbone", text: r.share_backbone })]));
   }
 
-  function layerSection(layer) {
-    return el("section", { class: "layer", "data-layer": layer.type, "aria-label": layer.label }, [
-      el("h3", { text: layer.label + " ×" + layer.n + "：每层 " + layer.per_layer }),
-      el("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": "表格（可横向滚动）" }, [el("table", {}, [
+  // a table that may scroll sideways: a focusable region, named after what it shows (as the templates name it)
+  function scrollTable(label, table) {
+    return el("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": "表格：" + label + "（可横向滚动）" }, [table]);
+  }
+
+  function layerSection(layer, who) {
+    return el("section", { class: "layer", "data-layer": layer.type, "aria-label": who + layer.label }, [
+      el(who ? "h4" : "h3", { text: layer.label + " ×" + layer.n + "：每层 " + layer.per_layer }),   // (under byo's h3)
+      scrollTable(who + layer.label + "逐矩阵的参数", el("table", {}, [
         el("thead", {}, [el("tr", {}, [el("th", { scope: "col", text: "张量" }), el("th", { scope: "col", text: "形状" }),
           el("th", { scope: "col", class: "r", text: "参数" })])]),
         el("tbody", {}, layer.rows.map((r) => el("tr", {}, [el("td", {}, [el("code", { text: r.name })]),
@@ -31,20 +36,22 @@
             el("td", { class: "r", text: layer.ffn })]),
           el("tr", {}, [el("th", { scope: "row", colspan: "2", text: "本层合计" }), el("td", { class: "r", text: layer.per_layer })]),
         ]),
-      ])]),
+      ])),
     ]);
   }
 
-  function layerBody(ll) {   // the contents of .layer-body for ledger_layer data
-    const nodes = [el("div", { class: "layer-columns" }, ll.layers.map(layerSection))];
+  // the contents of .layer-body for ledger_layer data; who: "" or a prefix naming another model ("你的模型：")
+  function layerBody(ll, who) {
+    who = who || "";
+    const nodes = [el("div", { class: "layer-columns" }, ll.layers.map((layer) => layerSection(layer, who)))];
     if (ll.diff) {
       const d = ll.diff;
-      nodes.push(el("div", { class: "layer-diff" }, [el("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": "表格（可横向滚动）" }, [el("table", {}, [
+      nodes.push(el("div", { class: "layer-diff" }, [scrollTable(who + "两种层的差别", el("table", {}, [
         el("thead", {}, [el("tr", {}, [el("th", { scope: "col", text: "一层里的部分" }), el("th", { scope: "col", class: "r", text: d.a }),
           el("th", { scope: "col", class: "r", text: d.b }), el("th", { scope: "col", class: "r", text: "差" })])]),
         el("tbody", {}, d.rows.map((r) => el("tr", {}, [el("th", { scope: "row", text: r.label }),
           el("td", { class: "r", text: r.a }), el("td", { class: "r", text: r.b }), el("td", { class: "r", text: r.diff })]))),
-      ])]), el("p", { class: "diff", text: d.sentence })]));
+      ])), el("p", { class: "diff", text: d.sentence })]));
     } else {
       nodes.push(el("p", { class: "diff", text: ll.single }));
     }
@@ -365,18 +372,18 @@
       const fig = el("figure", { class: "chart", "aria-label": "你的模型：FFN 与全注意力打分每 token FLOPs 对比上下文长度" }, [
         el("script", { type: "application/json", class: "chart-spec", text: "{}" })]);
       ledgers.replaceChildren(
-        el("h4", { text: "总账" }),
+        el("h3", { text: "总账" }),
         el("p", { text: "FFN 占整个 checkpoint " + lt.ffn_share_total + "，占文本主干 " + lt.ffn_share_backbone +
           "；文本主干 " + lt.text_backbone + "，每个 token 激活 " + lt.active_per_token + " 个参数。" }),
-        el("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": "表格（可横向滚动）" }, [el("table", { class: "byo-total-table" }, [
+        scrollTable("你的模型：各部件的参数与占比", el("table", { class: "byo-total-table" }, [
           el("thead", {}, [el("tr", {}, [el("th", { scope: "col", text: "部件" }), el("th", { scope: "col", class: "r", text: "参数" }),
             el("th", { scope: "col", class: "r", text: "占整个 checkpoint" }), el("th", { scope: "col", class: "r", text: "占文本主干" })])]),
-          el("tbody", {}, totalRows(lt))])]),
-        el("h4", { text: "一层里" }),
-        el("div", { class: "byo-layer" }, layerBody(v.ledger_layer)),
-        el("h4", { text: "并排" }),
-        el("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": "表格（可横向滚动）" }, [el("table", { class: "byo-compare" }, compareTable(v.compare))]),
-        el("h4", { text: "参数 ≠ 计算" }),
+          el("tbody", {}, totalRows(lt))])),
+        el("h3", { text: "一层里" }),
+        el("div", { class: "byo-layer" }, layerBody(v.ledger_layer, "你的模型：")),
+        el("h3", { text: "并排" }),
+        scrollTable("你的模型与对照模型并排的账本", el("table", { class: "byo-compare" }, compareTable(v.compare))),
+        el("h3", { text: "参数 ≠ 计算" }),
         el("p", { class: "byo-crossover", text: cross.crossover_point }),
         el("p", { class: "byo-native", text: cross.native }),
         fig);
