@@ -244,6 +244,6 @@ def ffn_moe(args_json: str) -> str:
 
 def ffn_int4_probe(args_json: str) -> str:
     """[rows, cols, outlier %, outlier scale, seed] -> group-wise INT4 RMS errors (real numpy, fixed seed)."""
-    rows, cols, pct, scale, seed = _padded(args_json, 5)
-    return json.dumps(_ffn().int4_probe(_given(rows, 1024), _given(cols, 64), _given(pct, "1"),
-                                        _given(scale, "10"), _given(seed, 0)), ensure_ascii=False)
+    ffn = _ffn()
+    given = dict(zip(ffn.PROBE_DEFAULTS, _padded(args_json, 5)))
+    return json.dumps(ffn.int4_probe(**{k: v for k, v in given.items() if v is not None}), ensure_ascii=False)

@@ -278,14 +278,13 @@ def _step_times(w: StepWeights, batch: int, nbytes: Fraction, bw: Fraction, peak
 
 
 @functools.lru_cache(maxsize=64)   # the memory widget asks for one step and then a batch table of the same model
-def compute_takeover_batch(w: StepWeights, moe: bool, nbytes: Fraction, bw: Fraction, peak: Fraction,
-                           limit: int = 1 << 20):
+def compute_takeover_batch(w: StepWeights, nbytes: Fraction, bw: Fraction, peak: Fraction, limit: int = 1 << 20):
     """Smallest batch at which the step's matmul FLOPs at peak take as long as reading its weights (None above
     `limit`)."""
     def compute_wins(b):
         t_mem, t_cmp = _step_times(w, b, nbytes, bw, peak)
         return t_cmp >= t_mem
-    if not moe:   # dense: both sides are linear in batch or constant -> exact
+    if not w.E:   # dense: both sides are linear in batch or constant -> exact
         m = w.active
         b = math.ceil(Fraction(m) * nbytes / (bw * TERA) / (2 * Fraction(m) / (peak * TERA)))
         return max(1, b)
@@ -317,7 +316,7 @@ def decode(config, dtype="BF16", bandwidth_tbps="3.35", batch=1, peak_tflops="98
     N, ffn = ledger.total, ledger.ffn
     step = _decode_step(w, batch, nbytes, bw, peak)
     read, ffn_read = w.read(batch), w.ffn_read(batch)
-    takeover = compute_takeover_batch(w, bool(ledger.arch.moe), nbytes, bw, peak)
+    takeover = compute_takeover_batch(w, nbytes, bw, peak)
     return {"model_type": ledger.arch.family, "dtype": dtype, "bandwidth": format_value(bw, "x2"),
             "peak": format_value(peak, "x1"), "batch": n(batch), "moe": bool(ledger.arch.moe),
             "params": n(N), "params_b": format_value(N, "B2"), "weights": gb(N * nbytes),
@@ -372,7 +371,7 @@ def batch_series(config, dtype="BF16", bandwidth_tbps="3.35", peak_tflops="989.4
     for b in batches:
         r = _decode_step(w, b, nbytes, bw, peak)
         rows.append({k: r[k] for k in ("batch", "t_step", "tok_s_stream", "tok_s_total", "bound")})
-    takeover = compute_takeover_batch(w, bool(ledger.arch.moe), nbytes, bw, peak)
+    takeover = compute_takeover_batch(w, nbytes, bw, peak)
     return {"rows": rows, "takeover": "—" if takeover is None else n(takeover)}
 
 
@@ -509,7 +508,7 @@ def moe_explore(config, n_experts=None, top_k=None, width=None) -> dict:
         cfg[k_w] = parse_int(width, "专家宽度", 1, 10**6)
     if cfg[k_k] > cfg[k_n]:
         raise ValueError(f"每个 token 选的专家数（{cfg[k_k]}）不能多于专家总数（{cfg[k_n]}）")
-    base = moe_summary(build_ledger(config))
+    base = moe_summary(_ledger(config))
     out = moe_summary(build_ledger(cfg))
     return {"model_type": cfg["model_type"], "keys": [k_n, k_k, k_w], "base": base, "now": out}
 
@@ -527,6 +526,8 @@ SIGMA = 0.02               # the weights' standard deviation (GPT-style init sca
 PROBE_GROUPS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
 # the page recomputes the probe on every change: up to 1,024 × 64 weights keeps that within a frame or two
 MAX_PROBE_WEIGHTS = 1024 * 64
+# the probe's first state: the lesson's figures, the page's controls and the browser API all start from it
+PROBE_DEFAULTS = {"rows": 1024, "cols": 64, "outlier_pct": "1", "outlier_scale": "10", "seed": 0}
 
 
 def _approx_normal(rng, shape, sigma: float):
@@ -592,12 +593,8 @@ def tree_sum(a) -> float:
     then add the second half to the first half until one value is left. Each step is an elementwise IEEE
     addition on contiguous halves, so the result does not depend on the platform's reduction kernels (np.sum may
     use SIMD partial sums whose grouping differs between machines)."""
-    return float(row_sums(_as_row(a))[0])
-
-
-def _as_row(a):
     import numpy as np
-    return np.ascontiguousarray(a, dtype=np.float64).reshape(1, -1)
+    return float(row_sums(np.asarray(a, dtype=np.float64).reshape(1, -1))[0])
 
 
 def row_sums(a):
@@ -624,7 +621,8 @@ def _sig(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}g}"
 
 
-def int4_probe(rows=1024, cols=64, outlier_pct="1", outlier_scale="10", seed=0, groups=PROBE_GROUPS) -> dict:
+def int4_probe(rows=PROBE_DEFAULTS["rows"], cols=PROBE_DEFAULTS["cols"], outlier_pct=PROBE_DEFAULTS["outlier_pct"],
+               outlier_scale=PROBE_DEFAULTS["outlier_scale"], seed=PROBE_DEFAULTS["seed"], groups=PROBE_GROUPS) -> dict:
     """RMS error of group-wise INT4 on a real numpy matrix with a share of outlier rows, per group size."""
     rows = parse_int(rows, "行数（输入维）", 16, 4096)
     cols = parse_int(cols, "列数（输出维）", 1, 4096)

@@ -23,7 +23,7 @@ TERA = Const(10**12)
 
 # the lesson's illustrative settings (not measurements): activation example and the INT4 probe's first state
 ACT_BATCH, ACT_SEQ = 4, 4096
-PROBE = {"rows": 1024, "cols": 64, "outlier_pct": "1", "outlier_scale": "10", "seed": 0}
+PROBE = ffn.PROBE_DEFAULTS
 MOE_WHAT_IF = {"model": "qwen3_30b_a3b", "n_experts": 64, "top_k": 6}
 MEMORY_MODELS = ("llama7b", "llama_2_13b", "llama70b")
 DTYPES = ("FP16", "INT8", "INT4")

@@ -174,7 +174,8 @@ WIDGETS.update(FFN_WIDGETS)
 C4_SCRIPTS = ("widgets.js", "widgets-c4.js")
 SCRIPTS: dict[str, tuple[str, ...]] = {
     "tracker": C4_SCRIPTS, "ledger-total": C4_SCRIPTS, "ledger-layer": C4_SCRIPTS, "ledger-compare": C4_SCRIPTS,
-    "crossover": C4_SCRIPTS, "baseline": C4_SCRIPTS, "byo-config": ("derivation.js", *C4_SCRIPTS, "charts.js"),  # draws its chart in the browser
+    "crossover": C4_SCRIPTS, "baseline": C4_SCRIPTS,
+    "byo-config": ("derivation.js", *C4_SCRIPTS, "charts.js"),   # it draws its crossover chart in the browser
     "code": ("widgets.js",),
     **dict.fromkeys(FFN_WIDGETS, ("widgets.js", "widgets-ffn.js")),
 }

@@ -165,11 +165,8 @@ def moe(options, ctx) -> str:
 
 # -- ffn-int4 ----------------------------------------------------------------------------------------------------
 def int4(options, ctx) -> str:
-    rows = _opt(ctx, options, "rows", 1024)
-    cols = _opt(ctx, options, "cols", 64)
-    pct = str(_opt(ctx, options, "outlier_pct", "1"))
-    scale = str(_opt(ctx, options, "outlier_scale", "10"))
-    seed = _opt(ctx, options, "seed", 0)
+    rows, cols, pct, scale, seed = (_opt(ctx, options, key, default) for key, default in ffn.PROBE_DEFAULTS.items())
+    pct, scale = str(pct), str(scale)
     data = ffn.int4_probe(rows, cols, pct, scale, seed)
     return _w().render("ffn_int4.html", ctx, p=data, spec=data["chart"], rows=rows, cols=cols, pct=pct,
                        scale=scale, seed=seed, rows_choices=ROWS_CHOICES, cols_choices=COLS_CHOICES)

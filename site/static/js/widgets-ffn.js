@@ -14,8 +14,7 @@
 
   const rt = window.courseRuntime;
   const W = window.courseWidgets;   // widgets.js: the helpers every lesson's widgets share
-  const { setParams, models, el } = W;
-  const enable = W.whenReady;
+  const { setParams, models, el, whenReady } = W;
 
   // -- helpers of this lesson's widgets ---------------------------------------------------------------------------
   function query() { return new URLSearchParams(location.search); }
@@ -105,7 +104,7 @@
         done(root);
       }).catch((e) => showError(root, ".sw-error", e));
     }
-    enable(root, "input, select");
+    whenReady(root, "input, select");
     Object.values(c).forEach((x) => x.addEventListener("change", update));
     rt.ready.then(() => {
       if (restore(root, query(), { sw_d: ".sw-d", sw_ratio: ".sw-ratio", sw_m: ".sw-matrices", sw_align: ".sw-align" })) update();
@@ -172,7 +171,7 @@
       c.model.value = "__pasted";
       update();
     });
-    enable(root, "input, select, textarea, button");
+    whenReady(root, "input, select, textarea, button");
     rt.ready.then(() => {
       if (restore(root, query(), { mem_model: ".mem-model", mem_dtype: ".mem-dtype", mem_gpu: ".mem-gpu",
         mem_bw: ".mem-bw", mem_peak: ".mem-peak", mem_batch: ".mem-batch" })) update();
@@ -204,7 +203,7 @@
       }).catch((e) => showError(root, ".tr-error", e));
     }
     Object.values(c).forEach((x) => x.addEventListener("change", update));
-    enable(root, "input, select");
+    whenReady(root, "input, select");
     rt.ready.then(() => {
       if (restore(root, query(), { tr_model: ".tr-model", tr_recipe: ".tr-recipe", tr_batch: ".tr-batch",
         tr_seq: ".tr-seq", tr_ckpt: ".tr-ckpt" })) update();
@@ -233,7 +232,7 @@
       }).catch((e) => showError(root, ".fl-error", e));
     }
     Object.values(c).forEach((x) => x.addEventListener("change", update));
-    enable(root, "input, select");
+    whenReady(root, "input, select");
     rt.ready.then(() => {
       if (restore(root, query(), { fl_model: ".fl-model", fl_tokens: ".fl-tokens", fl_tflops: ".fl-tflops",
         fl_gpus: ".fl-gpus" })) update();
@@ -276,7 +275,7 @@
       update();
     });
     [c.experts, c.topk, c.width].forEach((x) => x.addEventListener("change", update));
-    enable(root, "input, select");
+    whenReady(root, "input, select");
     rt.ready.then(() => {
       const params = query();
       const picked = restore(root, params, { moe_model: ".moe-model" });
@@ -322,7 +321,7 @@
     }
     run.addEventListener("click", update);
     Object.values(c).forEach((x) => x.addEventListener("change", update));
-    enable(root, "input, select, button");
+    whenReady(root, "input, select, button");
     // once the runtime is up, run a tiny probe (16 × 3 weights, result unused): the browser compiles the numpy
     // code it needs on first use, and this way that happens while the learner reads, not on their first change
     rt.ready.then(() => rt.call("experiments.api:ffn_int4_probe", [16, 3, "10", "10", 0])).catch(() => {});
