@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from experiments.errors import BuildError, ConfigError, CourseError, LessonError, Problem
+from experiments.errors import ConfigError, CourseError, Problem
+from sitegen.errors import BuildError, LessonError
 from sitegen import changes, markdown, pages
 from sitegen import widgets as widget_renderers
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from . import views
+from .ledger import views
 from .expr import Const, Expr, Sym, total
 from .ledger import Ledger, build_ledger
 from .numbers import Number

@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from . import views
+from .ledger import views
 from .ledger import build_ledger, ledger_of, unwrap
 from .numbers import format_value
 

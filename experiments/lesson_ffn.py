@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from . import ffn, views
+from . import ffn
+from .ledger import views
 from .expr import Const, Sym, group_digits
 
 LEDGER = "（由 experiments.ledger 逐张量现算）"

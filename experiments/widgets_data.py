@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 
-from . import views
+from .ledger import views
 from .errors import ConfigError
 from .ledger import Ledger
 from .numbers import format_value

@@ -39,7 +39,9 @@ from mdit_py_plugins.container import container_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 from mdit_py_plugins.myst_role import myst_role_plugin
 
-from experiments.errors import BuildError, CourseError, LessonError
+from experiments.errors import CourseError
+
+from .errors import BuildError, LessonError
 from experiments.numbers import STYLES, derivation_rows, format_number, valid_style
 CALLOUTS = {  # name -> (icon, default title)
     "warning": ("⚠", "常见误解"),

@@ -18,8 +18,8 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from experiments import views
-from experiments.errors import LessonError
+from experiments.ledger import views
+from .errors import LessonError
 from experiments.widgets_data import (baseline_view, crossover_series, gap_label, ledger_compare, ledger_layer,
                                       ledger_total, tracker_stages)
 

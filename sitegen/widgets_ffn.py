@@ -19,7 +19,7 @@ import json
 from fractions import Fraction
 
 from experiments import ffn
-from experiments.errors import LessonError
+from .errors import LessonError
 
 RATIO_CHOICES = ("2", "8/3", "3", "3.5", "4", "16/3", "8")
 ALIGN_CHOICES = (1, 64, 128, 256, 512, 1024)

@@ -165,7 +165,7 @@ def test_corpus_covers_the_contract():
 
 def test_absurd_sizes_are_capped():
     """experiments/config.py caps widths and vocabularies at 10**7 and layer counts at 10**4, clearly."""
-    from experiments.config import MAX_LAYERS, MAX_SIZE
+    from experiments.ledger.config import MAX_LAYERS, MAX_SIZE
     assert (MAX_SIZE, MAX_LAYERS) == (10**7, 10**4)
     text = {c["name"]: c["expect"] for c in CASES}
     assert "<= 10,000,000" in text["config/absurd-width"] and "<= 10,000," in text["config/absurd-layers"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments import views
+from experiments.ledger import views
 from experiments.errors import ConfigError
 from experiments.ledger import build_ledger, unwrap
 from experiments.numbers import format_value

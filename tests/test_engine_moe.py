@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments import views
+from experiments.ledger import views
 from experiments.errors import ConfigError
 from experiments.ledger import build_ledger, main
 

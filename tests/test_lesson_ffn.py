@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments import api, ffn, views
+from experiments import api, ffn
+from experiments.ledger import views
 from experiments.course_numbers import compute_numbers
 from experiments.expr import evaluate
 from experiments.ledger import build_ledger

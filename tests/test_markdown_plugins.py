@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.errors import BuildError
+from sitegen.errors import BuildError
 from experiments.expr import Const, Sym
 from experiments.numbers import Number, exact_text
 from sitegen import markdown

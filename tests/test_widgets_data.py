@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments import api, views
+from experiments import api
+from experiments.ledger import views
 from experiments.baseline import CONFIG as BASELINE_CONFIG
 from experiments.baseline import summary
 from experiments.ledger import build_ledger, unwrap

@@ -140,13 +140,17 @@ def test_numpy_is_the_bundled_2_0_2(runtime_page):
 def test_every_experiments_module_imports_in_the_browser(runtime_page):
     source = (
         "import importlib, pkgutil, experiments\n"
-        "names = sorted(m.name for m in pkgutil.iter_modules(experiments.__path__))\n"
+        "names = sorted(m.name for m in pkgutil.walk_packages(experiments.__path__, 'experiments.')\n"
+        "               if not m.name.endswith('__main__'))\n"
         "for name in names:\n"
-        "    importlib.import_module('experiments.' + name)\n"
+        "    importlib.import_module(name)\n"
         "print(' '.join(names))\n")
     reply = run(runtime_page, source)
     assert reply["ok"], reply["error"]
-    expected = sorted(p.stem for p in (ROOT / "experiments").glob("*.py") if p.stem != "__init__")
+    expected = sorted(".".join(("experiments",) + p.relative_to(ROOT / "experiments").with_suffix("").parts)
+                      .removesuffix(".__init__")
+                      for p in (ROOT / "experiments").rglob("*.py")
+                      if p.stem != "__main__" and p != ROOT / "experiments" / "__init__.py")
     assert reply["stdout"].split() == expected
 
 

@@ -34,7 +34,7 @@ const experimentsZip = fetch(EXPERIMENTS_ZIP).then((resp) => {
 experimentsZip.catch(() => {});  // reported by init() when it awaits it, never as an unhandled rejection
 // A speed hint, not a contract: a name that does not exist (or fails to import) is skipped. The numpy users come
 // last (importing numpy itself is the longest step).
-const WARM_MODULES = ["experiments.api", "experiments.ledger", "experiments.widgets_data", "experiments.views",
+const WARM_MODULES = ["experiments.api", "experiments.ledger", "experiments.widgets_data", "experiments.ledger.views",
                       "experiments.numbers", "experiments.course_numbers", "experiments.ffn", "numpy",
                       "experiments.baseline"];
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .ledger import Ledger
+from . import Ledger
 
 # purpose categories, in the order a learner reads a ledger; the first matching kind on a leaf's path wins
 CATEGORIES = ("vision", "mtp", "ffn", "attention", "linear_attention", "embedding", "lm_head", "norm")

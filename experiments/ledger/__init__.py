@@ -1,23 +1,23 @@
 """The parameter ledger of a transformer, computed exactly from its Hugging Face config.json.
 
-    python -m experiments.ledger CONFIG.json          # readable tree
+    python -m experiments.ledger CONFIG.json          # readable tree (also installed as `llm-ledger`)
     python -m experiments.ledger CONFIG.json --json   # one JSON object
 
 The ledger is an ordered tree (model -> part -> layer type -> tensor) whose subtotals are the sums of their
-children (see experiments/tree.py). Parts: ``text`` (the language backbone), ``mtp`` (multi-token-prediction
+children (see tree.py). Parts: ``text`` (the language backbone), ``mtp`` (multi-token-prediction
 layers the checkpoint ships but transformers does not build) and ``vision`` (a vision tower). Counts are checked
 against the transformers implementation instantiated on torch's meta device (tests/test_hf_crosscheck.py).
 """
 from __future__ import annotations
 
 import json
-import sys
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from ..errors import ConfigError, Problem
+from .arch import Arch, Model
 from .config import Reader
-from .errors import ConfigError, CourseError, Problem
-from .families import FAMILIES, Arch, Model
+from .registry import ARCHITECTURES, FAMILIES
 from .tree import Node, group
 
 
@@ -25,6 +25,7 @@ from .tree import Node, group
 class Ledger:
     root: Node
     arch: Arch
+    via_class: str | None = None    # the `architectures` class that chose the family, when model_type did not
 
     def part(self, name: str) -> Node | None:
         return self.root.get(name)
@@ -90,6 +91,7 @@ class Ledger:
     def to_json(self) -> dict:
         return {
             "model_type": self.arch.family,
+            "via_class": self.via_class,
             "total": self.total,
             "vision": self.vision,
             "mtp": self.mtp,
@@ -101,19 +103,32 @@ class Ledger:
         }
 
 
-def model_type_of(config) -> str:
+def resolve_family(config) -> tuple[str, str | None]:
+    """(the family's model_type, the `architectures` class that chose it or None). The config's own
+    `model_type` wins when the engine knows it; otherwise the first `architectures` entry naming a known class
+    (Kimi-K2: model_type kimi_k2, architectures ["DeepseekV3ForCausalLM"] -> deepseek_v3). A config with no
+    model_type at all is refused: it is not a transformers config."""
     if not isinstance(config, dict):
         raise ConfigError([Problem("", "a JSON object (a config.json)", config, True)])
     model_type = config.get("model_type")
-    if not isinstance(model_type, str) or model_type not in FAMILIES:
-        raise ConfigError([Problem("model_type", "one of " + ", ".join(sorted(FAMILIES)), model_type,
-                                   "model_type" in config)])
-    return model_type
+    if isinstance(model_type, str) and model_type in FAMILIES:
+        return model_type, None
+    classes = config.get("architectures") if isinstance(model_type, str) and model_type else None
+    for cls in classes if isinstance(classes, list) else []:
+        if isinstance(cls, str) and cls in ARCHITECTURES:
+            return ARCHITECTURES[cls], cls
+    raise ConfigError([Problem("model_type", "one of " + ", ".join(sorted(FAMILIES))
+                               + " (or an 'architectures' entry naming a class of one of them)", model_type,
+                               "model_type" in config)])
+
+
+def model_type_of(config) -> str:
+    return resolve_family(config)[0]
 
 
 def read_model(config: dict) -> Model:
     """Validate and read a config into trees; raises ConfigError listing every problem found."""
-    model_type = model_type_of(config)
+    model_type, _ = resolve_family(config)
     reader = Reader(config)
     model = FAMILIES[model_type](reader)
     reader.check()
@@ -124,7 +139,7 @@ def build_ledger(config: dict) -> Ledger:
     model = read_model(config)
     root = group("model", [model.text, model.mtp, model.vision])
     root = Node("model", "", None, tuple(c.with_keys("") for c in root.children))
-    return Ledger(root, model.arch)
+    return Ledger(root, model.arch, resolve_family(config)[1])
 
 
 _CACHE: OrderedDict = OrderedDict()
@@ -154,55 +169,7 @@ def unwrap(document) -> dict:
     return document
 
 
-# -- command line ---------------------------------------------------------------------------------------------
-def render_tree(node: Node, depth: int = 0, max_depth: int = 99) -> list[str]:
-    mult = f" ×{node.n}" if node.n != 1 else ""
-    shape = " (" + "×".join(f"{s:,}" for s in node.shape) + ")" if node.shape else ""
-    active = f"  [active {node.active:,}]" if node.active != node.count else ""
-    lines = [f"{'  ' * depth}{node.name}{mult}{shape}: {node.count:,}{active}"]
-    if depth < max_depth:
-        for child in node.children:
-            lines += render_tree(child, depth + 1, max_depth)
-    return lines
-
-
-def load_config_file(path: str) -> dict:
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise ConfigError([Problem("", f"a readable file ({e.strerror})")], path) from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ConfigError([Problem("", f"valid JSON (line {e.lineno}, column {e.colno}: {e.msg})")], path) from None
-    return unwrap(document)
-
-
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-    parser = argparse.ArgumentParser(prog="python -m experiments.ledger", description=__doc__.splitlines()[0])
-    parser.add_argument("config", help="a config.json (or a data/models/*.json file)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--depth", type=int, default=99, help="tree depth to print")
-    args = parser.parse_args(argv)
-    try:
-        ledger = build_ledger(load_config_file(args.config))
-    except ConfigError as e:
-        for line in e.with_file(e.file or args.config).lines():
-            print(line, file=sys.stderr)
-        return 2
-    except CourseError as e:
-        print(f"{args.config}: {e}", file=sys.stderr)
-        return 2
-    if args.json:
-        print(json.dumps(ledger.to_json(), ensure_ascii=False))
-    else:
-        print("\n".join(render_tree(ledger.root, max_depth=args.depth)))
-        print(f"\ntotal {ledger.total:,} = text backbone {ledger.text_backbone:,} + MTP {ledger.mtp:,}"
-              f" + vision {ledger.vision:,}; active per token {ledger.active_per_token:,}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    """The command line (cli.py), importable as experiments.ledger.main."""
+    from .cli import main as cli_main
+    return cli_main(argv)

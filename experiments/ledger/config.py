@@ -7,7 +7,7 @@ then raises one ConfigError listing everything. Keys of nested configs are repor
 """
 from __future__ import annotations
 
-from .errors import ConfigError, Problem
+from ..errors import ConfigError, Problem
 
 MISSING = object()
 MAX_SIZE = 10**7          # no real width, vocabulary or layer count comes near this

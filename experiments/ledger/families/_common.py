@@ -1,0 +1,133 @@
+"""Helpers every family builder shares: layer grouping, the text tree, heads, hybrid layer types, Gated DeltaNet,
+MTP, and the MoE layer plumbing (expert counts, dense/MoE layer groups).
+
+Which keys each family reads, and their defaults, follow the Hugging Face `transformers` configuration classes
+of the same name. Ledger conventions for MoE (see blocks.moe): an MoE FFN is one node of kind "ffn" holding the
+router, the routed experts as ONE node of ``n = num_experts`` copies with ``n_active = top_k``, shared expert(s)
+and a shared-expert gate where there is one. Decoder-layer groups under ``text/layers`` are named by token mixer
+(``full_attention``, ``sliding_attention``, ``linear_attention``) and, only when a model mixes dense and MoE
+FFNs, suffixed ``_dense`` / ``_moe``.
+"""
+from __future__ import annotations
+
+from ..blocks import decoder_layer, gated_deltanet, norm
+from ..config import Reader
+from ..tree import Node, group, leaf
+
+
+def layer_runs(types: list[str]) -> list[tuple[str, int]]:
+    """Count layers per type in first-seen order: ['a','a','b','a'] -> [('a', 3), ('b', 1)]."""
+    counts: dict[str, int] = {}
+    for t in types:
+        counts[t] = counts.get(t, 0) + 1
+    return list(counts.items())
+
+def text_tree(embed: list[Node], layers: list[Node], final_norm: Node, lm_head: Node | None) -> Node:
+    return group("text", [group("embedding", embed, kind="embedding"), group("layers", layers), final_norm,
+                          lm_head])
+
+def lm_head(vocab: int, d: int, tied: bool) -> Node | None:
+    return None if tied else group("lm_head", [leaf("weight", vocab, d)], kind="lm_head")
+
+def heads(r: Reader, d: int, heads_key: str, kv_key: str | None, head_dim_key: str | None, d_key: str,
+           head_dim_default: int | None = None):
+    """(query heads, KV heads, head_dim). head_dim: the config's key if present, else the family's default if it
+    has one (its transformers config class sets it), else d / heads, which must then divide evenly."""
+    n_heads = r.int(heads_key)
+    n_kv = r.int(kv_key, default=n_heads) if kv_key else n_heads
+    if n_heads % n_kv:
+        r.fail(kv_key, f"a divisor of {heads_key} ({n_heads})", n_kv, involves=(heads_key,))
+    if head_dim_key and r.has(head_dim_key):
+        head_dim = r.int(head_dim_key)
+    elif head_dim_default is not None:
+        head_dim = head_dim_default
+    else:
+        if d % n_heads:
+            r.fail(heads_key, f"a divisor of the hidden size ({d})", n_heads, involves=(d_key,))
+        head_dim = max(d // n_heads, 1)
+    return n_heads, n_kv, head_dim
+
+# ---------------------------------------------------------------------------------------------------------------
+# qwen3_5: hybrid Gated DeltaNet + gated full attention, MTP, vision tower, text_config nesting
+def hybrid_layer_types(r: Reader, L: int) -> list[str]:
+    """From `layer_types`, else every `full_attention_interval`-th layer is full attention."""
+    choices = ("full_attention", "linear_attention")
+    if r.has("layer_types"):
+        types = r.str_list("layer_types", choices=choices)
+        if types and len(types) != L:
+            r.fail("layer_types", f"a list of {L} entries (num_hidden_layers)", f"{len(types)} entries",
+                   involves=("num_hidden_layers",))
+        return types or ["linear_attention"] * L
+    interval = r.int("full_attention_interval", default=4)
+    return ["full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(L)]
+
+def gdn_from(r: Reader, d: int) -> tuple[Node, dict]:
+    n_k, n_v = r.int("linear_num_key_heads"), r.int("linear_num_value_heads")
+    dk, dv = r.int("linear_key_head_dim"), r.int("linear_value_head_dim")
+    kernel = r.int("linear_conv_kernel_dim", default=4)
+    if n_v % n_k:
+        r.fail("linear_num_value_heads", f"a multiple of linear_num_key_heads ({n_k})", n_v,
+               involves=("linear_num_key_heads",))
+    state = n_v * dk * dv + (kernel - 1) * (2 * n_k * dk + n_v * dv)
+    return gated_deltanet(d, n_k, n_v, dk, dv, kernel), {"state": state}
+
+def mtp_tree(n_mtp: int, d: int, layer: Node) -> Node:
+    """Multi-token prediction module: fuse [norm(embedding); norm(hidden)] with fc 2d -> d, then decoder
+    layer(s) and a final norm. The released checkpoint holds it; transformers does not build it."""
+    return group("mtp", [group("fc", [leaf("weight", d, 2 * d)]), norm("pre_fc_norm_embedding", d),
+                         norm("pre_fc_norm_hidden", d), group("layers", [layer]), norm("norm", d)], kind="mtp")
+
+# -- shared helpers ------------------------------------------------------------------------------------------
+def experts(r: Reader, n_key: str, k_key: str, width_key: str, allow_zero: bool = False) -> tuple[int, int, int]:
+    """(number of routed experts, experts per token, expert width); top-k may not exceed the expert count."""
+    n_experts = r.int(n_key, minimum=0 if allow_zero else 1)
+    top_k = r.int(k_key)
+    width = r.int(width_key)
+    if n_experts and top_k > n_experts:
+        r.fail(k_key, f"an integer <= {n_key} ({n_experts})", top_k, involves=(n_key,))
+    return n_experts, top_k, width
+
+def layer_indices(r: Reader, key: str, n_layers: int) -> list[int]:
+    """A list of layer indices (e.g. mlp_only_layers), each < num_hidden_layers."""
+    indices = r.int_list(key, default=[])
+    bad = [i for i in indices if i >= n_layers]
+    if bad:
+        r.fail(key, f"layer indices < num_hidden_layers ({n_layers})", bad[0], involves=("num_hidden_layers",))
+    return indices
+
+def group_names(mixers: list[str], moe_flags: list[bool]) -> list[str]:
+    """Per layer, the name of its layer group: the mixer type, suffixed _dense / _moe only if both occur."""
+    mixed = len(set(moe_flags)) > 1
+    return [m + (("_moe" if f else "_dense") if mixed else "") for m, f in zip(mixers, moe_flags)]
+
+def build_layers(names: list[str], mixers: list[str], moe_flags: list[bool], make_mixer, make_ffn,
+                  make_norms) -> list[Node]:
+    """One decoder-layer group per distinct group name, in first-seen order, with n = its number of layers."""
+    kind_of = {name: (mixer, flag) for name, mixer, flag in zip(names, mixers, moe_flags)}
+    return [decoder_layer(make_mixer(kind_of[name][0]), make_ffn(kind_of[name][1]), make_norms(), name, n)
+            for name, n in layer_runs(names)]
+
+def moe_info(n_experts, top_k, expert_d_ff, n_shared, shared_d_ff, moe_flags) -> dict:
+    if not any(moe_flags):
+        return {}
+    return {"n_experts": n_experts, "top_k": top_k, "n_shared": n_shared, "expert_d_ff": expert_d_ff,
+            "shared_d_ff": shared_d_ff, "n_moe_layers": sum(moe_flags)}
+
+def qwen_moe_flags(r: Reader, n_layers: int, n_experts: int) -> list[bool]:
+    """Qwen MoE rule (transformers Qwen3Moe/Qwen3Next DecoderLayer): layer i is MoE unless listed in
+    mlp_only_layers, if there are experts and (i + 1) is a multiple of decoder_sparse_step."""
+    step = r.int("decoder_sparse_step", default=1)
+    dense_only = set(layer_indices(r, "mlp_only_layers", n_layers))
+    return [i not in dense_only and n_experts > 0 and (i + 1) % step == 0 for i in range(n_layers)]
+
+def dense_d_ff(r: Reader, moe_flags: list[bool]) -> int | None:
+    """intermediate_size is only used by dense layers: required if there is one, otherwise read if present."""
+    if all(moe_flags):
+        return r.int("intermediate_size", default=None)
+    return r.int("intermediate_size")
+
+def layer_norms(d: int) -> list[Node]:
+    return [norm("input_layernorm", d), norm("post_attention_layernorm", d)]
+
+BASE_SYMBOLS = {"d": "hidden_size", "L": "num_hidden_layers", "V": "vocab_size", "h": "num_attention_heads",
+                 "h_kv": "num_key_value_heads", "d_h": "head_dim", "T_max": "max_position_embeddings"}
