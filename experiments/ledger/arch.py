@@ -11,6 +11,28 @@ from dataclasses import dataclass, field
 from .tree import Node
 
 
+@dataclass(frozen=True, kw_only=True)
+class Mixer:
+    """What one layer's token mixer keeps and does per sequence, for the cache and compute views.
+
+    kv_elems_per_token: elements each attended token leaves in the cache (K and V; MLA: its latent + rotary key).
+    score_width: score FLOPs per attended token are 2 * this (q·k plus the weighted sum of v, over all heads).
+    window: the layer attends to at most this many tokens (sliding window; chunked attention's chunk, an upper
+        bound), so its cache and score work stop growing there; None: every earlier token.
+    state_elems: a fixed recurrent state per sequence (Gated DeltaNet, Mamba: SSM state + conv buffer).
+    A layer with no token mixer (an MLP-only layer) is ``Mixer()``.
+    """
+    kv_elems_per_token: int = 0
+    score_width: int = 0
+    window: int | None = None
+    state_elems: int = 0
+
+    @property
+    def grows(self) -> bool:
+        """Its cache and score work grow with every token of context."""
+        return self.window is None and self.kv_elems_per_token > 0
+
+
 @dataclass(kw_only=True)
 class Arch:
     family: str
@@ -31,10 +53,30 @@ class Arch:
     linear_state_elems: int = 0     # recurrent state elements per linear-attention layer per sequence
     moe: dict = field(default_factory=dict)
     symbols: dict = field(default_factory=dict)   # the config keys behind each symbol, for derivations
+    mixers: dict = field(default_factory=dict)    # layer type -> Mixer, where the defaults below do not fit
+
+    def mixer(self, layer_type: str) -> Mixer:
+        """The Mixer of a layer type: from ``mixers`` if the family set one, else full attention (K/V for every
+        token), sliding attention (up to ``sliding_window``), linear attention (a fixed state) or no mixer."""
+        if layer_type in self.mixers:
+            return self.mixers[layer_type]
+        attention = {"kv_elems_per_token": self.kv_elems_per_token, "score_width": self.score_width}
+        if layer_type == "full_attention":
+            return Mixer(**attention)
+        if layer_type == "sliding_attention":
+            return Mixer(**attention, window=self.sliding_window)
+        if layer_type == "linear_attention":
+            return Mixer(state_elems=self.linear_state_elems)
+        return Mixer()
+
+    @property
+    def per_layer(self) -> list[Mixer]:
+        return [self.mixer(t) for t in self.layer_types]
 
     @property
     def n_full(self) -> int:
-        return self.layer_types.count("full_attention")
+        """Layers whose attention covers the whole context."""
+        return sum(m.grows for m in self.per_layer)
 
 
 @dataclass

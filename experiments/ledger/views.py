@@ -81,16 +81,15 @@ def param_flops_per_token(ledger: Ledger) -> int:
 
 
 def score_flops_per_context_token(ledger: Ledger) -> int:
-    """Extra forward FLOPs per generated token for each additional cached token, over full-attention layers."""
-    return ledger.arch.n_full * 2 * ledger.arch.score_width
+    """Extra forward FLOPs per generated token for each additional cached token, over the layers whose attention
+    covers the whole context (windowed, chunked and linear layers stop growing)."""
+    return sum(2 * m.score_width for m in ledger.arch.per_layer if m.window is None)
 
 
 def attention_score_flops(ledger: Ledger, T: int) -> int:
-    """Score work (q·k and weighted sum of v) for a token attending to T cached tokens."""
-    a = ledger.arch
-    window_layers = a.layer_types.count("sliding_attention")
-    window = min(T, a.sliding_window or T)
-    return score_flops_per_context_token(ledger) * T + window_layers * 2 * a.score_width * window
+    """Score work (q·k and weighted sum of v) for a token attending to T cached tokens: each layer attends to
+    min(T, its window) of them."""
+    return sum(2 * m.score_width * min(T, m.window or T) for m in ledger.arch.per_layer)
 
 
 def crossover_T(ledger: Ledger) -> Fraction | None:
@@ -126,13 +125,10 @@ def training_bytes_per_param(recipe: str) -> int:
 
 def kv_bytes_per_token(ledger: Ledger, bytes_per_elem: int = 2) -> int:
     """Cache bytes each new token adds, over layers whose cache grows with context (full attention)."""
-    a = ledger.arch
-    return a.n_full * a.kv_elems_per_token * bytes_per_elem
+    return sum(m.kv_elems_per_token for m in ledger.arch.per_layer if m.window is None) * bytes_per_elem
 
 
 def cache_bytes_per_sequence(ledger: Ledger, T: int, bytes_per_elem: int = 2) -> int:
-    """K/V for T tokens on full layers, min(T, window) on sliding layers, plus fixed linear-attention state."""
-    a = ledger.arch
-    sliding = a.layer_types.count("sliding_attention") * a.kv_elems_per_token * min(T, a.sliding_window or T)
-    linear = a.layer_types.count("linear_attention") * a.linear_state_elems
-    return (kv_bytes_per_token(ledger, bytes_per_elem) * T) + (sliding + linear) * bytes_per_elem
+    """Per layer: K/V (or a latent) for min(T, its window) tokens, plus any fixed recurrent state."""
+    elems = sum(m.kv_elems_per_token * min(T, m.window or T) + m.state_elems for m in ledger.arch.per_layer)
+    return elems * bytes_per_elem
