@@ -150,3 +150,31 @@ def test_moe_variants_match_transformers(name):
     assert ledger.text_backbone == ref["text_backbone"]
     assert {f"layer.{t}": ledger.layer(t).per_copy for t in ledger.layer_types} == \
         {k: v for k, v in ref.items() if k.startswith("layer.")}
+
+
+# -- where the parameters sit, not only how many ----------------------------------------------------------------
+@pytest.mark.parametrize("path", MODEL_FILES, ids=[p.stem for p in MODEL_FILES])
+def test_whole_tree_matches_transformers(path):
+    """Every decoder layer's parameters per module, and every other tensor's size, as transformers builds them."""
+    from hf_tree import tree_mismatches
+
+    config = _config(path)
+    if not supported(config):
+        pytest.skip(f"transformers has no model for model_type {config.get('model_type')!r}")
+    assert tree_mismatches(config) == []
+
+
+def test_tree_comparison_names_a_misplaced_module():
+    """The comparison is not a sum: the same total with a tensor in another module is reported by name."""
+    from hf_tree import engine_view, hf_view
+    from experiments.ledger import build_ledger
+
+    config = _config(MODELS / "llama-2-7b.json")
+    layers, other, vision = engine_view(build_ledger(config))
+    (sig, n), = layers.items()
+    moved = dict(sig)
+    moved["self_attn.q_proj"] -= 4096
+    moved["input_layernorm.weight"] += 4096
+    assert sum(moved.values()) == sum(dict(sig).values())
+    assert hf_view(config)[0] == layers
+    assert hf_view(config)[0] != type(layers)({frozenset(moved.items()): n})
