@@ -13,6 +13,7 @@ from fractions import Fraction
 from .ledger import views
 from .expr import Const, Expr, Sym, total
 from .ledger import Ledger, build_ledger
+from .labels import PART_ZH
 from .numbers import Number
 
 
@@ -91,7 +92,7 @@ class ModelNumbers:
         for s, symbol in c.items():
             self.add(s, zh[s], symbol, sources=self.src(s), kind="config")
         parts = views.breakdown(L)
-        part_zh = views.CATEGORY_ZH
+        part_zh = PART_ZH
         for cat, count in parts.items():
             self.add(f"part.{cat}", f"{part_zh[cat]}参数（全部层合计）", value=count)
         text_syms = [Sym(part_zh[k], v) for k, v in parts.items() if k not in ("mtp", "vision")]

@@ -28,66 +28,10 @@ from fractions import Fraction
 
 from .ledger import views
 from .ledger import build_ledger, ledger_of, unwrap
-from .numbers import format_value
+from .format import GB, format_value, gb, ms, n, pct, per_second, ratio_text, sci, signed_pct, trim_decimal
 
-GB = 10**9
 TERA = 10**12
 SECONDS_PER_DAY = 86400
-
-
-# -- formatting helpers (all display strings are made here) ---------------------------------------------------
-def n(v: int) -> str:
-    return f"{int(v):,}"
-
-
-def pct(x, digits: int = 1) -> str:
-    return format_value(Fraction(x), f"pct{digits}")
-
-
-def signed_pct(x, digits: int = 2) -> str:
-    x = Fraction(x)
-    text = format_value(abs(x), f"pct{digits}")
-    return ("+" if x > 0 else "−" if x < 0 else "±") + text
-
-
-def fixed(x, digits: int = 1) -> str:
-    return format_value(Fraction(x), f"x{digits}")
-
-
-def gb(nbytes) -> str:
-    """Bytes as decimal GB (10⁹ bytes): one decimal from 10 GB up, two below."""
-    x = Fraction(nbytes, 1) / GB
-    return format_value(x, "x1" if x >= 10 else "x2") + " GB"
-
-
-def ms(seconds) -> str:
-    x = Fraction(seconds) * 1000
-    return format_value(x, "x2" if x < 100 else "x1") + " ms"
-
-
-def per_second(rate) -> str:
-    x = Fraction(rate)
-    return format_value(x, "x0" if x >= 100 else "x1")
-
-
-_SUPER = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def sci(value, digits: int = 2) -> str:
-    """A positive exact value in scientific notation: 8.09 × 10²². The exponent is found with exact arithmetic."""
-    x = Fraction(value)
-    if x <= 0:
-        return format_value(x, "x0")
-    e = len(str(x.numerator)) - len(str(x.denominator))
-    while Fraction(10) ** e > x:
-        e -= 1
-    while Fraction(10) ** (e + 1) <= x:
-        e += 1
-    mant = f"{float(x / Fraction(10) ** e):.{digits}f}"
-    if mant.startswith("10"):
-        e += 1
-        mant = f"{float(x / Fraction(10) ** e):.{digits}f}"
-    return f"{mant} × 10{str(e).translate(_SUPER)}"
 
 
 def parse_fraction(value, what: str, low=Fraction(0), high=None, inclusive_low: bool = False) -> Fraction:
@@ -115,18 +59,6 @@ def parse_int(value, what: str, low: int = 1, high: int = 10**7) -> int:
     if x.denominator != 1 or not low <= x <= high:
         raise ValueError(f"{what}：需要 {low:,} 到 {high:,} 之间的整数，得到 {value!r}")
     return int(x)
-
-
-def trim_decimal(x) -> str:
-    """An exact value without trailing zeros: 10 -> '10', 5/2 -> '2.5', 1/3 -> '0.333333'."""
-    x = Fraction(x)
-    if x.denominator == 1:
-        return n(x)
-    return f"{float(x):,.6f}".rstrip("0").rstrip(".")
-
-
-def ratio_text(r: Fraction) -> str:
-    return f"{r.numerator}/{r.denominator}" if r.denominator != 1 else str(r.numerator)
 
 
 def _ledger(config):

@@ -7,12 +7,11 @@ one exists, what it was checked against. ``format_number`` renders it the way th
 """
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from .expr import Expr, group_digits
+from .expr import Expr
+from .format import exact, exact_text, format_value
 
 
 @dataclass(frozen=True)
@@ -41,68 +40,8 @@ class Number:
         return out
 
 
-def exact(value) -> str:
-    if isinstance(value, Fraction) and value.denominator != 1:
-        return f"{value.numerator}/{value.denominator}"
-    return str(int(value)) if isinstance(value, Fraction) else str(value)
-
-
-_STYLE = re.compile(r"^(n|pct|wan|yi|B|M|x)(\d?)$")
-STYLES = ("n", "pct", "wan", "yi", "B", "M", "x")
-
-
-def valid_style(style: str) -> bool:
-    return bool(_STYLE.match(style))
-
-
-def _round_sig(x: float, sig: int) -> float:
-    if x == 0:
-        return 0.0
-    from math import floor, log10
-    return round(x, sig - 1 - floor(log10(abs(x))))
-
-
-def format_value(value, style: str) -> str:
-    m = _STYLE.match(style)
-    if not m:
-        raise ValueError(f"unknown number style {style!r}; expected one of {', '.join(STYLES)} (+ optional digits)")
-    base, digits = m.group(1), m.group(2)
-    x = float(value)
-    if base == "n":
-        if isinstance(value, Fraction) and value.denominator != 1:
-            places = int(digits or 1)
-            return f"{x:,.{places}f}"
-        return group_digits(int(value))
-    if base == "pct":
-        return f"{x * 100:.{int(digits or 1)}f}%"
-    if base == "wan":   # 万: rounded to `digits` significant figures (2 by default)
-        return f"{_round_sig(x / 1e4, int(digits or 2)):,.0f} 万"
-    if base == "yi":
-        return f"{x / 1e8:,.{int(digits or 0)}f} 亿"
-    if base == "B":
-        return f"{x / 1e9:,.{int(digits or 2)}f}B"
-    if base == "M":
-        return f"{x / 1e6:,.{int(digits or 1)}f}M"
-    return f"{x:,.{int(digits or 1)}f}"   # x: a plain ratio
-
-
 def format_number(number: Number, style: str | None = None) -> str:
     return format_value(number.value, style or number.default_style)
-
-
-def exact_text(value) -> str:
-    """An exact integer with digit groups; anything else to 6 significant digits (never e-notation), marked ≈."""
-    if isinstance(value, Fraction) and value.denominator == 1:
-        value = value.numerator
-    if isinstance(value, bool) or not isinstance(value, (int, Fraction, float)):
-        return str(value)
-    if isinstance(value, int):
-        return f"{value:,}"
-    as_float = float(value)
-    if as_float.is_integer() and abs(as_float) < 1e15:
-        return f"{int(as_float):,}"
-    places = max(0, 5 - math.floor(math.log10(abs(as_float))))
-    return "≈ " + f"{as_float:,.{places}f}".rstrip("0").rstrip(".")
 
 
 def derivation_rows(number: Number, where: bool = False) -> list[dict]:

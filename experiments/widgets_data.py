@@ -14,51 +14,8 @@ from fractions import Fraction
 from .ledger import views
 from .errors import ConfigError
 from .ledger import Ledger
-from .numbers import format_value
-
-PART_ZH = {"embedding": "嵌入 embedding", "attention": "全注意力", "linear_attention": "线性注意力 (Gated DeltaNet)",
-           "ffn": "FFN", "norm": "归一化", "lm_head": "lm_head（不共享）", "mtp": "MTP 模块", "vision": "视觉塔"}
-LAYER_ZH = {"full_attention": "全注意力层", "linear_attention": "Gated DeltaNet 层",
-            "sliding_attention": "滑动窗口注意力层", "full_attention_dense": "全注意力层（稠密 FFN）",
-            "full_attention_moe": "全注意力层（MoE FFN）"}
-
-
-GAP_ZH = {"ffn": "FFN：实际 − 公式的 8·L·d²", "embedding": "embedding：实际 − 公式的 V·d",
-          "norm": "归一化（公式不计）", "lm_head": "独立的 lm_head（公式假设与 embedding 共享）",
-          "mtp": "MTP 模块（公式不计）", "vision": "视觉塔（公式不计）"}
-
-
-def gap_label(name: str) -> str:
-    """Chinese label of a classic-gap item (views.classic_gap)."""
-    if name.startswith("mixer/"):
-        layer = name.split("/", 1)[1]
-        return f"{LAYER_ZH.get(layer, layer)}的 token mixer：实际 − 公式的 4d² × 层数"
-    return GAP_ZH.get(name, name)
-
-
-# -- formatting (the only place widget numbers become text) --------------------------------------------------------
-def n(v: int) -> str:
-    return f"{v:,}"
-
-
-def signed(v: int) -> str:
-    """+11,017,952 / −10,923,802,880 (a real minus sign) / 0."""
-    return "0" if v == 0 else ("+" if v > 0 else "−") + f"{abs(v):,}"
-
-
-def pct(num: int, den: int) -> str:
-    return format_value(Fraction(num, den), "pct") if den else "—"
-
-
-def shape_str(shape) -> str:
-    """A tensor shape the way Python prints a tuple, digits grouped: (5,), (5, 5,120)."""
-    dims = [f"{int(s):,}" for s in shape]
-    return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
-
-
-def layer_label(layer_type: str) -> str:
-    return LAYER_ZH.get(layer_type, layer_type)
-
+from .format import format_value, n, shape_str, share, signed
+from .labels import PART_ZH, layer_label
 
 # -- 总账 -------------------------------------------------------------------------------------------------------
 def ledger_total(ledger: Ledger, name: str = "") -> dict:
@@ -68,14 +25,14 @@ def ledger_total(ledger: Ledger, name: str = "") -> dict:
     for key, count in parts.items():
         in_text = key not in ("mtp", "vision")
         rows.append({"key": key, "label": PART_ZH.get(key, key), "count": n(count),
-                     "share_total": pct(count, ledger.total),
-                     "share_backbone": pct(count, ledger.text_backbone) if in_text else "—"})
+                     "share_total": share(count, ledger.total),
+                     "share_backbone": share(count, ledger.text_backbone) if in_text else "—"})
     chart = {"kind": "bar", "labels": [r["label"] for r in rows], "values": list(parts.values()),
              "hover": [f"{r['label']}：{r['count']}（{r['share_total']}）" for r in rows],
              "title": f"{name} 各部件参数" if name else "各部件参数"}
     return {"rows": rows, "total": n(ledger.total), "text_backbone": n(ledger.text_backbone),
-            "ffn": n(ledger.ffn), "ffn_share_total": pct(ledger.ffn, ledger.total),
-            "ffn_share_backbone": pct(ledger.ffn, ledger.text_backbone),
+            "ffn": n(ledger.ffn), "ffn_share_total": share(ledger.ffn, ledger.total),
+            "ffn_share_backbone": share(ledger.ffn, ledger.text_backbone),
             "active_per_token": n(ledger.active_per_token), "has_extras": ledger.total != ledger.text_backbone,
             "chart": chart}
 
@@ -118,7 +75,7 @@ def ledger_layer(ledger: Ledger) -> dict:
         splits.append(s)
         layers.append({"type": lt, "label": layer_label(lt), "n": node.n, "per_layer": n(node.per_copy),
                        "mixer": n(s["mixer"]), "ffn": n(s["ffn"]), "other": n(s["other"]),
-                       "ffn_share": pct(s["ffn"], node.per_copy), "rows": _layer_rows(node)})
+                       "ffn_share": share(s["ffn"], node.per_copy), "rows": _layer_rows(node)})
     diff = None
     if len(layers) >= 2:
         (a, sa), (b, sb) = (layers[0], splits[0]), (layers[1], splits[1])
@@ -150,9 +107,9 @@ def ledger_compare(models: list[tuple[str, str, Ledger]]) -> dict:
                 keys.append(k)
         per.append((alias, name, ledger, parts))
     rows = [{"key": k, "label": PART_ZH.get(k, k),
-             "cells": [{"count": n(parts.get(k, 0)), "share": pct(parts.get(k, 0), ledger.total)}
+             "cells": [{"count": n(parts.get(k, 0)), "share": share(parts.get(k, 0), ledger.total)}
                        for _, _, ledger, parts in per]} for k in keys]
-    cols = [{"alias": alias, "name": name, "total": n(ledger.total), "ffn_share": pct(ledger.ffn, ledger.total),
+    cols = [{"alias": alias, "name": name, "total": n(ledger.total), "ffn_share": share(ledger.ffn, ledger.total),
              "shares": [float(Fraction(parts.get(k, 0), ledger.total)) for k in keys]}
             for alias, name, ledger, parts in per]
     labels = [PART_ZH.get(k, k) for k in keys]

@@ -42,7 +42,8 @@ from mdit_py_plugins.myst_role import myst_role_plugin
 from experiments.errors import CourseError
 
 from .errors import BuildError, LessonError
-from experiments.numbers import STYLES, derivation_rows, format_number, valid_style
+from experiments.format import STYLES, valid_style
+from experiments.numbers import derivation_rows, format_number
 CALLOUTS = {  # name -> (icon, default title)
     "warning": ("⚠", "常见误解"),
     "note": ("🔍", "细看一层"),

@@ -20,7 +20,8 @@ from markupsafe import Markup
 
 from experiments.ledger import views
 from .errors import LessonError
-from experiments.widgets_data import (baseline_view, crossover_series, gap_label, ledger_compare, ledger_layer,
+from experiments.labels import gap_label
+from experiments.widgets_data import (baseline_view, crossover_series, ledger_compare, ledger_layer,
                                       ledger_total, tracker_stages)
 
 from .markdown import number_html, render_markdown

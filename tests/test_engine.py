@@ -10,7 +10,7 @@ import pytest
 from experiments.ledger import views
 from experiments.errors import ConfigError
 from experiments.ledger import build_ledger, unwrap
-from experiments.numbers import format_value
+from experiments.format import format_value
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = sorted((ROOT / "data" / "models").glob("*.json"))

@@ -17,7 +17,8 @@ import pytest
 from experiments.course_numbers import Registry, compute_numbers
 from experiments.expr import evaluate
 from experiments.ledger import build_ledger
-from experiments.numbers import format_number, valid_style
+from experiments.format import valid_style
+from experiments.numbers import format_number
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSON = ROOT / "lessons" / "c4-transformer-block.md"

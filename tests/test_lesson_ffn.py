@@ -19,11 +19,13 @@ from pathlib import Path
 import pytest
 
 from experiments import api, ffn
+from experiments import format as fmt
 from experiments.ledger import views
 from experiments.course_numbers import compute_numbers
 from experiments.expr import evaluate
 from experiments.ledger import build_ledger
-from experiments.numbers import format_number, valid_style
+from experiments.format import valid_style
+from experiments.numbers import format_number
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSON = ROOT / "lessons" / "c4-ffn-deep-read.md"
@@ -409,8 +411,8 @@ def test_activation_elements():
 
 
 def test_sci_and_tree_sum():
-    assert ffn.sci(80_860_987_392 * 10**12) == "8.09 × 10²²"
-    assert ffn.sci(Fraction(99999, 10**4)) == "1.00 × 10¹"
+    assert fmt.sci(80_860_987_392 * 10**12) == "8.09 × 10²²"
+    assert fmt.sci(Fraction(99999, 10**4)) == "1.00 × 10¹"
     import numpy as np
     a = np.random.default_rng(3).random(1000003)
     assert ffn.tree_sum(a) == pytest.approx(math.fsum(a.tolist()), rel=1e-14)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from experiments.course_numbers import compute_numbers
-from experiments.numbers import format_value
+from experiments.format import format_value
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = sorted((ROOT / "lessons").glob("*.md"))

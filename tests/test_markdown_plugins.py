@@ -19,7 +19,8 @@ import pytest
 
 from sitegen.errors import BuildError
 from experiments.expr import Const, Sym
-from experiments.numbers import Number, exact_text
+from experiments.format import exact_text
+from experiments.numbers import Number
 from sitegen import markdown
 from sitegen.pages import ledger_entries
 

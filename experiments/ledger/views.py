@@ -19,8 +19,6 @@ from . import Ledger
 
 # purpose categories, in the order a learner reads a ledger; the first matching kind on a leaf's path wins
 CATEGORIES = ("vision", "mtp", "ffn", "attention", "linear_attention", "embedding", "lm_head", "norm")
-CATEGORY_ZH = {"embedding": "嵌入", "attention": "全注意力", "linear_attention": "线性注意力 (GDN)",
-               "ffn": "FFN", "norm": "归一化", "lm_head": "lm_head", "mtp": "MTP", "vision": "视觉塔"}
 
 
 def category_of(kinds: tuple[str, ...]) -> str:

@@ -1,0 +1,34 @@
+"""The one map from the ledger's keys to the Chinese a learner reads: purpose categories, layer types, the items
+of the classic estimate's gap. Tables, formulas, widgets and the browser all label through here.
+"""
+from __future__ import annotations
+
+
+# what each purpose category of the ledger (ledger.views.CATEGORIES) is called, in tables and in formulas
+PART_ZH = {"embedding": "嵌入", "attention": "全注意力", "linear_attention": "线性注意力",
+           "ffn": "FFN", "norm": "归一化", "lm_head": "lm_head", "mtp": "MTP 模块", "vision": "视觉塔"}
+# a decoder-layer group is named by its token mixer, suffixed _dense / _moe when a model has both FFN kinds
+LAYER_ZH = {"full_attention": "全注意力层", "linear_attention": "Gated DeltaNet 层",
+            "sliding_attention": "滑动窗口注意力层"}
+FFN_SUFFIX_ZH = {"_dense": "（稠密 FFN）", "_moe": "（MoE FFN）"}
+
+
+GAP_ZH = {"ffn": "FFN：实际 − 公式的 8·L·d²", "embedding": "embedding：实际 − 公式的 V·d",
+          "norm": "归一化（公式不计）", "lm_head": "独立的 lm_head（公式假设与 embedding 共享）",
+          "mtp": "MTP 模块（公式不计）", "vision": "视觉塔（公式不计）"}
+
+
+def gap_label(name: str) -> str:
+    """Chinese label of a classic-gap item (views.classic_gap)."""
+    if name.startswith("mixer/"):
+        layer = name.split("/", 1)[1]
+        return f"{layer_label(layer)}的 token mixer：实际 − 公式的 4d² × 层数"
+    return GAP_ZH.get(name, name)
+
+
+def layer_label(layer_type: str) -> str:
+    """全注意力层, 全注意力层（MoE FFN）...; an unknown group name is shown as it is."""
+    for suffix, zh in FFN_SUFFIX_ZH.items():
+        if layer_type.endswith(suffix) and layer_type[:-len(suffix)] in LAYER_ZH:
+            return LAYER_ZH[layer_type[:-len(suffix)]] + zh
+    return LAYER_ZH.get(layer_type, layer_type)
