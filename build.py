@@ -8,9 +8,10 @@ printed as one line (file, line or key, what was expected), the exit status is 1
 is left exactly as it was. Only then is everything written into a temporary sibling folder, which is swapped in
 with two renames. Finally the change report says which computed numbers moved since the previous build.
 
-Extending the build (one line each):
-    WIDGETS["ledger-total"] = render_ledger_total       # ```{widget} ledger-total -> renderer(options, ctx)
-    OUTPUT_STEPS.append(install_runtime)                # step(site, dest): more files in the new folder
+Lessons and their widgets are not listed here: each lesson's package in experiments/lessons/ declares its
+numbers and widgets (experiments.widget), and the build discovers them (sitegen/widgets.py renders a widget from
+its declaration). Extending the output: OUTPUT_STEPS.append(step), step(site, dest) writes more files into the
+new folder before it is swapped in.
 """
 from __future__ import annotations
 
@@ -69,7 +70,7 @@ class Site:
             raise BuildError(self.errors)
 
 
-# Widget renderers: name -> renderer(options: dict, context: sitegen.markdown.WidgetContext) -> HTML.
+# Widget renderers, one per widget declared in experiments/lessons/: name -> renderer(options, context) -> HTML.
 WIDGETS: dict[str, markdown.WidgetRenderer] = dict(widget_renderers.WIDGETS)
 # Output steps: step(site, dest) writes more files into the temporary output folder before it is swapped in.
 OUTPUT_STEPS: list[Callable[[Site, Path], None]] = []
@@ -87,7 +88,6 @@ def build(root: Path = ROOT, out: Path | None = None, *, widgets: dict | None = 
     check_outline(site)      # data/course.json chapters <-> lessons
     site.stop_if_errors()    # nothing is written unless every input is good
     render_pages(site)       # index.html + one page per lesson (Jinja2, site/templates)
-    render_charts(site)      # Plotly figures (none yet)
     compare_numbers(site)    # numbers.json, and changes.json against the previous build
     write_site(site)         # temporary sibling folder: pages, static/, files, OUTPUT_STEPS; then swapped in
     report_changes(site)     # print the change report
@@ -266,10 +266,6 @@ def render_pages(site: Site) -> None:
         nav = pages.Nav(prev=link(site.lessons[i - 1]) if i else None,
                         next=link(site.lessons[i + 1]) if i + 1 < len(site.lessons) else None)
         site.pages[lesson.page] = pages.render_lesson_page(env, site.course, lesson, nav, site.numbers, site.models)
-
-
-def render_charts(site: Site) -> None:
-    """Plotly figures for the pages (the charts step will fill site.files; nothing yet)."""
 
 
 def compare_numbers(site: Site) -> None:

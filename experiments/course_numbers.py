@@ -3,7 +3,7 @@
 Names are ``<model>.<quantity>`` where <model> is an alias from data/course.json (``anchor``, ``gpt2`` ...) or,
 for any other model, its id with dots and dashes turned into underscores (``qwen3_235b_a22b``). Generic
 quantities exist for every model (totals, FFN shares, the classic estimate and its gap, compute crossover, KV
-cache); lessons add their own derived numbers in ``lesson_numbers``. Cited figures that cannot be derived from a
+cache); each lesson's package in experiments/lessons/ adds its own derived numbers. Cited figures that cannot be derived from a
 config come from data/citations.json as ``cited.<name>`` with their source.
 """
 from __future__ import annotations
@@ -234,8 +234,8 @@ def compute_course(models: dict[str, dict], course: dict | None = None, referenc
         mn.register()
         per_model[prefix] = mn
     load_citations(citations, reg)
-    from .lesson_numbers import register_lesson_numbers
-    register_lesson_numbers(reg, per_model, course)
+    from .lessons import register_numbers
+    register_numbers(reg, per_model, course)
     return reg.numbers, per_model
 
 

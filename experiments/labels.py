@@ -5,8 +5,8 @@ from __future__ import annotations
 
 
 # what each purpose category of the ledger (ledger.views.CATEGORIES) is called, in tables and in formulas
-PART_ZH = {"embedding": "嵌入", "attention": "全注意力", "linear_attention": "线性注意力",
-           "ffn": "FFN", "norm": "归一化", "lm_head": "lm_head", "mtp": "MTP 模块", "vision": "视觉塔"}
+PART_ZH = {"embedding": "嵌入 embedding", "attention": "全注意力", "linear_attention": "线性注意力 (Gated DeltaNet)",
+           "ffn": "FFN", "norm": "归一化", "lm_head": "lm_head（不共享）", "mtp": "MTP", "vision": "视觉塔"}
 # a decoder-layer group is named by its token mixer, suffixed _dense / _moe when a model has both FFN kinds
 LAYER_ZH = {"full_attention": "全注意力层", "linear_attention": "Gated DeltaNet 层",
             "sliding_attention": "滑动窗口注意力层"}

@@ -44,15 +44,13 @@ from experiments.errors import CourseError
 from .errors import BuildError, LessonError
 from experiments.format import STYLES, valid_style
 from experiments.numbers import derivation_rows, format_number
+from experiments.widget import LAST_SCRIPTS
 CALLOUTS = {  # name -> (icon, default title)
     "warning": ("⚠", "常见误解"),
     "note": ("🔍", "细看一层"),
     "try": ("🎯", "动手试试"),
 }
 WIDGET_INFO = "{widget}"
-# Widget scripts in load order (all <script defer>, so they run in this order): the shared helpers first, then
-# each lesson's widgets, then the chart drawing. A page loads only those its widgets asked for (Page.need_script).
-SCRIPT_ORDER = ("derivation.js", "widgets.js", "widgets-c4.js", "widgets-ffn.js", "charts.js")
 FRONT_MATTER_REQUIRED = {"id": str, "title": str, "chapter": str}
 FRONT_MATTER_OPTIONAL = {"order": int, "summary": str, "reading_minutes": int}
 
@@ -75,7 +73,8 @@ class Page:
     data: Mapping[str, Any] = field(default_factory=dict)
     errors: list[LessonError] = field(default_factory=list)
     used: dict[str, str] = field(default_factory=dict)  # number name -> first style, in order of first use
-    scripts: set[str] = field(default_factory=set)  # static/js files the page's widgets need (see need_script)
+    scripts: list[tuple[str, ...]] = field(default_factory=list)  # each widget's static/js files, in load order
+    calls: list[str] = field(default_factory=list)  # browser entry points its widgets call (the worker warms them)
     _counters: dict[str, int] = field(default_factory=dict)
 
     def error(self, line: int | None, message: str) -> None:
@@ -89,7 +88,8 @@ class Page:
         self.used.setdefault(name, style)
 
     def need_script(self, *files: str) -> None:
-        self.scripts.update(files)
+        """Files one widget needs, in the order it needs them loaded (experiments.widget.Widget.scripts)."""
+        self.scripts.append(files)
 
 
 @dataclass
@@ -124,6 +124,7 @@ class Lesson:
     toc: list[tuple[str, str]]     # (heading id, heading text) of the h2 parts
     used: dict[str, str]           # number name -> first style, in order of first use
     scripts: list[str] = field(default_factory=list)   # static/js files its widgets need, in load order
+    calls: list[str] = field(default_factory=list)     # browser entry points its widgets call
 
     @property
     def id(self) -> str:
@@ -134,11 +135,21 @@ class Lesson:
         return f"{self.meta['id']}.html"
 
 
-def script_order(files: set[str]) -> list[str]:
-    unknown = files - set(SCRIPT_ORDER)
-    if unknown:
-        raise ValueError(f"widget scripts not in sitegen.markdown.SCRIPT_ORDER: {', '.join(sorted(unknown))}")
-    return [f for f in SCRIPT_ORDER if f in files]
+def script_order(needs: list[tuple[str, ...]]) -> list[str]:
+    """One load order (all <script defer>, so they run in it) that keeps every widget's own order: a file comes
+    after every file some widget lists before it, and otherwise in order of first mention. The declarations put
+    the shared core (widgets.js) before a lesson's widget script and the chart drawing (charts.js) last."""
+    before: dict[str, set[str]] = {}
+    for files in needs:
+        for i, f in enumerate(files):
+            before.setdefault(f, set()).update(files[:i])
+    order: list[str] = []
+    while len(order) < len(before):
+        ready = [f for f in before if f not in order and before[f] <= set(order)]
+        if not ready:
+            raise ValueError(f"widget scripts need each other in a cycle: {sorted(set(before) - set(order))}")
+        order.append(ready[0])
+    return [f for f in order if f not in LAST_SCRIPTS] + [f for f in order if f in LAST_SCRIPTS]
 
 
 # -- the parser ------------------------------------------------------------------------------------------------
@@ -170,7 +181,7 @@ def render_lesson(text: str, page: Page) -> Lesson:
     if page.errors:
         raise BuildError(sorted(page.errors, key=lambda e: e.line or 0))
     return Lesson(page.file, meta, body, table_of_contents(tokens), in_page_order(page.used, body),
-                  script_order(page.scripts))
+                  script_order(page.scripts), list(dict.fromkeys(page.calls)))
 
 
 def in_page_order(used: dict[str, str], body: str) -> dict[str, str]:

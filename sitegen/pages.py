@@ -113,8 +113,10 @@ def render_lesson_page(env: jinja2.Environment, course: dict, lesson: Lesson, na
     return env.get_template("lesson.html").render(
         course=course, lesson=lesson, meta=lesson.meta, body=Markup(lesson.body), chapter=chapter,
         toc=lesson.toc, nav=nav, ledger=ledger_entries(lesson, numbers), ledger_id=LEDGER_ID, scripts=lesson.scripts,
+        calls=lesson.calls,
         provenance=provenance(lesson, numbers, models))
 
 
 def render_index_page(env: jinja2.Environment, course: dict, lessons: dict[str, Lesson]) -> str:
-    return env.get_template("index.html").render(course=course, chapters=outline(course, lessons), scripts=[])
+    return env.get_template("index.html").render(course=course, chapters=outline(course, lessons), scripts=[],
+                                                 calls=[])

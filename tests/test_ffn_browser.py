@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from browser_fixtures import wait_runtime_ready
-from experiments import ffn
+from experiments.lessons.c4_ffn_deep_read import calc as ffn
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "c4-ffn-deep-read.html"

@@ -167,7 +167,7 @@ def test_baseline_numpy_model_agrees(numbers):
 
 
 def test_example_tokens(inputs):
-    from experiments import lesson_c4
+    from experiments.lessons.c4_transformer_block import numbers as lesson_c4
     reg = Registry()
     lesson_c4.register(reg, {}, course=inputs["course"])
     tokens = inputs["course"]["tracker"]["example_tokens"]

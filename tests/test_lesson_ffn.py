@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments import api, ffn
+from experiments import api
+from experiments.lessons.c4_ffn_deep_read import calc as ffn
 from experiments import format as fmt
 from experiments.ledger import views
 from experiments.course_numbers import compute_numbers

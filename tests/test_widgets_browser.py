@@ -2,7 +2,7 @@
 
 The real course is built once per session into a temporary folder (tests/build_fixtures.py: repo_site) and served
 from a local port. Pages are guarded (tests/browser_fixtures.py): a console error, an uncaught exception or a
-request to any non-local host fails the test. Expected strings come from experiments.widgets_data under CPython
+request to any non-local host fails the test. Expected strings come from experiments.lessons.c4_transformer_block.widgets under CPython
 for the same inputs; the page gets its strings from the same functions under Pyodide.
 
 Covered: the three ledgers (denominator toggle, model pickers, side-by-side columns), the crossover slider and
@@ -29,7 +29,7 @@ from browser_fixtures import CHROMIUM, CHROMIUM_ARGS, PageGuard, wait_runtime_re
 from experiments import api
 from experiments.baseline import summary
 from experiments.ledger import build_ledger
-from experiments.widgets_data import (baseline_view, crossover_at, crossover_series, ledger_compare, ledger_layer,
+from experiments.lessons.c4_transformer_block.widgets import (baseline_view, crossover_at, crossover_series, ledger_compare, ledger_layer,
                                       ledger_total, tracker_stages)
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""What the lesson widgets show, computed under CPython: experiments.widgets_data and the browser API experiments.api.
+"""What the lesson widgets show, computed under CPython: the C4 lesson's widgets module and the browser API experiments.api.
 
 The browser runs these same functions under Pyodide (tests/test_browser_engine.py proves the results are equal);
 here they are checked against the lesson's figures and against the ledger itself.
@@ -15,7 +15,7 @@ from experiments.ledger import views
 from experiments.baseline import CONFIG as BASELINE_CONFIG
 from experiments.baseline import summary
 from experiments.ledger import build_ledger, unwrap
-from experiments.widgets_data import (baseline_view, byo_error, crossover_at, crossover_series, ledger_compare,
+from experiments.lessons.c4_transformer_block.widgets import (baseline_view, byo_error, crossover_at, crossover_series, ledger_compare,
                                       ledger_layer, ledger_total, log_points, parse_config_text, shape_str, signed,
                                       tracker_actual, tracker_stages)
 
@@ -212,7 +212,8 @@ def test_api_tracker_and_baseline_forward():
 
 
 def test_ledgers_are_cached_by_config():
-    from experiments import ffn, ledger
+    from experiments import ledger
+    from experiments.lessons.c4_ffn_deep_read import calc as ffn
     cfg = dict(BASELINE_CONFIG)
     first = api._ledger(cfg)
     assert api._ledger(dict(reversed(list(cfg.items())))) is first     # key order does not matter

@@ -24,6 +24,9 @@
   const script = document.currentScript;
   const workerUrl = new URL("worker.js", script ? script.src : new URL("static/js/", document.baseURI));
   const worker = new Worker(workerUrl);
+  // the entry points this page's widgets call (the build lists them): the worker imports their modules early
+  const warm = script && script.dataset.warm ? JSON.parse(script.dataset.warm) : [];
+  if (warm.length) worker.postMessage({ warm: warm });
 
   const pending = new Map(); // id -> {resolve, reject, kind}
   let nextId = 1;

@@ -14,6 +14,7 @@
  *                  -> {id, ok: true, result} | {id, ok: false, error: "<ExceptionType>: <message>"}
  *                {id, run: "<python source>"}   (the page's editable code cells)
  *                  -> {id, ok, stdout, stderr, error}   (error: the traceback text, null on success)
+ *                {warm: [entry point names]}   (no reply: which modules to import ahead of the first call)
  * Requests that arrive before the runtime is ready are queued and answered in order.
  */
 "use strict";
@@ -32,11 +33,9 @@ const experimentsZip = fetch(EXPERIMENTS_ZIP).then((resp) => {
   return resp.arrayBuffer();
 });
 experimentsZip.catch(() => {});  // reported by init() when it awaits it, never as an unhandled rejection
-// A speed hint, not a contract: a name that does not exist (or fails to import) is skipped. The numpy users come
-// last (importing numpy itself is the longest step).
-const WARM_MODULES = ["experiments.api", "experiments.ledger", "experiments.widgets_data", "experiments.ledger.views",
-                      "experiments.numbers", "experiments.course_numbers", "experiments.ffn", "numpy",
-                      "experiments.baseline"];
+// A speed hint, not a contract: the page sends {warm: [entry point names its widgets call]} (the build lists them);
+// once ready, experiments.api:warm_modules turns them into the modules they live in, imported one per task.
+let warmCalls = [];
 
 let pyodide = null;
 let state = "loading";
@@ -192,6 +191,7 @@ function handle(req) {
 
 self.onmessage = (event) => {
   const req = event.data || {};
+  if (Array.isArray(req.warm)) { warmCalls = req.warm; return; }
   if (state === "loading") queue.push(req);
   else handle(req);
 };
@@ -199,7 +199,11 @@ self.onmessage = (event) => {
 init().then(
   () => {
     while (queue.length) handle(queue.shift());
-    setTimeout(() => warmUp(WARM_MODULES), 0);
+    setTimeout(() => {
+      if (!warmCalls.length) return;
+      const names = callFunction({ id: 0, fn: "experiments.api:warm_modules", args: [warmCalls] });
+      if (names.ok) warmUp(["experiments.api"].concat(names.result));
+    }, 0);
   },
   (e) => {
     loadError = e && e.message ? e.message : String(e);

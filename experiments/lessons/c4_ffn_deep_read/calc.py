@@ -1,7 +1,8 @@
 """FFN 精读 (lesson c4-ffn-deep-read): the lesson's computations, as pure functions returning JSON-ready data.
 
-The lesson's calculators, each used twice: by the build (sitegen/widgets_ffn.py renders their first state into HTML) and by
-the browser (experiments.api.ffn_* under Pyodide, when the learner moves a control):
+The lesson's calculators, each used twice: by the build (widgets.py's views render their first state into HTML)
+and by the browser (experiments.api.ffn_* under Pyodide, when the learner moves a control). Their inputs' defaults
+are the widgets' defaults, declared once in this lesson's __init__.py:
 
 - ``swiglu_budget``     SwiGLU's third matrix and the 8/3·d rule: width, alignment, parameters vs 8d²
 - ``config_family``     layers × d_model -> aligned d_ff, FFN share, total (counted by the ledger engine)
@@ -26,9 +27,10 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .ledger import views
-from .ledger import build_ledger, ledger_of, unwrap
-from .format import GB, format_value, gb, ms, n, pct, per_second, ratio_text, sci, signed_pct, trim_decimal
+from ...ledger import views
+from ...ledger import build_ledger, ledger_of, unwrap
+from . import INT4_DEFAULTS
+from ...format import GB, format_value, gb, ms, n, pct, per_second, ratio_text, sci, signed_pct, trim_decimal
 
 TERA = 10**12
 SECONDS_PER_DAY = 86400
@@ -102,7 +104,7 @@ def alignment_table(ratio: Fraction, align: int, ds=ALIGN_DS, known: list | None
     return rows
 
 
-def swiglu_budget(d=4096, ratio="8/3", matrices=3, align=256, known: list | None = None) -> dict:
+def swiglu_budget(d, ratio, matrices, align, known: list | None = None) -> dict:
     """The explorer: your (d, ratio, matrices, alignment) next to the three reference designs at the same d."""
     d = parse_int(d, "d_model", 64, 65536)
     r = parse_fraction(ratio, "倍数 d_ff / d", high=Fraction(64))
@@ -130,7 +132,7 @@ def llama_config(n_layers: int, d: int, d_ff: int, vocab: int = 32000, head_dim:
             "max_position_embeddings": 4096, "tie_word_embeddings": False}
 
 
-def config_family(rows=FAMILY, ratio="8/3", align=256, vocab=32000) -> dict:
+def config_family(rows, ratio, align, vocab=32000) -> dict:
     r = parse_fraction(ratio, "倍数 d_ff / d", high=Fraction(64))
     align = parse_int(align, "对齐粒度", 1, 4096)
     vocab = parse_int(vocab, "词表", 1, 10**6)
@@ -241,7 +243,7 @@ def _decode_inputs(config, dtype, bandwidth_tbps, peak_tflops):
     return ledger, step_weights(ledger), dtype_bytes(dtype), bw, peak
 
 
-def decode(config, dtype="BF16", bandwidth_tbps="3.35", batch=1, peak_tflops="989.4") -> dict:
+def decode(config, dtype, bandwidth_tbps, batch, peak_tflops) -> dict:
     """Weight memory and the decode-step bounds of one model at one precision, bandwidth and batch size."""
     ledger, w, nbytes, bw, peak = _decode_inputs(config, dtype, bandwidth_tbps, peak_tflops)
     batch = parse_int(batch, "批大小", 1, 65536)
@@ -283,7 +285,7 @@ def weights_table(models: list, dtypes=("FP16", "INT8", "INT4")) -> dict:
     return {"dtypes": list(dtypes), "bytes": [format_value(dtype_bytes(t), "x1") for t in dtypes], "rows": rows}
 
 
-def decode_table(models: list, dtypes=("FP16", "INT8", "INT4"), bandwidth_tbps="3.35", peak_tflops="989.4") -> dict:
+def decode_table(models: list, bandwidth_tbps, peak_tflops, dtypes=("FP16", "INT8", "INT4")) -> dict:
     """[(label, config)] -> batch-1 ms/token and tokens/s per dtype."""
     rows = []
     for label, config in models:
@@ -295,7 +297,7 @@ def decode_table(models: list, dtypes=("FP16", "INT8", "INT4"), bandwidth_tbps="
     return {"dtypes": list(dtypes), "rows": rows}
 
 
-def batch_series(config, dtype="BF16", bandwidth_tbps="3.35", peak_tflops="989.4",
+def batch_series(config, dtype, bandwidth_tbps, peak_tflops,
                  batches=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)) -> dict:
     """Per batch size: step time, per-stream and total tokens/s, which bound (the amortisation table)."""
     ledger, w, nbytes, bw, peak = _decode_inputs(config, dtype, bandwidth_tbps, peak_tflops)
@@ -332,7 +334,7 @@ def ffn_activation_elems(ledger) -> tuple[int, int]:
     return dense_layers * per_dense + n_moe * per_moe, max(per_dense if dense_layers else 0, per_moe if n_moe else 0)
 
 
-def training_memory(config, recipe="mixed_adamw", batch=4, seq=4096, checkpointing=False) -> dict:
+def training_memory(config, recipe, batch, seq, checkpointing) -> dict:
     ledger = _ledger(config)
     if recipe not in views.TRAINING_RECIPES:
         raise ValueError(f"优化器方案 {recipe!r} 未知（可选：{'、'.join(views.TRAINING_RECIPES)}）")
@@ -367,7 +369,7 @@ def training_memory(config, recipe="mixed_adamw", batch=4, seq=4096, checkpointi
 # ==============================================================================================================
 # 4. compute: 2N per token, 6·N·D, GPU-days
 # ==============================================================================================================
-def flops_budget(config, tokens_b="2000", sustained_tflops="400", gpus=1024, tokens_per_param="20") -> dict:
+def flops_budget(config, tokens_b, sustained_tflops, gpus, tokens_per_param) -> dict:
     """Training compute of one model on D tokens: 6·N·D with N the parameters each token passes through."""
     ledger = _ledger(config)
     D = parse_fraction(tokens_b, "训练 token 数（十亿）", high=Fraction(10**6)) * GB
@@ -459,7 +461,7 @@ PROBE_GROUPS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
 # the page recomputes the probe on every change: up to 1,024 × 64 weights keeps that within a frame or two
 MAX_PROBE_WEIGHTS = 1024 * 64
 # the probe's first state: the lesson's figures, the page's controls and the browser API all start from it
-PROBE_DEFAULTS = {"rows": 1024, "cols": 64, "outlier_pct": "1", "outlier_scale": "10", "seed": 0}
+PROBE_DEFAULTS = INT4_DEFAULTS   # the ffn-int4 widget's first state (this lesson's __init__.py)
 
 
 def _approx_normal(rng, shape, sigma: float):

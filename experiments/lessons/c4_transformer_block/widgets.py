@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 
-from .ledger import views
-from .errors import ConfigError
-from .ledger import Ledger
-from .format import format_value, n, shape_str, share, signed
-from .labels import PART_ZH, layer_label
+from ...ledger import views
+from ...errors import ConfigError
+from ...ledger import Ledger
+from ...format import format_value, n, shape_str, share, signed
+from ...labels import PART_ZH, layer_label
 
 # -- 总账 -------------------------------------------------------------------------------------------------------
 def ledger_total(ledger: Ledger, name: str = "") -> dict:
@@ -268,8 +268,8 @@ def baseline_view(summary: dict, stages: list[dict] | None = None) -> dict:
 def parse_config_text(text: str) -> dict:
     """A pasted config.json (or a course data file {"meta", "config"}) -> the config dict; ConfigError naming the
     problem (bad JSON with line and column, not an object)."""
-    from .ledger import model_type_of, unwrap
-    from .errors import Problem
+    from ...ledger import model_type_of, unwrap
+    from ...errors import Problem
     if not isinstance(text, str) or not text.strip():
         raise ConfigError([Problem("", "a config.json: the box is empty")])
     try:
@@ -288,3 +288,166 @@ def byo_error(error: Exception) -> dict:
         return {"ok": False, "title": f"这个 config 有 {len(lines)} 处问题：" if len(lines) > 1 else "这个 config 有问题：",
                 "problems": lines}
     return {"ok": False, "title": "无法计算这个 config：", "problems": [f"{type(error).__name__}: {error}"]}
+
+
+# -- build-time views: (options, data) -> the values site/templates/widgets/<template> shows ----------------------
+def tracker_view(o: dict, data) -> dict:
+    alias, mn = data.model("tracker", o["model"])
+    settings = data.course["tracker"]
+    reference = data.reference_counts
+    models = [data.model("tracker", a, "models") for a in dict.fromkeys([alias, *o["models"]])]
+    stages = tracker_stages(mn.ledger, settings, reference.get(mn.id, {}), mn.id == settings.get("model"))
+    state = {"settings": settings, "reference": {a: reference.get(m.id, {}) for a, m in models},
+             "course_titles": [a for a, m in models if m.id == settings.get("model")],
+             "baseline": "baseline" if "baseline" in dict(models) else None}
+    return {"alias": alias, "model": mn, "stages": stages, "tracker": settings, "models": models, "data": state}
+
+
+def classic_gap_view(o: dict, data) -> dict:
+    from ...labels import gap_label
+    alias, mn = data.model("classic-gap", o["model"])
+    items = [(gap_label(name), value) for name, value in views.classic_gap(mn.ledger)]
+    return {"alias": alias, "model": mn, "items": items, "classic": views.classic_estimate(mn.ledger),
+            "total": mn.ledger.total}
+
+
+def ledger_total_view(o: dict, data) -> dict:
+    alias, mn = data.model("ledger-total", o["model"])
+    return {"alias": alias, "model": mn, "data": ledger_total(mn.ledger, mn.name), "choices": data.choices()}
+
+
+def ledger_layer_view(o: dict, data) -> dict:
+    alias, mn = data.model("ledger-layer", o["model"])
+    return {"alias": alias, "model": mn, "data": ledger_layer(mn.ledger), "choices": data.choices()}
+
+
+def ledger_compare_view(o: dict, data) -> dict:
+    models = [data.model("ledger-compare", a, "models") for a in o["models"]]
+    return {"data": ledger_compare([(a, mn.name, mn.ledger) for a, mn in models]), "aliases": list(o["models"]),
+            "choices": data.choices()}
+
+
+def evolution_view(o: dict, data) -> dict:
+    return {"table": data.evolution}
+
+
+def crossover_view(o: dict, data) -> dict:
+    alias, mn = data.model("crossover", o["model"])
+    return {"alias": alias, "model": mn, "data": crossover_series(mn.ledger, name=mn.name), "choices": data.choices()}
+
+
+def baseline_widget_view(o: dict, data) -> dict:
+    from ...baseline import summary
+    alias, mn = data.model("baseline", o["model"])
+    return {"alias": alias, "model": mn, "view": baseline_view(summary())}
+
+
+def byo_config_view(o: dict, data) -> dict:
+    alias, mn = data.model("byo-config", o["example"], "example")
+    for a in o["compare"]:
+        data.model("byo-config", a, "compare")
+    compare = list(dict.fromkeys([*o["compare"], alias]))
+    return {"example": alias, "model": mn, "compare": compare}
+
+
+# -- browser entry points (experiments.api:NAME): normal Python arguments in, JSON-ready data out ---------------------
+def _ledger(config):
+    from ...ledger import ledger_of
+    return ledger_of(config)
+
+
+def _context_length(T) -> int:
+    if isinstance(T, bool) or not isinstance(T, int) or T < 1:
+        raise ValueError(f"T must be a positive integer, got {T!r}")
+    return T
+
+
+def views_of(ledger, name: str = "") -> dict:
+    """The three ledgers and the crossover of one model, as the widgets show them."""
+    return {"model_type": ledger.arch.family, "total": f"{ledger.total:,}",
+            "ledger_total": ledger_total(ledger, name), "ledger_layer": ledger_layer(ledger),
+            "crossover": crossover_series(ledger, name=name)}
+
+
+def ledger_views_call(config, name: str = "") -> dict:
+    """The three ledgers and the crossover of one model (model pickers)."""
+    return views_of(_ledger(config), name or "")
+
+
+def total_view_call(config, name: str = "") -> dict:
+    return ledger_total(_ledger(config), name or "")
+
+
+def layer_view_call(config) -> dict:
+    return ledger_layer(_ledger(config))
+
+
+def ledger_compare_call(models) -> dict:
+    """[[alias, name, config], ...] -> the side-by-side ledger."""
+    return ledger_compare([(alias, name, _ledger(cfg)) for alias, name, cfg in models])
+
+
+def crossover_at_call(config, T) -> dict:
+    return crossover_at(_ledger(config), _context_length(T))
+
+
+def crossover_view_call(config, name: str = "", T=None) -> dict:
+    """The crossover widget for one model: series, crossover, ratio at the native context, and the readout `at`
+    for min(T, native context), or for the native context when T is None (a model change is one round trip)."""
+    ledger = _ledger(config)
+    view = crossover_series(ledger, name=name or "")
+    t_max = view["t_max_raw"]
+    view["at"] = crossover_at(ledger, t_max if T is None else min(_context_length(T), t_max))
+    return view
+
+
+def tracker_call(config, settings=None, reference=None, titles=True) -> dict:
+    """The data-flow tracker's stages for a model (titles: the stage titles of data/course.json, which describe
+    the anchor model)."""
+    return tracker_stages(_ledger(config), settings or {}, reference or {}, bool(titles))
+
+
+def baseline_forward_call(seed=0, settings=None) -> dict:
+    """The numpy baseline's parameter count and each stage's output shape for the 5-token example (with the
+    tracker settings, also matched to the tracker's stages)."""
+    from ...baseline import CONFIG, summary
+    s = summary(seed or 0)
+    stages = tracker_stages(_ledger(CONFIG), settings, course_titles=False) if settings else None
+    return {**baseline_view(s, stages), "summary": s}
+
+
+def baseline_prepare_call(seed=0) -> dict:
+    """Initialise the baseline's weights now (cached), so baseline_forward only runs the forward pass."""
+    from ...baseline import count_params, initialised
+    return {"params": count_params(initialised(seed or 0))}
+
+
+BYO_NUMBERS = ("model.total", "model.ffn_share_total", "model.ffn_share_backbone", "model.crossover_T")
+
+
+def derivations(config: dict, names=None) -> dict:
+    """{name: {display, rows}} of a config's generic numbers (``model.total`` ...), with the derivation rows the
+    build shows (experiments.numbers.derivation_rows); site/static/js/derivation.js draws them."""
+    from ...course_numbers import model_numbers
+    from ...numbers import derivation_rows, format_number
+    numbers = model_numbers(config)
+    return {name: {"display": format_number(numbers[name]), "rows": derivation_rows(numbers[name])}
+            for name in (names or numbers) if name in numbers}
+
+
+def byo_views_call(text, others=None) -> dict:
+    """[config text, [[alias, name, config], ...]] -> {ok: true, the three ledgers (the pasted model side by side
+    with the given ones) and the crossover} or {ok: false, title, problems} naming what is wrong."""
+    try:
+        config = parse_config_text(text)
+        ledger = _ledger(config)
+    except Exception as e:  # noqa: BLE001 - whatever a strange config triggers is shown inline, in Chinese
+        return byo_error(e)
+    out = views_of(ledger, "你的模型")
+    out["compare"] = ledger_compare([(a, name, _ledger(cfg)) for a, name, cfg in others or []]
+                                    + [("byo", "你的模型", ledger)])
+    try:
+        out["numbers"] = derivations(config, BYO_NUMBERS)
+    except Exception:  # noqa: BLE001 - a popover is an extra; never fail the whole result for it
+        out["numbers"] = {}
+    return {"ok": True, **out}

@@ -14,19 +14,20 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from . import ffn
-from .ledger import views
-from .expr import Const, Sym, group_digits
+from . import INT4_DEFAULTS, MEMORY_DEFAULTS, TRAINING_DEFAULTS
+from . import calc as ffn
+from ...ledger import views
+from ...expr import Const, Sym, group_digits
 
 LEDGER = "（由 experiments.ledger 逐张量现算）"
 GB = Const(10**9)
 TERA = Const(10**12)
 
-# the lesson's illustrative settings (not measurements): activation example and the INT4 probe's first state
-ACT_BATCH, ACT_SEQ = 4, 4096
-PROBE = ffn.PROBE_DEFAULTS
+# the lesson's illustrative settings (not measurements): the widgets' first states, and one MoE what-if
+ACT_BATCH, ACT_SEQ = TRAINING_DEFAULTS["batch"], TRAINING_DEFAULTS["seq"]
+PROBE = INT4_DEFAULTS
 MOE_WHAT_IF = {"model": "qwen3_30b_a3b", "n_experts": 64, "top_k": 6}
-MEMORY_MODELS = ("llama7b", "llama_2_13b", "llama70b")
+MEMORY_MODELS = tuple(MEMORY_DEFAULTS["models"])
 DTYPES = ("FP16", "INT8", "INT4")
 
 
@@ -440,7 +441,7 @@ def _moe(reg, models) -> None:
 
 # -- limits: too narrow, too wide ------------------------------------------------------------------------------------
 def _limits(reg, mn) -> None:
-    from .ledger import build_ledger
+    from ...ledger import build_ledger
     c, L = mn.cfg(), mn.ledger
     kw = {"symbols": mn.keys}
     N = Sym("原总数", L.total)

@@ -1,0 +1,38 @@
+"""Lesson C4+ FFN 精读 (lessons/c4-ffn-deep-read.md): its numbers, calculators and widgets.
+
+calc.py holds the calculators (the same functions give the build's first state and the browser's answers),
+numbers.py the lesson's numbers (ffn.*), widgets.py the build-time views and browser entry points. Each widget's
+defaults are declared here, once: the calculators take every input explicitly, and the lesson's numbers that
+describe a widget's first state read these dictionaries.
+"""
+from ...widget import Lesson, Widget
+
+_FFN = "widgets-ffn.js"
+
+SWIGLU_DEFAULTS = {"d": 4096, "ratio": "8/3", "matrices": 3, "align": 256}
+MEMORY_DEFAULTS = {"models": ["llama7b", "llama_2_13b", "llama70b"], "model": "llama7b", "dtype": "BF16",
+                   "batch": 1, "gpu": "h100"}
+TRAINING_DEFAULTS = {"model": "llama7b", "recipe": "mixed_adamw", "batch": 4, "seq": 4096, "checkpointing": False}
+FLOPS_DEFAULTS = {"model": "llama7b", "tokens_b": "2000", "gpus": 1024, "tflops": None}   # None: cited sustained
+MOE_DEFAULTS = {"models": [], "model": "qwen3_30b_a3b", "experts": None, "top_k": None, "width": None}  # None: the model's own
+INT4_DEFAULTS = {"rows": 1024, "cols": 64, "outlier_pct": "1", "outlier_scale": "10", "seed": 0}
+GPUS = {"h100": "H100 SXM", "a100": "A100 80GB SXM"}   # bandwidth and peak: data/citations.json <key>_*
+
+LESSON = Lesson(
+    id="c4-ffn-deep-read",
+    numbers="numbers:register",
+    widgets=(
+        Widget("ffn-swiglu-budget", "ffn_swiglu.html", "widgets:swiglu_view", SWIGLU_DEFAULTS, script=_FFN,
+               calls={"ffn_swiglu_budget": "calc:swiglu_budget", "ffn_config_family": "widgets:config_family_call"}),
+        Widget("ffn-memory", "ffn_memory.html", "widgets:memory_view", MEMORY_DEFAULTS, script=_FFN,
+               calls={"ffn_memory": "calc:decode", "ffn_batch_series": "calc:batch_series"}),
+        Widget("ffn-training-memory", "ffn_training.html", "widgets:training_view", TRAINING_DEFAULTS, script=_FFN,
+               calls={"ffn_training_memory": "calc:training_memory"}),
+        Widget("ffn-flops", "ffn_flops.html", "widgets:flops_view", FLOPS_DEFAULTS, script=_FFN,
+               calls={"ffn_flops": "calc:flops_budget"}),
+        Widget("ffn-moe", "ffn_moe.html", "widgets:moe_view", MOE_DEFAULTS, script=_FFN,
+               calls={"ffn_moe": "calc:moe_explore"}),
+        Widget("ffn-int4", "ffn_int4.html", "widgets:int4_view", INT4_DEFAULTS, script=_FFN, needs=("charts.js",),
+               calls={"ffn_int4_probe": "calc:int4_probe"}),
+    ),
+)

@@ -1,0 +1,111 @@
+"""How a lesson declares its widgets, once: name, defaults, build-time view, browser entry points, template, script.
+
+A lesson package (experiments/lessons/<lesson>/) holds ``LESSON = Lesson(...)``; experiments/lessons/__init__.py
+discovers every such package, so nothing is listed by hand anywhere else. From the declarations:
+- the build (sitegen/widgets.py) fills each ```` ```{widget} NAME ```` block: options = defaults + the block's YAML,
+  values = view(options, data), HTML = site/templates/widgets/<template> rendered with those values, and the page
+  loads the widget's script (site/static/js/<script>) after the shared core (widgets.js) and before charts.js;
+- the browser (experiments/api.py) answers ``experiments.api:NAME`` for every entry point a widget declares in
+  ``calls``, with the same functions;
+- the worker warms the modules those entry points live in (api.warm_modules), in declaration order.
+
+Function references are "module:function" strings relative to the lesson package (or absolute,
+"experiments.x:f"), resolved only when first used, so importing the declarations costs nothing: the browser's
+first answer does not wait for numpy or for a lesson it does not call.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from .errors import CourseError
+
+CORE_SCRIPT = "widgets.js"        # the shared mount / call / error / URL-state helpers, before any widget script
+LAST_SCRIPTS = ("charts.js",)     # draw after every widget has set its charts up
+
+
+class OptionError(CourseError):
+    """A widget option a lesson gave is not what the widget expects (the build adds the lesson file and line)."""
+
+    def __init__(self, widget: str, key: str, expected: str, got: Any = None, message: str | None = None):
+        self.widget, self.key, self.expected, self.got = widget, key, expected, got
+        super().__init__(f"widget {widget}: " + (message or f"option '{key}': expected {expected}"
+                                                 + (f", got {got!r}" if got is not None else "")))
+
+
+@dataclass(frozen=True)
+class Widget:
+    name: str                                   # ```{widget} NAME in a lesson
+    template: str                               # site/templates/widgets/<template>
+    view: str                                   # "module:function": view(options, data) -> template values
+    defaults: Mapping[str, Any] = field(default_factory=dict)   # the first state; the browser's too
+    script: str | None = None                   # site/static/js/<script> makes it live; None: static as built
+    needs: tuple[str, ...] = ()                 # other scripts it uses, e.g. ("derivation.js", "charts.js")
+    calls: Mapping[str, str] = field(default_factory=dict)      # browser entry point -> "module:function"
+    package: str = ""                           # set by Lesson: where relative references are resolved
+
+    def scripts(self) -> tuple[str, ...]:
+        """The static/js files this widget needs, in load order."""
+        own = (self.script,) if self.script else ()
+        first = tuple(s for s in self.needs if s not in LAST_SCRIPTS)
+        last = tuple(s for s in self.needs if s in LAST_SCRIPTS)
+        core = (CORE_SCRIPT,) if own else ()
+        return tuple(dict.fromkeys(first + core + own + last))
+
+    def options(self, given: Mapping[str, Any]) -> dict:
+        """The defaults overlaid with a lesson's options; an option the widget does not know is an error."""
+        unknown = sorted(set(given) - set(self.defaults))
+        if unknown:
+            raise OptionError(self.name, unknown[0], "one of " + ", ".join(sorted(self.defaults)) if self.defaults
+                              else "no options (this widget takes none)")
+        return {**self.defaults, **given}
+
+    def resolve(self, ref: str) -> Callable:
+        return resolve(ref, self.package)
+
+
+@dataclass(frozen=True)
+class Lesson:
+    id: str | None                              # lessons/<id>.md; None for widgets every lesson may use
+    widgets: tuple[Widget, ...] = ()
+    numbers: str | None = None                  # "module:function": register(reg, models, course)
+    package: str = ""
+
+    def __post_init__(self):
+        object.__setattr__(self, "widgets", tuple(
+            w if w.package else Widget(**{**w.__dict__, "package": self.package}) for w in self.widgets))
+
+
+def resolve(ref: str, package: str = "") -> Callable:
+    """"module:function" -> the function; a module starting with "experiments." is absolute, else relative to
+    `package`."""
+    module, _, name = ref.partition(":")
+    if not module.startswith("experiments"):
+        module = f"{package}.{module}" if module else package
+    return getattr(importlib.import_module(module), name)
+
+
+@dataclass
+class WidgetData:
+    """What a widget's build-time view may read: the course's models (alias -> course_numbers.ModelNumbers) and
+    the data files (course, citations, evolution, reference_counts)."""
+    models: Mapping[str, Any]
+    files: Mapping[str, Any] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:          # data.course, data.citations ... ({} when absent)
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self.files.get(name) or {}
+
+    def model(self, widget: str, alias: str, key: str = "model"):
+        """(alias, ModelNumbers) of a model option; an unknown alias names the known ones."""
+        if alias not in self.models:
+            known = ", ".join(sorted(self.models))
+            raise OptionError(widget, key, f"a model alias (known: {known})", alias,
+                              message=f"unknown model {alias!r} in option '{key}' (known: {known})")
+        return alias, self.models[alias]
+
+    def choices(self) -> list:
+        """(alias, ModelNumbers) of every model in data/, by display name: the model pickers' options."""
+        return sorted(self.models.items(), key=lambda item: item[1].name.lower())
