@@ -119,3 +119,48 @@ def moe(d: int, n_experts: int, top_k: int, expert_d_ff: int, *, router: str = "
 def decoder_layer(mixer: Node, ffn: Node, norms: list[Node], name: str, n: int) -> Node:
     """n identical decoder layers: token mixer + FFN + their norms."""
     return group(name, [mixer, ffn] + norms, n=n)
+
+
+# -- gemma / cohere / olmo group (issue #12) ---------------------------------------------------------------------
+def with_norms(mixer: Node, norms: list[Node]) -> Node:
+    """The same token mixer with extra norm tensors inside it (OLMo-2's q_norm / k_norm over all heads,
+    Cohere's per-head q_norm / k_norm), keeping its name and kind."""
+    return group(mixer.name, list(mixer.children) + norms, kind=mixer.kind)
+
+
+def parallel_decoder_layer(mixer: Node, ffn: Node, norms: list[Node], name: str, n: int) -> Node:
+    """n identical *parallel* decoder layers (Cohere, GPT-J style): one input norm feeds attention and the FFN
+    side by side and both outputs are added to the residual, x + attn(norm(x)) + mlp(norm(x)). Same tensors as a
+    sequential layer; the layer group is tagged kind "parallel" so the ledger shows the block shape (kind
+    "parallel" is not a purpose category: the leaves below still sum as attention / FFN / norm)."""
+    return group(name, [mixer, ffn] + norms, kind="parallel", n=n)
+
+
+def siglip_vision(width: int, d_ff: int, depth: int, channels: int, patch: int, n_positions: int,
+                  use_head: bool, name: str = "vision_tower") -> Node:
+    """SigLIP vision encoder (transformers SiglipVisionModel): a Conv2d patch embedding (with bias), one learned
+    position per patch, `depth` pre-LN encoder layers (LayerNorms with bias; q/k/v/out projections with biases;
+    a GELU MLP fc1/fc2 with biases), a final post_layernorm, and, with vision_use_head, the attention-pooling head
+    (a learned probe, torch MultiheadAttention with fused in_proj, a LayerNorm and an MLP)."""
+    def mlp():
+        return group("mlp", linear("fc1", width, d_ff, True) + linear("fc2", d_ff, width, True))
+
+    layer = group("layers", [
+        norm("layer_norm1", width, bias=True),
+        group("self_attn", linear("k_proj", width, width, True) + linear("v_proj", width, width, True)
+              + linear("q_proj", width, width, True) + linear("out_proj", width, width, True)),
+        norm("layer_norm2", width, bias=True), mlp()], n=depth)
+    parts = [
+        group("embeddings", [leaf("patch_embedding.weight", width, channels, patch, patch, matmul=True),
+                             leaf("patch_embedding.bias", width, matmul=False),
+                             leaf("position_embedding.weight", n_positions, width, matmul=False)]),
+        group("encoder", [layer]),
+        norm("post_layernorm", width, bias=True),
+    ]
+    if use_head:
+        parts.append(group("head", [
+            leaf("probe", 1, 1, width, matmul=False),
+            group("attention", [leaf("in_proj_weight", 3 * width, width), leaf("in_proj_bias", 3 * width, matmul=False)]
+                  + linear("out_proj", width, width, True)),
+            norm("layernorm", width, bias=True), mlp()]))
+    return group(name, parts)

@@ -16,7 +16,8 @@ def render_tree(node: Node, depth: int = 0, max_depth: int = 99) -> list[str]:
     mult = f" ×{node.n}" if node.n != 1 else ""
     shape = " (" + "×".join(f"{s:,}" for s in node.shape) + ")" if node.shape else ""
     active = f"  [active {node.active:,}]" if node.active != node.count else ""
-    lines = [f"{'  ' * depth}{node.name}{mult}{shape}: {node.count:,}{active}"]
+    block = "  [parallel: attention + FFN from one norm]" if node.kind == "parallel" else ""
+    lines = [f"{'  ' * depth}{node.name}{mult}{shape}: {node.count:,}{active}{block}"]
     if depth < max_depth:
         for child in node.children:
             lines += render_tree(child, depth + 1, max_depth)

@@ -13,6 +13,7 @@ from functools import partial
 from typing import Callable
 
 from .families import deepseek_v3, gpt2, gpt_oss, llama, qwen3_5, qwen3_moe, qwen3_next
+from .families import cohere, exaone4, gemma, olmo, smollm3
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,18 @@ REGISTRY: tuple[Family, ...] = (
     Family("gpt_oss", gpt_oss.build_gpt_oss, ("GptOssForCausalLM",)),
     Family("deepseek_v3", deepseek_v3.build_deepseek_v3, ("DeepseekV3ForCausalLM",)),
     Family("qwen3_next", qwen3_next.build_qwen3_next, ("Qwen3NextForCausalLM",)),
+    # -- gemma / cohere / olmo group (issue #12): gemma, gemma2, gemma3_text, gemma3, cohere, cohere2, olmo,
+    #    olmo2, exaone4, smollm3
+    Family("gemma", partial(gemma.build_gemma, model_type="gemma"), ("GemmaForCausalLM",)),
+    Family("gemma2", partial(gemma.build_gemma, model_type="gemma2"), ("Gemma2ForCausalLM",)),
+    Family("gemma3_text", partial(gemma.build_gemma, model_type="gemma3_text"), ("Gemma3ForCausalLM",)),
+    Family("gemma3", gemma.build_gemma3, ("Gemma3ForConditionalGeneration",)),
+    Family("cohere", partial(cohere.build_cohere, model_type="cohere"), ("CohereForCausalLM",)),
+    Family("cohere2", partial(cohere.build_cohere, model_type="cohere2"), ("Cohere2ForCausalLM",)),
+    Family("olmo", partial(olmo.build_olmo, model_type="olmo"), ("OlmoForCausalLM",)),
+    Family("olmo2", partial(olmo.build_olmo, model_type="olmo2"), ("Olmo2ForCausalLM",)),
+    Family("exaone4", exaone4.build_exaone4, ("Exaone4ForCausalLM",)),
+    Family("smollm3", smollm3.build_smollm3, ("SmolLM3ForCausalLM",)),
 )
 
 FAMILIES: dict[str, Callable] = {f.model_type: f.build for f in REGISTRY}

@@ -1,0 +1,120 @@
+"""The Gemma family: gemma (v1), gemma2, gemma3_text and gemma3 (text + a SigLIP vision tower), read as the
+transformers 5 configuration classes GemmaConfig, Gemma2Config, Gemma3TextConfig and Gemma3Config define them.
+
+What the ledger shows, per transformers' modeling_gemma*.py:
+- every version: RMSNorm (one weight per channel), GeGLU FFN (gate_proj, up_proj, down_proj), head_dim 256 by
+  default (not hidden_size / heads), input embeddings tied to the output head by default;
+- gemma2 and gemma3: four norms per layer (input_layernorm, post_attention_layernorm, pre_feedforward_layernorm,
+  post_feedforward_layernorm) and sliding-window layers (``sliding_attention``, window ``sliding_window``)
+  between global ones (``full_attention``): gemma2 alternates, gemma3 makes every 6th layer global
+  (``sliding_window_pattern``) unless ``layer_types`` lists them;
+- gemma3: per-head q_norm / k_norm in attention; the multimodal checkpoint adds a SigLIP vision tower and the
+  multi_modal_projector (mm_input_projection_weight: vision width x text width, and mm_soft_emb_norm), both in
+  the ledger's ``vision`` part.
+"""
+from __future__ import annotations
+
+from ..arch import Arch, Model
+from ..blocks import attention, norm, siglip_vision, swiglu
+from ..config import Reader
+from ..tree import Node, group, leaf
+from ._common import build_layers, lm_head, text_tree
+from ._windows import every_nth_global, listed_layer_types, pattern_layer_types, window_of
+
+# model_type: (vocab_size, hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
+#              num_key_value_heads, max_position_embeddings, sliding_window) -- the config classes' defaults
+_DEFAULTS = {
+    "gemma": (256000, 3072, 24576, 28, 16, 16, 8192, None),
+    "gemma2": (256000, 2304, 9216, 26, 8, 4, 8192, 4096),
+    "gemma3_text": (262208, 2304, 9216, 26, 8, 4, 131072, 4096),
+}
+
+
+def build_gemma(r: Reader, model_type: str) -> Model:
+    """gemma / gemma2 / gemma3_text: a text-only model from a flat config."""
+    text, arch = _gemma_text(r, model_type, "", nested=False)
+    return Model(text, arch)
+
+
+def build_gemma3(r: Reader) -> Model:
+    """gemma3 (Gemma3ForConditionalGeneration): text_config (Gemma3TextConfig defaults where keys are absent),
+    vision_config (SiglipVisionConfig defaults) and the projector between them."""
+    t = r.sub("text_config") if r.has("text_config") else Reader({}, "text_config", r.problems, r.rejected)
+    tied = r.bool("tie_word_embeddings", default=t.bool("tie_word_embeddings", default=True))
+    text, arch = _gemma_text(t, "gemma3_text", "text_config.", nested=True, tied=tied)
+    v = r.sub("vision_config") if r.has("vision_config") else Reader({}, "vision_config", r.problems, r.rejected)
+    vision = group("vision", [_siglip(v), _projector(v, arch.d_model)], kind="vision")
+    arch.family = "gemma3"
+    return Model(text, arch, vision=vision)
+
+
+def _gemma_text(r: Reader, model_type: str, prefix: str, nested: bool, tied: bool | None = None) -> tuple[Node, Arch]:
+    """The text model. A flat config must give its sizes (as every other family's); a gemma3 text_config may
+    leave them to Gemma3TextConfig's defaults, as Google's published gemma-3-4b/12b/27b configs do."""
+    V0, d0, ff0, L0, h0, kv0, ctx0, window0 = _DEFAULTS[model_type]
+
+    def size(key, default, **kw):
+        return r.int(key, default=default, **kw) if nested else r.int(key, **kw)
+
+    d, L = size("hidden_size", d0), size("num_hidden_layers", L0, maximum=10**4)
+    V, d_ff = size("vocab_size", V0), size("intermediate_size", ff0)
+    n_heads, n_kv = size("num_attention_heads", h0), r.int("num_key_value_heads", default=kv0)
+    if n_heads % n_kv:
+        r.fail("num_key_value_heads", f"a divisor of num_attention_heads ({n_heads})", n_kv,
+               involves=("num_attention_heads",))
+    head_dim = r.int("head_dim", default=256)         # the config classes' default, not hidden_size / heads
+    attn_bias = r.bool("attention_bias", default=False)
+    if tied is None:
+        tied = r.bool("tie_word_embeddings", default=True)
+    ctx = r.int("max_position_embeddings", default=ctx0)
+    if model_type == "gemma":
+        types = ["full_attention"] * L
+    elif model_type == "gemma2":                      # Gemma2Config: even layers slide, odd layers are global
+        types = listed_layer_types(r, L) or every_nth_global(L, 2)
+    else:
+        types = pattern_layer_types(r, L, 6)
+    window = window_of(r, types, window0)
+    four_norms = model_type != "gemma"
+
+    def mixer(_):
+        return attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias,
+                         qk_norm=model_type == "gemma3_text")
+
+    def norms():
+        names = ["input_layernorm", "post_attention_layernorm"]
+        if four_norms:
+            names += ["pre_feedforward_layernorm", "post_feedforward_layernorm"]
+        return [norm(name, d) for name in names]
+
+    layers = build_layers(types, types, [False] * L, mixer, lambda _: swiglu(d, d_ff), norms)
+    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], layers, norm("norm", d),
+                     lm_head(V, d, tied))
+    p = prefix
+    symbols = {"d": p + "hidden_size", "L": p + "num_hidden_layers", "V": p + "vocab_size",
+               "d_ff": p + "intermediate_size", "h": p + "num_attention_heads", "h_kv": p + "num_key_value_heads",
+               "d_h": p + "head_dim", "T_max": p + "max_position_embeddings"}
+    if window:
+        symbols.update(W=p + "sliding_window", L_full=p + "layer_types")
+    arch = Arch(family=model_type, d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
+                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=types,
+                tied_embeddings=tied, sliding_window=window, kv_elems_per_token=2 * n_kv * head_dim,
+                score_width=2 * n_heads * head_dim, symbols=symbols)
+    return text, arch
+
+
+def _siglip(v: Reader) -> Node:
+    """SigLIP vision tower with SiglipVisionConfig's defaults for absent keys."""
+    width, d_ff = v.int("hidden_size", default=768), v.int("intermediate_size", default=3072)
+    depth = v.int("num_hidden_layers", default=12, maximum=10**4)
+    v.int("num_attention_heads", default=12)
+    channels, patch = v.int("num_channels", default=3), v.int("patch_size", default=16)
+    image = v.int("image_size", default=224)
+    return siglip_vision(width, d_ff, depth, channels, patch, (image // patch) ** 2,
+                         v.bool("vision_use_head", default=True))
+
+
+def _projector(v: Reader, d_text: int) -> Node:
+    """Gemma3MultiModalProjector: one (vision width x text width) matrix and an RMSNorm over the vision width."""
+    width = v.int("hidden_size", default=768)
+    return group("multi_modal_projector", [leaf("mm_input_projection_weight", width, d_text),
+                                           norm("mm_soft_emb_norm", width)])

@@ -1,0 +1,48 @@
+"""AI2's OLMo models: olmo (OLMo-1B/7B, transformers OlmoConfig) and olmo2 (OLMo-2, Olmo2Config).
+
+- olmo: pre-norm layers whose LayerNorms are *non-parametric* (OlmoLayerNorm: F.layer_norm with no weight and
+  no bias), so input_layernorm, post_attention_layernorm and the final norm hold 0 parameters; they are listed
+  with 0 so the ledger shows where they sit. SwiGLU FFN; q/k/v/o biases with ``attention_bias``; clip_qkv only
+  clamps activations.
+- olmo2: RMSNorm *after* each sub-block (post_attention_layernorm, post_feedforward_layernorm; no
+  input_layernorm) and q_norm / k_norm over all heads at once (widths heads x head_dim and KV heads x head_dim,
+  not per head).
+Neither ties embeddings by default.
+"""
+from __future__ import annotations
+
+from ..arch import Arch, Model
+from ..blocks import attention, decoder_layer, norm, swiglu, with_norms
+from ..config import Reader
+from ..tree import Node, group, leaf
+from ._common import BASE_SYMBOLS, heads, lm_head, text_tree
+
+
+def parameterless_norm(name: str) -> Node:
+    """A LayerNorm without affine parameters: present in the model, 0 parameters."""
+    return group(name, [], kind="norm")
+
+
+def build_olmo(r: Reader, model_type: str) -> Model:
+    d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
+    d_ff = r.int("intermediate_size")
+    n_heads, n_kv, head_dim = heads(r, d, "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size")
+    attn_bias = r.bool("attention_bias", default=False)
+    tied = r.bool("tie_word_embeddings", default=False)
+    ctx = r.int("max_position_embeddings", default=2048)
+    mixer = attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias)
+    if model_type == "olmo":
+        norms = [parameterless_norm("input_layernorm"), parameterless_norm("post_attention_layernorm")]
+        final_norm = parameterless_norm("norm")
+    else:
+        mixer = with_norms(mixer, [leaf("q_norm.weight", n_heads * head_dim, kind="norm"),
+                                   leaf("k_norm.weight", n_kv * head_dim, kind="norm")])
+        norms = [norm("post_attention_layernorm", d), norm("post_feedforward_layernorm", d)]
+        final_norm = norm("norm", d)
+    layer = decoder_layer(mixer, swiglu(d, d_ff), norms, "full_attention", L)
+    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], [layer], final_norm, lm_head(V, d, tied))
+    arch = Arch(family=model_type, d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
+                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=["full_attention"] * L,
+                tied_embeddings=tied, kv_elems_per_token=2 * n_kv * head_dim, score_width=2 * n_heads * head_dim,
+                symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size"))
+    return Model(text, arch)
