@@ -10,6 +10,8 @@ PART_ZH = {"embedding": "嵌入", "attention": "全注意力", "linear_attention
 # a decoder-layer group is named by its token mixer, suffixed _dense / _moe when a model has both FFN kinds
 LAYER_ZH = {"full_attention": "全注意力层", "linear_attention": "Gated DeltaNet 层",
             "sliding_attention": "滑动窗口注意力层"}
+# a decoder-layer group's structural kind (not a purpose category): how its attention and FFN are wired
+BLOCK_ZH = {"parallel": "并行块：注意力与 FFN 读同一输入，输出一起加回残差"}
 FFN_SUFFIX_ZH = {"_dense": "（稠密 FFN）", "_moe": "（MoE FFN）"}
 
 

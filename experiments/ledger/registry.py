@@ -13,6 +13,7 @@ from functools import partial
 from typing import Callable
 
 from .families import deepseek_v3, gpt2, gpt_oss, llama, qwen3_5, qwen3_moe, qwen3_next
+from .families import phi as phi_families, gpt_neox
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,11 @@ REGISTRY: tuple[Family, ...] = (
     Family("gpt_oss", gpt_oss.build_gpt_oss, ("GptOssForCausalLM",)),
     Family("deepseek_v3", deepseek_v3.build_deepseek_v3, ("DeepseekV3ForCausalLM",)),
     Family("qwen3_next", qwen3_next.build_qwen3_next, ("Qwen3NextForCausalLM",)),
+    # -- issue #12, group dB: parallel blocks, fused projections, LayerNorm/bias families, llama variants --
+    Family("phi", phi_families.build_phi, ("PhiForCausalLM",)),
+    Family("phi3", phi_families.build_phi3, ("Phi3ForCausalLM",)),
+    Family("gpt_neox", gpt_neox.build_gpt_neox, ("GPTNeoXForCausalLM",)),
+    # -- end group dB --
 )
 
 FAMILIES: dict[str, Callable] = {f.model_type: f.build for f in REGISTRY}
