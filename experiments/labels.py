@@ -10,6 +10,8 @@ PART_ZH = {"embedding": "嵌入 embedding", "attention": "全注意力", "linear
 # a decoder-layer group is named by its token mixer, suffixed _dense / _moe when a model has both FFN kinds
 LAYER_ZH = {"full_attention": "全注意力层", "linear_attention": "Gated DeltaNet 层",
             "sliding_attention": "滑动窗口注意力层"}
+# a decoder-layer group's structural kind (not a purpose category): how its attention and FFN are wired
+BLOCK_ZH = {"parallel": "并行块：注意力与 FFN 读同一输入，输出一起加回残差"}
 FFN_SUFFIX_ZH = {"_dense": "（稠密 FFN）", "_moe": "（MoE FFN）"}
 # the shape of a decoder-layer group's block, where it is not the usual sequential one (ledger kind on the group)
 BLOCK_ZH = {"parallel": "并行块：注意力与 FFN 读同一个归一化输出，两者之和加回残差"}

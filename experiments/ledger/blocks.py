@@ -35,17 +35,45 @@ def gelu_mlp(d: int, d_ff: int) -> Node:
 
 
 def attention(d: int, n_heads: int, n_kv: int, head_dim: int, *, qkv_bias=False, o_bias=False,
-              qk_norm=False, output_gate=False, sinks=False, name="self_attn", kind="attention") -> Node:
+              qk_norm=False, output_gate=False, sinks=False, name="self_attn", kind="attention",
+              o_name="o_proj", qk_norm_names=("q_norm", "k_norm"), qk_norm_bias=False,
+              qk_norm_width: int | None = None) -> Node:
     """Multi-head / grouped-query attention. With output_gate, q_proj also produces a sigmoid gate per head
-    (twice the width); with qk_norm, q and k are RMS-normalised per head; sinks add one learned logit per head."""
+    (twice the width); with qk_norm, q and k are normalised per head (RMSNorm, or LayerNorm with qk_norm_bias;
+    qk_norm_names as the family calls them, qk_norm_width when it is not head_dim); sinks add one learned logit
+    per head. o_name: the output projection's name (phi calls it ``dense``)."""
     q_width = n_heads * head_dim * (2 if output_gate else 1)
     parts = (linear("q_proj", d, q_width, qkv_bias) + linear("k_proj", d, n_kv * head_dim, qkv_bias)
-             + linear("v_proj", d, n_kv * head_dim, qkv_bias) + linear("o_proj", n_heads * head_dim, d, o_bias))
+             + linear("v_proj", d, n_kv * head_dim, qkv_bias) + linear(o_name, n_heads * head_dim, d, o_bias))
     if qk_norm:
-        parts += [leaf("q_norm.weight", head_dim, kind="norm"), leaf("k_norm.weight", head_dim, kind="norm")]
+        width = qk_norm_width or head_dim
+        for norm_name in qk_norm_names:
+            parts.append(leaf(f"{norm_name}.weight", width, kind="norm"))
+            if qk_norm_bias:
+                parts.append(leaf(f"{norm_name}.bias", width, kind="norm"))
     if sinks:
         parts.append(leaf("sinks", n_heads, matmul=False))
     return group(name, parts, kind=kind)
+
+
+def fused_attention(d: int, q_width: int, kv_width: int, *, qkv: str = "qkv_proj", out: str = "o_proj",
+                    bias: bool = False, name: str = "self_attn") -> Node:
+    """Attention whose q, k and v come out of ONE fused projection (phi3 ``qkv_proj``, GPT-NeoX and Falcon
+    ``query_key_value``): width q_width + 2 * kv_width; the output projection maps q_width back to d."""
+    return group(name, linear(qkv, d, q_width + 2 * kv_width, bias) + linear(out, q_width, d, bias),
+                 kind="attention")
+
+
+def gated_fused(d: int, d_ff: int, name: str = "mlp") -> Node:
+    """Gated FFN whose gate and up projections are ONE fused matrix (phi3, GLM-4 ``gate_up_proj``, 2·d_ff
+    wide), then ``down_proj``: the same three d×d_ff matrices as swiglu, stored as two tensors."""
+    return group(name, linear("gate_up_proj", d, 2 * d_ff) + linear("down_proj", d_ff, d), kind="ffn")
+
+
+def mlp2(d: int, d_ff: int, up: str, down: str, bias: bool, name: str = "mlp") -> Node:
+    """Two-matrix (ungated) FFN, down(act(up(x))), with the family's names: phi fc1/fc2, GPT-NeoX and Falcon
+    dense_h_to_4h/dense_4h_to_h, StarCoder2 c_fc/c_proj (nn.Linear, stored (out, in))."""
+    return group(name, linear(up, d, d_ff, bias) + linear(down, d_ff, d, bias), kind="ffn")
 
 
 def gated_deltanet(d: int, n_k_heads: int, n_v_heads: int, k_head_dim: int, v_head_dim: int,
@@ -116,9 +144,12 @@ def moe(d: int, n_experts: int, top_k: int, expert_d_ff: int, *, router: str = "
     return group(name, parts, kind="ffn")
 
 
-def decoder_layer(mixer: Node, ffn: Node, norms: list[Node], name: str, n: int) -> Node:
-    """n identical decoder layers: token mixer + FFN + their norms."""
-    return group(name, [mixer, ffn] + norms, n=n)
+def decoder_layer(mixer: Node, ffn: Node, norms: list[Node], name: str, n: int, kind: str = "") -> Node:
+    """n identical decoder layers: token mixer + FFN + their norms. kind "parallel" marks a parallel block
+    (GPT-J style: attention and FFN read the same normalised input and their outputs are added to the residual
+    together, as in phi, GPT-NeoX with use_parallel_residual and Falcon); it is not a purpose category, so it
+    changes no sum."""
+    return group(name, [mixer, ffn] + norms, kind=kind, n=n)
 
 
 # -- gemma / cohere / olmo group (issue #12) ---------------------------------------------------------------------
@@ -133,7 +164,7 @@ def parallel_decoder_layer(mixer: Node, ffn: Node, norms: list[Node], name: str,
     side by side and both outputs are added to the residual, x + attn(norm(x)) + mlp(norm(x)). Same tensors as a
     sequential layer; the layer group is tagged kind "parallel" so the ledger shows the block shape (kind
     "parallel" is not a purpose category: the leaves below still sum as attention / FFN / norm)."""
-    return group(name, [mixer, ffn] + norms, kind="parallel", n=n)
+    return decoder_layer(mixer, ffn, norms, name, n, kind="parallel")
 
 
 def siglip_vision(width: int, d_ff: int, depth: int, channels: int, patch: int, n_positions: int,

@@ -14,6 +14,7 @@ from typing import Callable
 
 from .families import deepseek_v3, gpt2, gpt_oss, llama, qwen3_5, qwen3_moe, qwen3_next
 from .families import cohere, exaone4, gemma, olmo, smollm3
+from .families import falcon, glm4, gpt_neox, llama_variants, phi as phi_families, starcoder2
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,19 @@ REGISTRY: tuple[Family, ...] = (
     Family("olmo2", partial(olmo.build_olmo, model_type="olmo2"), ("Olmo2ForCausalLM",)),
     Family("exaone4", exaone4.build_exaone4, ("Exaone4ForCausalLM",)),
     Family("smollm3", smollm3.build_smollm3, ("SmolLM3ForCausalLM",)),
+    # -- issue #12, group dB: parallel blocks, fused projections, LayerNorm/bias families, llama variants --
+    Family("phi", phi_families.build_phi, ("PhiForCausalLM",)),
+    Family("phi3", phi_families.build_phi3, ("Phi3ForCausalLM",)),
+    Family("gpt_neox", gpt_neox.build_gpt_neox, ("GPTNeoXForCausalLM",)),
+    Family("falcon", falcon.build_falcon, ("FalconForCausalLM",)),
+    Family("starcoder2", starcoder2.build_starcoder2, ("Starcoder2ForCausalLM",)),
+    Family("glm4", glm4.build_glm4, ("Glm4ForCausalLM",)),
+    Family("granite", partial(llama_variants.build_llama_variant, model_type="granite"), ("GraniteForCausalLM",)),
+    Family("ernie4_5", partial(llama_variants.build_llama_variant, model_type="ernie4_5"),
+           ("Ernie4_5ForCausalLM", "Ernie4_5_ForCausalLM")),
+    Family("hunyuan_v1_dense", partial(llama_variants.build_llama_variant, model_type="hunyuan_v1_dense"),
+           ("HunYuanDenseV1ForCausalLM",)),
+    # -- end group dB --
 )
 
 FAMILIES: dict[str, Callable] = {f.model_type: f.build for f in REGISTRY}
