@@ -54,12 +54,12 @@ def build_deepseek_v2(r: Reader) -> Model:
     if n_heads % n_kv:
         r.fail("num_key_value_heads", f"a divisor of num_attention_heads ({n_heads})", n_kv,
                involves=("num_attention_heads",))
-    # null: one q_proj (DeepSeek-V2-Lite); absent: DeepseekV2Config's default bottleneck of 1536
-    q_lora = r.int("q_lora_rank", default=None) if "q_lora_rank" in r.config else 1536
-    kv_lora = r.int("kv_lora_rank", default=512)
-    nope = r.int("qk_nope_head_dim", default=128)
-    rope = r.int("qk_rope_head_dim", default=64)
-    v_dim = r.int("v_head_dim", default=128)
+    # the MLA widths are required, as for deepseek_v3; q_lora_rank null means one q_proj (DeepSeek-V2-Lite)
+    if "q_lora_rank" not in r.config:
+        r.fail("q_lora_rank", "an integer >= 1, or null for a plain q_proj (the key is missing)")
+    q_lora = r.int("q_lora_rank", default=None)
+    kv_lora = r.int("kv_lora_rank")
+    nope, rope, v_dim = r.int("qk_nope_head_dim"), r.int("qk_rope_head_dim"), r.int("v_head_dim")
     attn_bias = r.bool("attention_bias", default=False)
     mlp_bias = r.bool("mlp_bias", default=False)
     tied = r.bool("tie_word_embeddings", default=False)

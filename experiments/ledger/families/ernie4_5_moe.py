@@ -5,6 +5,11 @@ moe_layer_start_index <= i <= moe_layer_end_index (-1: the last layer), the othe
 parameter), ``moe_num_experts`` routed experts of ``moe_intermediate_size`` (no biases), and, when
 ``moe_num_shared_experts`` > 0, shared experts of that width (transformers Ernie4_5_MoeConfig /
 Ernie4_5_MoeDecoderLayer; it stores them as one MLP of moe_num_shared_experts · moe_intermediate_size).
+
+Not read: ``num_nextn_predict_layers``. Baidu's checkpoints carry an MTP block that transformers does not build,
+but no published ERNIE-4.5 MoE config.json or weight map could be found to fix its layout, so the ledger has no
+``mtp`` part for this family; it is checked against transformers on Ernie4_5_MoeConfig's defaults (which are
+ERNIE-4.5-21B-A3B's sizes), tests/test_families_views_moe.py.
 """
 from __future__ import annotations
 
