@@ -71,9 +71,17 @@ def test_command_line_prints_the_tree(folder):
 
 
 def _as_transformers_sees_it(config: dict, ledger) -> dict:
-    """A config whose model_type transformers does not register is built as the class that chose its family."""
+    """A config whose model_type transformers does not register is built as the class that chose its family.
+
+    Documented adaptation (hunyuan-a13b): the published Hunyuan-A13B file is written for Tencent's remote code
+    (model_type "hunyuan") and names the head size ``attention_head_dim``; transformers' HunYuanMoEV1Attention
+    reads ``head_dim`` (None when absent, so the build fails). When transformers builds such a config through
+    its class and the file has no ``head_dim``, it is given ``head_dim = attention_head_dim`` — the head size
+    the engine reads and the checkpoint has. The fixture file itself stays verbatim."""
     if ledger.via_class:
-        return dict(config, model_type=ledger.arch.family)
+        config = dict(config, model_type=ledger.arch.family)
+        if config.get("head_dim") is None and isinstance(config.get("attention_head_dim"), int):
+            config["head_dim"] = config["attention_head_dim"]
     return config
 
 

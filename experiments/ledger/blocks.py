@@ -118,7 +118,9 @@ def mla(d: int, n_heads: int, q_lora_rank: int | None, kv_lora_rank: int, qk_nop
 
 def moe(d: int, n_experts: int, top_k: int, expert_d_ff: int, *, router: str = "gate", router_bias: bool = False,
         router_buffer: str | None = None, expert_bias: bool = False, n_shared: int = 0, shared_d_ff: int = 0,
-        shared_name: str = "shared_experts", shared_gate: bool = False, name: str = "mlp") -> Node:
+        shared_name: str = "shared_experts", shared_gate: bool = False, name: str = "mlp",
+        router_weight: str = "weight", shared_bias: bool = False, router_extra: tuple[Node, ...] = (),
+        block_extra: tuple[Node, ...] = ()) -> Node:
     """Mixture-of-experts FFN (kind "ffn"): a router (kind "router": one logit per expert, optional bias), the
     routed experts as ONE node of n_experts copies of one gated expert (n_active = top_k: a token passes through
     top_k of them), optional always-active shared expert(s) (n_shared copies of a gated FFN of width
@@ -126,22 +128,29 @@ def moe(d: int, n_experts: int, top_k: int, expert_d_ff: int, *, router: str = "
 
     router_buffer names a per-expert vector the checkpoint stores in the router but transformers registers as a
     buffer, not a parameter (DeepSeek-V3's e_score_correction_bias); it is tagged kind "hf_buffer" so the
-    ledger can leave it out of ``hf_count`` while it still counts in the FFN and the total."""
-    gate = [leaf("weight", n_experts, d)]
+    ledger can leave it out of ``hf_count`` while it still counts in the FFN and the total.
+
+    router_weight names the router's weight where a family nests it (Hunyuan: gate.wg.weight); shared_bias gives
+    the shared expert's three matrices biases (DeepSeek-V2 mlp_bias, ERNIE-4.5 use_bias); router_extra and
+    block_extra are further tensors of the router and of the block itself (ERNIE-4.5's moe_statics correction
+    bias, a parameter; MiniMax-M2's e_score_correction_bias, a buffer held by the block)."""
+    gate = [leaf(router_weight, n_experts, d)]
     if router_bias:
         gate.append(leaf("bias", n_experts, matmul=False))
     if router_buffer:
         gate.append(leaf(router_buffer, n_experts, kind="hf_buffer", matmul=False))
+    gate += list(router_extra)
     parts = [group(router, gate, kind="router"),
              group("experts", linear("gate_proj", d, expert_d_ff, expert_bias)
                    + linear("up_proj", d, expert_d_ff, expert_bias)
                    + linear("down_proj", expert_d_ff, d, expert_bias), n=n_experts, n_active=top_k)]
     if n_shared:
-        parts.append(group(shared_name, linear("gate_proj", d, shared_d_ff) + linear("up_proj", d, shared_d_ff)
-                           + linear("down_proj", shared_d_ff, d), n=n_shared))
+        parts.append(group(shared_name, linear("gate_proj", d, shared_d_ff, shared_bias)
+                           + linear("up_proj", d, shared_d_ff, shared_bias)
+                           + linear("down_proj", shared_d_ff, d, shared_bias), n=n_shared))
     if shared_gate:
         parts.append(group(f"{shared_name}_gate", [leaf("weight", 1, d)]))
-    return group(name, parts, kind="ffn")
+    return group(name, parts + list(block_extra), kind="ffn")
 
 
 def decoder_layer(mixer: Node, ffn: Node, norms: list[Node], name: str, n: int, kind: str = "") -> Node:

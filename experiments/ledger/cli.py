@@ -15,7 +15,8 @@ from .tree import Node
 def render_tree(node: Node, depth: int = 0, max_depth: int = 99) -> list[str]:
     mult = f" ×{node.n}" if node.n != 1 else ""
     shape = " (" + "×".join(f"{s:,}" for s in node.shape) + ")" if node.shape else ""
-    active = f"  [active {node.active:,}]" if node.active != node.count else ""
+    # the root's active count is on the summary line below the tree, so its first line is just the total
+    active = f"  [active {node.active:,}]" if node.active != node.count and depth else ""
     block = "  [parallel: attention + FFN from one norm]" if node.kind == "parallel" else ""
     lines = [f"{'  ' * depth}{node.name}{mult}{shape}: {node.count:,}{active}{block}"]
     if depth < max_depth:

@@ -15,6 +15,8 @@ from typing import Callable
 from .families import deepseek_v3, gpt2, gpt_oss, llama, qwen3_5, qwen3_moe, qwen3_next
 from .families import cohere, exaone4, gemma, olmo, smollm3
 from .families import falcon, glm4, gpt_neox, llama_variants, phi as phi_families, starcoder2
+# group mA (issue #12: MoE families)
+from .families import deepseek_v2, ernie4_5_moe, glm4_moe, hunyuan_v1_moe, mixtral, qwen2_moe
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,16 @@ REGISTRY: tuple[Family, ...] = (
     Family("hunyuan_v1_dense", partial(llama_variants.build_llama_variant, model_type="hunyuan_v1_dense"),
            ("HunYuanDenseV1ForCausalLM",)),
     # -- end group dB --
+    # -- group mA (issue #12): MoE families -----------------------------------------------------------------
+    Family("mixtral", partial(mixtral.build_mixtral_like, model_type="mixtral"), ("MixtralForCausalLM",)),
+    Family("granitemoe", partial(mixtral.build_mixtral_like, model_type="granitemoe"), ("GraniteMoeForCausalLM",)),
+    Family("minimax_m2", partial(mixtral.build_mixtral_like, model_type="minimax_m2"), ("MiniMaxM2ForCausalLM",)),
+    Family("qwen2_moe", qwen2_moe.build_qwen2_moe, ("Qwen2MoeForCausalLM",)),
+    Family("deepseek_v2", deepseek_v2.build_deepseek_v2, ("DeepseekV2ForCausalLM",)),
+    Family("glm4_moe", glm4_moe.build_glm4_moe, ("Glm4MoeForCausalLM",)),
+    Family("hunyuan_v1_moe", hunyuan_v1_moe.build_hunyuan_v1_moe, ("HunYuanMoEV1ForCausalLM",)),
+    Family("ernie4_5_moe", ernie4_5_moe.build_ernie4_5_moe, ("Ernie4_5_MoeForCausalLM",)),
+    # -- end group mA ---------------------------------------------------------------------------------------
 )
 
 FAMILIES: dict[str, Callable] = {f.model_type: f.build for f in REGISTRY}

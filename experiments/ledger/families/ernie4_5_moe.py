@@ -1,0 +1,68 @@
+"""ernie4_5_moe (ERNIE-4.5 MoE, e.g. 21B-A3B / 300B-A47B): GQA attention whose q/k/v/o (and the lm_head and every
+MLP) carry biases when ``use_bias``; MoE layers are those i with (i + 1) a multiple of ``moe_layer_interval`` and
+moe_layer_start_index <= i <= moe_layer_end_index (-1: the last layer), the others dense. An MoE block: a router
+(``gate``, whose ``moe_statics.e_score_correction_bias`` of shape (1, experts) transformers keeps as a
+parameter), ``moe_num_experts`` routed experts of ``moe_intermediate_size`` (no biases), and, when
+``moe_num_shared_experts`` > 0, shared experts of that width (transformers Ernie4_5_MoeConfig /
+Ernie4_5_MoeDecoderLayer; it stores them as one MLP of moe_num_shared_experts · moe_intermediate_size).
+
+Not read: ``num_nextn_predict_layers``. Baidu's checkpoints carry an MTP block that transformers does not build,
+but no published ERNIE-4.5 MoE config.json or weight map could be found to fix its layout, so the ledger has no
+``mtp`` part for this family; it is checked against transformers on Ernie4_5_MoeConfig's defaults (which are
+ERNIE-4.5-21B-A3B's sizes), tests/test_families_views_moe.py.
+"""
+from __future__ import annotations
+
+from ..arch import Arch, Model
+from ..blocks import attention, moe, norm, swiglu
+from ..config import Reader
+from ..tree import group, leaf
+from ._common import (BASE_SYMBOLS, build_layers, dense_d_ff, experts, group_names, heads, layer_norms, moe_info,
+                      text_tree)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# ernie4_5_moe: GQA (+ biases), MoE between start and end index every interval-th layer, shared experts
+def ernie_moe_flags(r: Reader, L: int) -> list[bool]:
+    start = r.int("moe_layer_start_index", default=1, minimum=0)
+    end = r.int("moe_layer_end_index", default=-1, minimum=-1)
+    end = L - 1 if end == -1 else end
+    interval = r.int("moe_layer_interval", default=1)
+    return [(i + 1) % interval == 0 and start <= i <= end for i in range(L)]
+
+def build_ernie4_5_moe(r: Reader) -> Model:
+    d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
+    n_heads, n_kv, head_dim = heads(r, d, "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size")
+    bias = r.bool("use_bias", default=False)
+    tied = r.bool("tie_word_embeddings", default=True)
+    ctx = r.int("max_position_embeddings", default=131072)
+    n_experts, top_k, expert_d_ff = experts(r, "moe_num_experts", "moe_k", "moe_intermediate_size")
+    n_shared = r.int("moe_num_shared_experts", default=2, minimum=0)
+    flags = ernie_moe_flags(r, L)
+    d_ff = dense_d_ff(r, flags)
+    mixers = ["full_attention"] * L
+    names = group_names(mixers, flags)
+
+    def ffn(is_moe):
+        if not is_moe:
+            return swiglu(d, d_ff, bias)
+        statics = leaf("moe_statics.e_score_correction_bias", 1, n_experts, matmul=False)
+        return moe(d, n_experts, top_k, expert_d_ff, n_shared=n_shared, shared_d_ff=expert_d_ff,
+                   shared_bias=bias, router_extra=(statics,))
+
+    layers = build_layers(names, mixers, flags,
+                           lambda _: attention(d, n_heads, n_kv, head_dim, qkv_bias=bias, o_bias=bias),
+                           ffn, lambda: layer_norms(d))
+    head = None if tied else group("lm_head", [leaf("weight", V, d)] + ([leaf("bias", V, matmul=False)]
+                                                                       if bias else []), kind="lm_head")
+    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], layers, norm("norm", d), head)
+    has_dense = not all(flags)
+    arch = Arch(family="ernie4_5_moe", d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
+                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff if has_dense else expert_d_ff, ffn_matrices=3,
+                layer_types=mixers, tied_embeddings=tied, kv_elems_per_token=2 * n_kv * head_dim,
+                score_width=2 * n_heads * head_dim,
+                moe=moe_info(n_experts, top_k, expert_d_ff, n_shared, expert_d_ff, flags),
+                symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size" if has_dense else "moe_intermediate_size",
+                             E="moe_num_experts", k="moe_k", d_e="moe_intermediate_size",
+                             E_shared="moe_num_shared_experts", L_moe_start="moe_layer_start_index"))
+    return Model(text, arch)

@@ -1,0 +1,70 @@
+"""Mixtral-style MoE decoders: every layer's FFN is routed experts only (no shared expert, no dense layer), with
+GQA attention. Three families (transformers MixtralConfig, GraniteMoeConfig, MiniMaxM2Config):
+
+- mixtral: plain GQA, an optional sliding window on every layer (``sliding_window``; Mixtral-8x7B has none);
+  the checkpoint's ``block_sparse_moe.{gate, experts.N.w1/w2/w3}`` are transformers' ``mlp.{gate, experts}``.
+- granitemoe: GQA with ``attention_bias`` on q/k/v/o, the MoE block named ``block_sparse_moe`` with a ``router``
+  (Granite's checkpoint fuses each expert's gate/up as ``input_linear``; the count is the same).
+- minimax_m2: GQA with RMSNorm over the WHOLE q and k projections (``q_norm`` of num_attention_heads·head_dim,
+  ``k_norm`` of num_key_value_heads·head_dim, MiniMax's "per_layer" qk norm), a sigmoid router whose
+  ``e_score_correction_bias`` sits on the MoE block and is a buffer in transformers. The config declares MTP
+  modules (``use_mtp``, ``num_mtp_modules``) but the published MiniMax-M2 / M2.5 / M2.7 checkpoints hold no MTP
+  weights (their weight maps stop at layer num_hidden_layers - 1: MiniMax-AI/MiniMax-M2 issue #47,
+  MiniMax-AI/MiniMax-M2.5 issue #8), so the ledger has no ``mtp`` part for them.
+"""
+from __future__ import annotations
+
+from ..arch import Arch, Model
+from ..blocks import attention, moe, norm
+from ..config import Reader
+from ..tree import group, leaf
+from ._common import BASE_SYMBOLS, build_layers, experts, heads, layer_norms, lm_head, moe_info, text_tree
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# mixtral / granitemoe / minimax_m2: all-MoE layers of routed experts, GQA attention
+_MIXTRAL_LIKE = {
+    # model_type: (router name, MoE block name, head_dim default, context default)
+    "mixtral": ("gate", "mlp", None, 131072),
+    "granitemoe": ("router", "block_sparse_moe", None, 2048),
+    "minimax_m2": ("gate", "mlp", 128, 196608),
+}
+
+def build_mixtral_like(r: Reader, model_type: str) -> Model:
+    router, block, head_dim_default, ctx_default = _MIXTRAL_LIKE[model_type]
+    d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
+    n_heads, n_kv, head_dim = heads(r, d, "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size",
+                                     head_dim_default=head_dim_default)
+    attn_bias = r.bool("attention_bias", default=False) if model_type == "granitemoe" else False
+    tied = r.bool("tie_word_embeddings", default=False)
+    ctx = r.int("max_position_embeddings", default=ctx_default)
+    n_experts, top_k, expert_d_ff = experts(r, "num_local_experts", "num_experts_per_tok", "intermediate_size")
+    # transformers MixtralModel: a sliding-window mask on every layer when sliding_window is set
+    window = r.int("sliding_window", default=None) if model_type == "mixtral" else None
+    mixer_type = "sliding_attention" if window else "full_attention"
+    mixers, flags = [mixer_type] * L, [True] * L
+
+    def mixer(_):
+        node = attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias)
+        if model_type != "minimax_m2":
+            return node
+        return group(node.name, list(node.children) + [norm("q_norm", n_heads * head_dim),
+                                                       norm("k_norm", n_kv * head_dim)], kind=node.kind)
+
+    def ffn(_):
+        extra = ((leaf("e_score_correction_bias", n_experts, kind="hf_buffer", matmul=False),)
+                 if model_type == "minimax_m2" else ())
+        return moe(d, n_experts, top_k, expert_d_ff, router=router, name=block, block_extra=extra)
+
+    layers = build_layers(mixers, mixers, flags, mixer, ffn, lambda: layer_norms(d))
+    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], layers, norm("norm", d),
+                     lm_head(V, d, tied))
+    arch = Arch(family=model_type, d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
+                n_kv_heads=n_kv, head_dim=head_dim, d_ff=expert_d_ff, ffn_matrices=3, layer_types=mixers,
+                tied_embeddings=tied, sliding_window=window, kv_elems_per_token=2 * n_kv * head_dim,
+                score_width=2 * n_heads * head_dim,
+                moe=moe_info(n_experts, top_k, expert_d_ff, 0, 0, flags),
+                symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size", E="num_local_experts",
+                             k="num_experts_per_tok", d_e="intermediate_size",
+                             **({"W": "sliding_window"} if window else {})))
+    return Model(text, arch)
