@@ -13,6 +13,7 @@ from functools import partial
 from typing import Callable
 
 from .families import deepseek_v3, gpt2, gpt_oss, llama, qwen3_5, qwen3_moe, qwen3_next
+from .families import llama4  # group mB (hybrid / SSM families)
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,10 @@ REGISTRY: tuple[Family, ...] = (
     Family("gpt_oss", gpt_oss.build_gpt_oss, ("GptOssForCausalLM",)),
     Family("deepseek_v3", deepseek_v3.build_deepseek_v3, ("DeepseekV3ForCausalLM",)),
     Family("qwen3_next", qwen3_next.build_qwen3_next, ("Qwen3NextForCausalLM",)),
+    # -- group mB: chunked / hybrid / state-space families (llama4, gemma4, nemotron_h, jamba, falcon_h1) --
+    Family("llama4", llama4.build_llama4, ("Llama4ForConditionalGeneration",)),
+    Family("llama4_text", llama4.build_llama4_text, ("Llama4ForCausalLM",)),
+    # -- end group mB --
 )
 
 FAMILIES: dict[str, Callable] = {f.model_type: f.build for f in REGISTRY}
