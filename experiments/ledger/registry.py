@@ -13,7 +13,7 @@ from functools import partial
 from typing import Callable
 
 from .families import deepseek_v3, gpt2, gpt_oss, llama, qwen3_5, qwen3_moe, qwen3_next
-from .families import llama4, nemotron_h  # group mB (hybrid / SSM families)
+from .families import jamba, llama4, nemotron_h  # group mB (hybrid / SSM families)
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,7 @@ REGISTRY: tuple[Family, ...] = (
     Family("llama4", llama4.build_llama4, ("Llama4ForConditionalGeneration",)),
     Family("llama4_text", llama4.build_llama4_text, ("Llama4ForCausalLM",)),
     Family("nemotron_h", nemotron_h.build_nemotron_h, ("NemotronHForCausalLM",)),
+    Family("jamba", jamba.build_jamba, ("JambaForCausalLM",)),
     # -- end group mB --
 )
 
