@@ -13,7 +13,7 @@ from functools import partial
 from typing import Callable
 
 from .families import deepseek_v3, gpt2, gpt_oss, llama, qwen3_5, qwen3_moe, qwen3_next
-from .families import falcon_h1, jamba, llama4, nemotron_h  # group mB (hybrid / SSM families)
+from .families import falcon_h1, gemma4, jamba, llama4, nemotron_h  # group mB (hybrid / SSM families)
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,7 @@ REGISTRY: tuple[Family, ...] = (
     Family("nemotron_h", nemotron_h.build_nemotron_h, ("NemotronHForCausalLM",)),
     Family("jamba", jamba.build_jamba, ("JambaForCausalLM",)),
     Family("falcon_h1", falcon_h1.build_falcon_h1, ("FalconH1ForCausalLM",)),
+    Family("gemma4", gemma4.build_gemma4, ("Gemma4ForConditionalGeneration",)),
     # -- end group mB --
 )
 
