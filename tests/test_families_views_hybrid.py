@@ -249,3 +249,37 @@ def test_jamba_offset_not_below_period_names_the_key():
 def test_falcon_h1_head_width_that_does_not_tile_names_the_key():
     c = dict(config_of("falcon-h1-0.5b-instruct"), mamba_d_head=32)
     assert "mamba_d_head" in problems_of(c)
+
+
+# -- gemma4: sliding layers stop at the window, full layers have their own (global) K/V width ----------------------
+@pytest.mark.parametrize("T", [512, 1024, 4096, 262144])
+def test_gemma4_cache_below_and_above_the_window(T):
+    c = config_of("gemma-4-26b-a4b")
+    t = c["text_config"]
+    n_full = t["layer_types"].count("full_attention")
+    n_sliding = t["num_hidden_layers"] - n_full
+    kv_sliding = 2 * t["num_key_value_heads"] * t["head_dim"]
+    kv_full = 2 * t["num_global_key_value_heads"] * t["global_head_dim"]     # K and V cached though k_proj is shared
+    by_hand = 2 * (n_sliding * kv_sliding * min(T, t["sliding_window"]) + n_full * kv_full * T)
+    assert (n_full, n_sliding, kv_sliding, kv_full) == (5, 25, 4096, 2048)
+    assert views.cache_bytes_per_sequence(build_ledger(c), T) == by_hand
+
+
+def test_gemma4_active_per_token_counts_the_dense_mlp_beside_the_experts():
+    c = config_of("gemma-4-26b-a4b")
+    t = c["text_config"]
+    d, V, E, k, f, f_e = (t["hidden_size"], t["vocab_size"], t["num_experts"], t["top_k_experts"],
+                          t["intermediate_size"], t["moe_intermediate_size"])
+    sliding_attn = d * 16 * 256 + 2 * d * 8 * 256 + 16 * 256 * d + 2 * 256
+    full_attn = d * 16 * 512 + d * 2 * 512 + 16 * 512 * d + 2 * 512            # no v_proj
+    per_layer = 3 * d * f + E * d + d + E + k * 3 * d * f_e + 7 * d + 1         # + layer_scalar buffer
+    by_hand = V * d + 25 * (sliding_attn + per_layer) + 5 * (full_attn + per_layer) + d      # tied lm_head
+    ledger = build_ledger(c)
+    assert ledger.active_per_token == by_hand
+    assert ledger.hf_buffers == 30 + 2 * c["vision_config"]["hidden_size"]
+
+
+def test_gemma4_unsupported_per_layer_inputs_name_the_key():
+    c = config_of("gemma-4-26b-a4b")
+    c["text_config"]["hidden_size_per_layer_input"] = 256
+    assert "text_config.hidden_size_per_layer_input" in problems_of(c)
