@@ -115,7 +115,7 @@ def _build_text(t: Reader, tied: bool) -> Model:
     moe = {}
     if has_moe:
         moe = {"n_experts": n_experts, "top_k": top_k, "n_shared": 0, "expert_d_ff": moe_d_ff, "shared_d_ff": 0,
-               "n_moe_layers": L, "dense_beside_moe_d_ff": d_ff}
+               "n_moe_layers": L}
         symbols.update(E=p + "num_experts", k=p + "top_k_experts", d_e=p + "moe_intermediate_size")
     arch = Arch(family="gemma4", d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
                 n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=types,
