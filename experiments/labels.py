@@ -6,12 +6,14 @@ from __future__ import annotations
 
 # what each purpose category of the ledger (ledger.views.CATEGORIES) is called, in tables and in formulas
 PART_ZH = {"embedding": "嵌入 embedding", "attention": "全注意力", "linear_attention": "线性注意力 (Gated DeltaNet)",
-           "ffn": "FFN", "norm": "归一化", "lm_head": "lm_head（不共享）", "mtp": "MTP", "vision": "视觉塔"}
+           "ffn": "FFN", "norm": "归一化", "lm_head": "lm_head（不共享）", "mtp": "MTP", "vision": "视觉塔",
+           "mamba": "Mamba 状态空间层"}
 # a decoder-layer group is named by its token mixer, suffixed _dense / _moe when a model has both FFN kinds
 LAYER_ZH = {"full_attention": "全注意力层", "linear_attention": "Gated DeltaNet 层",
-            "sliding_attention": "滑动窗口注意力层"}
-# a decoder-layer group's structural kind (not a purpose category): how its attention and FFN are wired
-BLOCK_ZH = {"parallel": "并行块：注意力与 FFN 读同一输入，输出一起加回残差"}
+            "sliding_attention": "滑动窗口注意力层",
+            # hybrid and SSM families (llama4, gemma4, nemotron_h, jamba, falcon_h1)
+            "chunked_attention": "分块注意力层", "mamba": "Mamba-2 层", "mamba1": "Mamba 层",
+            "mlp": "纯 FFN 层", "moe": "纯 MoE FFN 层", "hybrid": "注意力 + Mamba-2 并行层"}
 FFN_SUFFIX_ZH = {"_dense": "（稠密 FFN）", "_moe": "（MoE FFN）"}
 # the shape of a decoder-layer group's block, where it is not the usual sequential one (ledger kind on the group)
 BLOCK_ZH = {"parallel": "并行块：注意力与 FFN 读同一个归一化输出，两者之和加回残差"}

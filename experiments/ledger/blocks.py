@@ -120,7 +120,7 @@ def moe(d: int, n_experts: int, top_k: int, expert_d_ff: int, *, router: str = "
         router_buffer: str | None = None, expert_bias: bool = False, n_shared: int = 0, shared_d_ff: int = 0,
         shared_name: str = "shared_experts", shared_gate: bool = False, name: str = "mlp",
         router_weight: str = "weight", shared_bias: bool = False, router_extra: tuple[Node, ...] = (),
-        block_extra: tuple[Node, ...] = ()) -> Node:
+        block_extra: tuple[Node, ...] = (), gated: bool = True, latent: int | None = None) -> Node:
     """Mixture-of-experts FFN (kind "ffn"): a router (kind "router": one logit per expert, optional bias), the
     routed experts as ONE node of n_experts copies of one gated expert (n_active = top_k: a token passes through
     top_k of them), optional always-active shared expert(s) (n_shared copies of a gated FFN of width
@@ -133,21 +133,25 @@ def moe(d: int, n_experts: int, top_k: int, expert_d_ff: int, *, router: str = "
     router_weight names the router's weight where a family nests it (Hunyuan: gate.wg.weight); shared_bias gives
     the shared expert's three matrices biases (DeepSeek-V2 mlp_bias, ERNIE-4.5 use_bias); router_extra and
     block_extra are further tensors of the router and of the block itself (ERNIE-4.5's moe_statics correction
-    bias, a parameter; MiniMax-M2's e_score_correction_bias, a buffer held by the block)."""
+    bias, a parameter; MiniMax-M2's e_score_correction_bias, a buffer held by the block).
+    gated=False: experts and shared expert are two-matrix MLPs, down(act(up(x))) (Nemotron-H's relu² experts).
+    latent: the routed experts work in a narrower width, reached through fc1_latent_proj / fc2_latent_proj
+    (Nemotron-H moe_latent_size)."""
     gate = [leaf(router_weight, n_experts, d)]
     if router_bias:
         gate.append(leaf("bias", n_experts, matmul=False))
     if router_buffer:
         gate.append(leaf(router_buffer, n_experts, kind="hf_buffer", matmul=False))
     gate += list(router_extra)
+    d_x = latent or d
+
     parts = [group(router, gate, kind="router"),
-             group("experts", linear("gate_proj", d, expert_d_ff, expert_bias)
-                   + linear("up_proj", d, expert_d_ff, expert_bias)
-                   + linear("down_proj", expert_d_ff, d, expert_bias), n=n_experts, n_active=top_k)]
+             group("experts", expert_matrices(d_x, expert_d_ff, expert_bias, gated), n=n_experts, n_active=top_k)]
+    if latent:
+        parts += [group("fc1_latent_proj", [leaf("weight", latent, d)]),
+                  group("fc2_latent_proj", [leaf("weight", d, latent)])]
     if n_shared:
-        parts.append(group(shared_name, linear("gate_proj", d, shared_d_ff, shared_bias)
-                           + linear("up_proj", d, shared_d_ff, shared_bias)
-                           + linear("down_proj", shared_d_ff, d, shared_bias), n=n_shared))
+        parts.append(group(shared_name, expert_matrices(d, shared_d_ff, shared_bias, gated), n=n_shared))
     if shared_gate:
         parts.append(group(f"{shared_name}_gate", [leaf("weight", 1, d)]))
     return group(name, parts + list(block_extra), kind="ffn")
@@ -204,3 +208,67 @@ def siglip_vision(width: int, d_ff: int, depth: int, channels: int, patch: int, 
                   + linear("out_proj", width, width, True)),
             norm("layernorm", width, bias=True), mlp()]))
     return group(name, parts)
+
+
+def expert_matrices(d: int, d_ff: int, bias: bool = False, gated: bool = True) -> list[Node]:
+    """One expert's tensors: gate_proj, up_proj, down_proj (gated) or up_proj, down_proj (plain MLP)."""
+    return ((linear("gate_proj", d, d_ff, bias) if gated else []) + linear("up_proj", d, d_ff, bias)
+            + linear("down_proj", d_ff, d, bias))
+
+
+def up_down_mlp(d: int, d_ff: int, bias: bool = False, name: str = "mlp") -> Node:
+    """Two-matrix FFN without a gate, down(act(up(x))) (Nemotron-H's squared-ReLU MLP)."""
+    return group(name, linear("up_proj", d, d_ff, bias) + linear("down_proj", d_ff, d, bias), kind="ffn")
+
+
+def mamba2(d: int, n_heads: int, head_dim: int, d_state: int, n_groups: int, conv_kernel: int, *,
+           d_inner: int | None = None, in_bias: bool = False, conv_bias: bool = True, out_bias: bool = False,
+           gated_norm: bool = True, name: str = "mixer") -> Node:
+    """Mamba-2 mixer (Dao & Gu 2024; transformers NemotronHMamba2Mixer / FalconH1Mixer). in_proj produces, in one
+    matrix, the gate z (d_inner), the conv input x,B,C (conv_dim = d_inner + 2·groups·d_state) and one dt per
+    head; a depthwise causal conv over x,B,C; per-head dt_bias, A_log and D; an optional gated RMSNorm over
+    d_inner; out_proj back to d. d_inner defaults to heads × head_dim."""
+    d_inner = d_inner if d_inner is not None else n_heads * head_dim
+    conv_dim = d_inner + 2 * n_groups * d_state
+    parts = linear("in_proj", d, d_inner + conv_dim + n_heads, in_bias)
+    parts.append(leaf("conv1d.weight", conv_dim, 1, conv_kernel, matmul=True))
+    if conv_bias:
+        parts.append(leaf("conv1d.bias", conv_dim, matmul=False))
+    parts += [leaf("dt_bias", n_heads, matmul=False), leaf("A_log", n_heads, matmul=False),
+              leaf("D", n_heads, matmul=False)]
+    if gated_norm:
+        parts.append(leaf("norm.weight", d_inner, kind="norm"))
+    parts += linear("out_proj", d_inner, d, out_bias)
+    return group(name, parts, kind="mamba")
+
+
+def mamba2_state(n_heads: int, head_dim: int, d_state: int, n_groups: int, conv_kernel: int,
+                 d_inner: int | None = None) -> int:
+    """Elements a Mamba-2 layer keeps per sequence: the SSM state (heads × head_dim × d_state) plus the conv
+    buffer of the last conv_kernel − 1 inputs over conv_dim channels. It does not grow with context."""
+    d_inner = d_inner if d_inner is not None else n_heads * head_dim
+    return n_heads * head_dim * d_state + (conv_kernel - 1) * (d_inner + 2 * n_groups * d_state)
+
+
+def mamba1(d: int, d_inner: int, d_state: int, dt_rank: int, conv_kernel: int, *, conv_bias: bool = True,
+           proj_bias: bool = False, inner_norms: bool = False, name: str = "mamba") -> Node:
+    """Mamba (selective SSM, Gu & Dao 2023; transformers JambaMambaMixer): in_proj to x and the gate z
+    (2·d_inner), a depthwise causal conv over x, x_proj to dt (dt_rank) and B, C (d_state each), dt_proj back to
+    d_inner (with bias), A_log (d_inner × d_state), D, out_proj. Jamba adds RMSNorms on dt, B and C."""
+    parts = linear("in_proj", d, 2 * d_inner, proj_bias)
+    parts.append(leaf("conv1d.weight", d_inner, 1, conv_kernel, matmul=True))
+    if conv_bias:
+        parts.append(leaf("conv1d.bias", d_inner, matmul=False))
+    parts += linear("x_proj", d_inner, dt_rank + 2 * d_state) + linear("dt_proj", dt_rank, d_inner, True)
+    parts += [leaf("A_log", d_inner, d_state, matmul=False), leaf("D", d_inner, matmul=False)]
+    parts += linear("out_proj", d_inner, d, proj_bias)
+    if inner_norms:
+        parts += [leaf("dt_layernorm.weight", dt_rank, kind="norm"), leaf("b_layernorm.weight", d_state, kind="norm"),
+                  leaf("c_layernorm.weight", d_state, kind="norm")]
+    return group(name, parts, kind="mamba")
+
+
+def mamba1_state(d_inner: int, d_state: int, conv_kernel: int) -> int:
+    """Elements a Mamba layer keeps per sequence: SSM state d_inner × d_state plus the conv buffer
+    (conv_kernel − 1) × d_inner."""
+    return d_inner * d_state + (conv_kernel - 1) * d_inner

@@ -17,6 +17,7 @@ from .families import cohere, exaone4, gemma, olmo, smollm3
 from .families import falcon, glm4, gpt_neox, llama_variants, phi as phi_families, starcoder2
 # group mA (issue #12: MoE families)
 from .families import deepseek_v2, ernie4_5_moe, glm4_moe, hunyuan_v1_moe, mixtral, qwen2_moe
+from .families import falcon_h1, gemma4, jamba, llama4, nemotron_h  # group mB (hybrid / SSM families)
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,14 @@ REGISTRY: tuple[Family, ...] = (
     Family("hunyuan_v1_moe", hunyuan_v1_moe.build_hunyuan_v1_moe, ("HunYuanMoEV1ForCausalLM",)),
     Family("ernie4_5_moe", ernie4_5_moe.build_ernie4_5_moe, ("Ernie4_5_MoeForCausalLM",)),
     # -- end group mA ---------------------------------------------------------------------------------------
+    # -- group mB: chunked / hybrid / state-space families (llama4, gemma4, nemotron_h, jamba, falcon_h1) --
+    Family("llama4", llama4.build_llama4, ("Llama4ForConditionalGeneration",)),
+    Family("llama4_text", llama4.build_llama4_text, ("Llama4ForCausalLM",)),
+    Family("nemotron_h", nemotron_h.build_nemotron_h, ("NemotronHForCausalLM",)),
+    Family("jamba", jamba.build_jamba, ("JambaForCausalLM",)),
+    Family("falcon_h1", falcon_h1.build_falcon_h1, ("FalconH1ForCausalLM",)),
+    Family("gemma4", gemma4.build_gemma4, ("Gemma4ForConditionalGeneration",)),
+    # -- end group mB --
 )
 
 FAMILIES: dict[str, Callable] = {f.model_type: f.build for f in REGISTRY}

@@ -8,7 +8,8 @@ Formulas and conventions:
   embedding lookups are free. Attention scores add, per full-attention layer and per cached token,
   2 steps (q·k, then the weighted sum of v) × 2 FLOPs × heads × head_dim; sliding-window layers stop growing at
   their window; linear-attention layers do not grow with context at all.
-- KV cache per token: K and V for every attention layer; linear-attention layers instead keep a fixed-size state.
+- KV cache per token: K and V for every attention layer; linear-attention and Mamba (SSM) layers instead keep a
+  fixed-size state; windowed and chunked layers hold at most their window.
 - Weight bytes: parameters × bits / 8. Training bytes per parameter: see TRAINING_RECIPES.
 """
 from __future__ import annotations
@@ -18,7 +19,9 @@ from fractions import Fraction
 from . import Ledger
 
 # purpose categories, in the order a learner reads a ledger; the first matching kind on a leaf's path wins
-CATEGORIES = ("vision", "mtp", "ffn", "attention", "linear_attention", "embedding", "lm_head", "norm")
+CATEGORIES = ("vision", "mtp", "ffn", "attention", "linear_attention", "mamba", "embedding", "lm_head", "norm")
+# kinds of a token mixer (attention, Gated DeltaNet, Mamba)
+MIXER_KINDS = ("attention", "linear_attention", "mamba")
 
 
 def category_of(kinds: tuple[str, ...]) -> str:
@@ -32,14 +35,14 @@ def breakdown(ledger: Ledger, active: bool = False) -> dict[str, int]:
     """Parameters by purpose over the whole checkpoint; sums exactly to ledger.total (or active parameters)."""
     out = {cat: ledger.root.sum_where(lambda leaf, kinds, c=cat: category_of(kinds) == c, active)
            for cat in CATEGORIES}
-    order = ("embedding", "attention", "linear_attention", "ffn", "norm", "lm_head", "mtp", "vision")
+    order = ("embedding", "attention", "linear_attention", "mamba", "ffn", "norm", "lm_head", "mtp", "vision")
     return {cat: out[cat] for cat in order if out[cat] or cat in ("embedding", "attention", "ffn", "norm")}
 
 
 def mixer_per_layer(ledger: Ledger, layer_type: str) -> int:
-    """Token-mixer parameters of one layer of a type (attention or GDN, incl. its internal norms)."""
+    """Token-mixer parameters of one layer of a type (attention, GDN or Mamba, incl. their internal norms)."""
     node = ledger.layer(layer_type)
-    return node.sum_where(lambda leaf, kinds: "attention" in kinds or "linear_attention" in kinds) // node.n
+    return node.sum_where(lambda leaf, kinds: any(k in kinds for k in MIXER_KINDS)) // node.n
 
 
 # -- the classic estimate ---------------------------------------------------------------------------------------
@@ -55,7 +58,7 @@ def classic_gap(ledger: Ledger) -> list[tuple[str, int]]:
     items = [("ffn", parts["ffn"] - 8 * a.n_layers * d2)]
     for layer_type in ledger.layer_types:
         node = ledger.layer(layer_type)
-        mixer = node.sum_where(lambda leaf, kinds: "attention" in kinds or "linear_attention" in kinds)
+        mixer = node.sum_where(lambda leaf, kinds: any(k in kinds for k in MIXER_KINDS))
         items.append((f"mixer/{layer_type}", mixer - 4 * d2 * node.n))
     items += [("embedding", parts["embedding"] - a.vocab_size * a.d_model), ("norm", parts["norm"])]
     for cat in ("lm_head", "mtp", "vision"):

@@ -17,7 +17,7 @@ from ..arch import Arch, Model
 from ..blocks import mla, moe, norm, swiglu
 from ..config import Reader
 from ..tree import Node, group, leaf
-from ._common import (BASE_SYMBOLS, build_layers, dense_d_ff, experts, group_names, layer_norms, layer_runs,
+from ._common import (BASE_SYMBOLS, build_layers, dense_d_ff, experts, group_names, layer_norms,
                       lm_head, moe_info, text_tree)
 
 
