@@ -5,6 +5,14 @@ for any other model, its id with dots and dashes turned into underscores (``qwen
 quantities exist for every model (totals, FFN shares, the classic estimate and its gap, compute crossover, KV
 cache); lessons add their own derived numbers in ``lesson_numbers``. Cited figures that cannot be derived from a
 config come from data/citations.json as ``cited.<name>`` with their source.
+
+What a learner reads about a number's origin is Chinese and about the course: a model's numbers name "<模型名> 的
+config.json" and its keys (``ModelNumbers.where``), never a repository path; a citation shows its ``source_zh``
+when data/citations.json gives one. A model's display name may be overridden in data/course.json
+(``display_names``: id or alias -> name), e.g. for a model whose config file carries an English maintainer name.
+A ✓ only marks agreement with an independent count (what transformers instantiates, data/reference_counts.json):
+a published total quoted from the same source the config was taken from would only compare the source with
+itself, so it is shown without a mark.
 """
 from __future__ import annotations
 
@@ -14,6 +22,9 @@ from .ledger import views
 from .expr import Const, Expr, Sym, total
 from .ledger import Ledger, build_ledger
 from .numbers import Number
+
+
+LEDGER = "（由课程的账本引擎逐张量现算）"
 
 
 def slug(model_id: str) -> str:
@@ -46,11 +57,12 @@ class ModelNumbers:
     """The generic numbers of one model, registered under ``prefix``."""
 
     def __init__(self, reg: Registry, prefix: str, model_id: str, doc: dict, reference: dict | None,
-                 file: str | None = None):
+                 file: str | None = None, name: str | None = None):
         self.reg, self.p, self.id, self.doc = reg, prefix, model_id, doc
         self.meta = doc.get("meta", {})
-        self.name = self.meta.get("name", model_id)
-        self.file = file or f"data/models/{model_id}.json"
+        self.name = name or self.meta.get("name", model_id)
+        self.file = file or f"data/models/{model_id}.json"      # for maintainers; pages show `where`
+        self.where = file if file else f"{self.name} 的 config.json"
         self.ledger: Ledger = build_ledger(doc["config"])
         self.arch = self.ledger.arch
         self.reference = reference or {}
@@ -63,11 +75,11 @@ class ModelNumbers:
 
     def src(self, *symbols: str) -> tuple[str, ...]:
         keys = [self.keys[s] for s in symbols if s in self.keys]
-        return (f"{self.file}: " + ", ".join(keys),) if keys else (self.file,)
+        return (f"{self.where}：" + "、".join(keys),) if keys else (self.where,)
 
     def add(self, q: str, label: str, expr=None, value=None, **kw) -> Number:
         kw.setdefault("symbols", self.keys)
-        kw.setdefault("sources", (f"{self.file}（由 experiments.ledger 逐张量现算）",))
+        kw.setdefault("sources", (self.where + LEDGER,))
         return self.reg.add(f"{self.p}.{q}", f"{self.name}：{label}", expr, value, **kw)
 
     def cfg(self) -> dict[str, Sym]:
@@ -103,9 +115,9 @@ class ModelNumbers:
         if check and L.hf_count != L.total:
             check = (f"其中 transformers 构建的部分 {L.hf_count:,}（总数减去它不构建的 MTP 等 "
                      f"{L.total - L.hf_count:,}）：{check}")
-        if published and isinstance(published, int) and not self.meta.get("published_total_rounded"):
-            mark = "✓" if published == L.total else "✗"
-            pub = f"{self.meta.get('published_total_source', '发布方')}：{published:,} {mark}"
+        if published and isinstance(published, int) and not self.meta.get("published_total_rounded") \
+                and published != L.total:     # equal: the same source as the config, no independent check
+            pub = f"发布方公布的总数 {published:,} 与此不同 ✗"
             check = f"{check}；{pub}" if check else pub
         self.add("total", "checkpoint 全部参数", total(top), L.total, check=check)
         self.add("hf_count", "transformers 实现构建的参数（不含 MTP）", value=L.hf_count,
@@ -205,7 +217,8 @@ class ModelNumbers:
 
 def load_citations(citations: dict | None, reg: Registry):
     for name, item in (citations or {}).items():
-        reg.add(f"cited.{name}", item["label"], value=_as_number(item["value"]), sources=(item["source"],),
+        reg.add(f"cited.{name}", item["label"], value=_as_number(item["value"]),
+                sources=(item.get("source_zh") or item["source"],),
                 kind="cited", style=item.get("style", "n"))
 
 
@@ -226,10 +239,12 @@ def compute_course(models: dict[str, dict], course: dict | None = None, referenc
     """The numbers, and each model's ModelNumbers (ledger, arch, name) keyed by its alias or slug."""
     reg = Registry()
     aliases = {v: k for k, v in ((course or {}).get("aliases") or {}).items()}
+    names = (course or {}).get("display_names") or {}
     per_model = {}
     for model_id in sorted(models):
         prefix = aliases.get(model_id, slug(model_id))
-        mn = ModelNumbers(reg, prefix, model_id, models[model_id], (reference or {}).get(model_id))
+        mn = ModelNumbers(reg, prefix, model_id, models[model_id], (reference or {}).get(model_id),
+                          name=names.get(model_id) or names.get(prefix))
         mn.register()
         per_model[prefix] = mn
     load_citations(citations, reg)

@@ -3,7 +3,8 @@
 A ``Number`` is what a lesson cites: its exact value, the expression it was computed from (formula in the
 lesson's symbols and the same with the config's values substituted), the config files and keys it read, and, where
 one exists, what it was checked against. ``format_number`` renders it the way the source documents write numbers:
-27,781,427,952 · 61.6% · 1,100 万 · 278 亿 · 4.33B · 151.0M · 3.0.
+27,781,427,952 · 61.6% · 1,100 万 · 278 亿 · 4.33B · 151.0M · 3.0 · 8.09 × 10²² (style e: scientific notation,
+the same text experiments.ffn.sci gives, so prose and widgets write a quantity one way).
 """
 from __future__ import annotations
 
@@ -47,8 +48,28 @@ def exact(value) -> str:
     return str(int(value)) if isinstance(value, Fraction) else str(value)
 
 
-_STYLE = re.compile(r"^(n|pct|wan|yi|B|M|x)(\d?)$")
-STYLES = ("n", "pct", "wan", "yi", "B", "M", "x")
+_STYLE = re.compile(r"^(n|pct|wan|yi|B|M|x|e)(\d?)$")
+STYLES = ("n", "pct", "wan", "yi", "B", "M", "x", "e")
+_SUPER = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def scientific(value, digits: int = 2) -> str:
+    """A nonzero value as mantissa × 10^exponent (8.09 × 10²², 1 × 10⁻⁶); floats are read as their decimal text,
+    the exponent is found with exact arithmetic."""
+    x = Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
+    if x == 0:
+        return "0"
+    sign, x = ("-" if x < 0 else ""), abs(x)
+    e = len(str(x.numerator)) - len(str(x.denominator))
+    while Fraction(10) ** e > x:
+        e -= 1
+    while Fraction(10) ** (e + 1) <= x:
+        e += 1
+    mant = f"{float(x / Fraction(10) ** e):.{digits}f}"
+    if mant.startswith("10"):
+        e += 1
+        mant = f"{float(x / Fraction(10) ** e):.{digits}f}"
+    return f"{sign}{mant} × 10{str(e).translate(_SUPER)}"
 
 
 def valid_style(style: str) -> bool:
@@ -83,6 +104,8 @@ def format_value(value, style: str) -> str:
         return f"{x / 1e9:,.{int(digits or 2)}f}B"
     if base == "M":
         return f"{x / 1e6:,.{int(digits or 1)}f}M"
+    if base == "e":
+        return scientific(value, int(digits or 2))
     return f"{x:,.{int(digits or 1)}f}"   # x: a plain ratio
 
 
