@@ -267,7 +267,8 @@ def render_pages(site: Site) -> None:
     for i, lesson in enumerate(site.lessons):
         nav = pages.Nav(prev=link(site.lessons[i - 1]) if i else None,
                         next=link(site.lessons[i + 1]) if i + 1 < len(site.lessons) else None)
-        site.pages[lesson.page] = pages.render_lesson_page(env, site.course, lesson, nav, site.numbers, site.models)
+        site.pages[lesson.page] = pages.render_lesson_page(env, site.course, lesson, nav, site.numbers,
+                                                            site.model_numbers)
 
 
 def render_charts(site: Site) -> None:

@@ -25,6 +25,8 @@ from .numbers import Number
 
 
 LEDGER = "（由课程的账本引擎逐张量现算）"
+GAP_ZH = {"ffn": "FFN", "mixer/full_attention": "全注意力层", "mixer/linear_attention": "GDN 层",
+          "embedding": "embedding", "norm": "归一化", "lm_head": "lm_head", "mtp": "MTP", "vision": "视觉塔"}
 
 
 def slug(model_id: str) -> str:
@@ -180,7 +182,7 @@ class ModelNumbers:
         self.add("classic", "经典公式 12·L·d² + V·d 的估计", classic, views.classic_estimate(L),
                  sources=self.src("L", "d", "V"))
         gap = views.classic_gap(L)
-        gap_expr = total([Sym(name, v) for name, v in gap])
+        gap_expr = total([Sym(GAP_ZH.get(name, name), v) for name, v in gap])
         self.add("classic_gap", "真实总数减经典估计", gap_expr, L.total - classic.value)
         for name, v in gap:
             self.add(f"gap.{name.replace('/', '.')}", f"经典公式在「{name}」上的差额", value=v)
