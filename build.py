@@ -52,6 +52,7 @@ class Site:
     pages: dict[str, str] = field(default_factory=dict)          # output path -> HTML
     files: dict[str, str | bytes] = field(default_factory=dict)  # output path -> other generated content
     report: list[str] = field(default_factory=list)              # change report lines
+    claims: int = 0                                              # {claim}s checked in the lessons
     errors: list[CourseError] = field(default_factory=list)
     broken: set[str] = field(default_factory=set)                # input files that failed validation
 
@@ -84,7 +85,7 @@ def build(root: Path = ROOT, out: Path | None = None, *, widgets: dict | None = 
     load_models(site)        # data/models/*.json -> site.models ({meta, config}, every config validated)
     load_data(site)          # data/*.json -> site.data (data/course.json validated)
     compute_numbers(site)    # experiments.course_numbers -> site.numbers
-    load_lessons(site)       # lessons/*.md -> site.lessons (front matter, callouts, widgets, numbers)
+    load_lessons(site)       # lessons/*.md -> site.lessons (front matter, callouts, widgets, numbers, claims)
     check_outline(site)      # data/course.json chapters <-> lessons
     site.stop_if_errors()    # nothing is written unless every input is good
     render_pages(site)       # index.html + one page per lesson (Jinja2, site/templates)
@@ -226,6 +227,7 @@ def load_lessons(site: Site) -> None:
             lessons.append(markdown.render_lesson(text, page))
         except BuildError as e:
             site.errors += e.errors
+        site.claims += len(page.claims)
     order = {ch.get("lesson"): i for i, ch in enumerate(site.course.get("chapters", []))}
     site.lessons = sorted(lessons, key=lambda l: (order.get(l.id, len(order)), l.meta.get("order") or 0, l.id))
 
@@ -265,7 +267,8 @@ def render_pages(site: Site) -> None:
     for i, lesson in enumerate(site.lessons):
         nav = pages.Nav(prev=link(site.lessons[i - 1]) if i else None,
                         next=link(site.lessons[i + 1]) if i + 1 < len(site.lessons) else None)
-        site.pages[lesson.page] = pages.render_lesson_page(env, site.course, lesson, nav, site.numbers, site.models)
+        site.pages[lesson.page] = pages.render_lesson_page(env, site.course, lesson, nav, site.numbers,
+                                                            site.model_numbers)
 
 
 def compare_numbers(site: Site) -> None:
@@ -278,7 +281,7 @@ def compare_numbers(site: Site) -> None:
     found = changes.compare(previous, snap)
     site.files[changes.NUMBERS_FILE] = changes.snapshot_json(snap)
     site.files[changes.CHANGES_FILE] = changes.as_json(found)
-    site.report = changes.summary(found, previous is not None)
+    site.report = changes.summary(found, previous is not None, claims=site.claims)
 
 
 # -- write -----------------------------------------------------------------------------------------------------

@@ -5,6 +5,14 @@ for any other model, its id with dots and dashes turned into underscores (``qwen
 quantities exist for every model (totals, FFN shares, the classic estimate and its gap, compute crossover, KV
 cache); each lesson's package in experiments/lessons/ adds its own derived numbers. Cited figures that cannot be derived from a
 config come from data/citations.json as ``cited.<name>`` with their source.
+
+What a learner reads about a number's origin is Chinese and about the course: a model's numbers name "<模型名> 的
+config.json" and its keys (``ModelNumbers.where``), never a repository path; a citation shows its ``source_zh``
+when data/citations.json gives one. A model's display name may be overridden in data/course.json
+(``display_names``: id or alias -> name), e.g. for a model whose config file carries an English maintainer name.
+A ✓ only marks agreement with an independent count (what transformers instantiates, data/reference_counts.json):
+a published total quoted from the same source the config was taken from would only compare the source with
+itself, so it is shown without a mark.
 """
 from __future__ import annotations
 
@@ -15,6 +23,11 @@ from .expr import Const, Expr, Sym, total
 from .ledger import Ledger, build_ledger
 from .labels import PART_ZH
 from .numbers import Number
+
+
+LEDGER = "（由课程的账本引擎逐张量现算）"
+GAP_ZH = {"ffn": "FFN", "mixer/full_attention": "全注意力层", "mixer/linear_attention": "GDN 层",
+          "embedding": "embedding", "norm": "归一化", "lm_head": "lm_head", "mtp": "MTP", "vision": "视觉塔"}
 
 
 def slug(model_id: str) -> str:
@@ -47,11 +60,12 @@ class ModelNumbers:
     """The generic numbers of one model, registered under ``prefix``."""
 
     def __init__(self, reg: Registry, prefix: str, model_id: str, doc: dict, reference: dict | None,
-                 file: str | None = None):
+                 file: str | None = None, name: str | None = None):
         self.reg, self.p, self.id, self.doc = reg, prefix, model_id, doc
         self.meta = doc.get("meta", {})
-        self.name = self.meta.get("name", model_id)
-        self.file = file or f"data/models/{model_id}.json"
+        self.name = name or self.meta.get("name", model_id)
+        self.file = file or f"data/models/{model_id}.json"      # for maintainers; pages show `where`
+        self.where = file if file else f"{self.name} 的 config.json"
         self.ledger: Ledger = build_ledger(doc["config"])
         self.arch = self.ledger.arch
         self.reference = reference or {}
@@ -64,11 +78,11 @@ class ModelNumbers:
 
     def src(self, *symbols: str) -> tuple[str, ...]:
         keys = [self.keys[s] for s in symbols if s in self.keys]
-        return (f"{self.file}: " + ", ".join(keys),) if keys else (self.file,)
+        return (f"{self.where}：" + "、".join(keys),) if keys else (self.where,)
 
     def add(self, q: str, label: str, expr=None, value=None, **kw) -> Number:
         kw.setdefault("symbols", self.keys)
-        kw.setdefault("sources", (f"{self.file}（由 experiments.ledger 逐张量现算）",))
+        kw.setdefault("sources", (self.where + LEDGER,))
         return self.reg.add(f"{self.p}.{q}", f"{self.name}：{label}", expr, value, **kw)
 
     def cfg(self) -> dict[str, Sym]:
@@ -104,9 +118,9 @@ class ModelNumbers:
         if check and L.hf_count != L.total:
             check = (f"其中 transformers 构建的部分 {L.hf_count:,}（总数减去它不构建的 MTP 等 "
                      f"{L.total - L.hf_count:,}）：{check}")
-        if published and isinstance(published, int) and not self.meta.get("published_total_rounded"):
-            mark = "✓" if published == L.total else "✗"
-            pub = f"{self.meta.get('published_total_source', '发布方')}：{published:,} {mark}"
+        if published and isinstance(published, int) and not self.meta.get("published_total_rounded") \
+                and published != L.total:     # equal: the same source as the config, no independent check
+            pub = f"发布方公布的总数 {published:,} 与此不同 ✗"
             check = f"{check}；{pub}" if check else pub
         self.add("total", "checkpoint 全部参数", total(top), L.total, check=check)
         self.add("hf_count", "transformers 实现构建的参数（不含 MTP）", value=L.hf_count,
@@ -169,7 +183,7 @@ class ModelNumbers:
         self.add("classic", "经典公式 12·L·d² + V·d 的估计", classic, views.classic_estimate(L),
                  sources=self.src("L", "d", "V"))
         gap = views.classic_gap(L)
-        gap_expr = total([Sym(name, v) for name, v in gap])
+        gap_expr = total([Sym(GAP_ZH.get(name, name), v) for name, v in gap])
         self.add("classic_gap", "真实总数减经典估计", gap_expr, L.total - classic.value)
         for name, v in gap:
             self.add(f"gap.{name.replace('/', '.')}", f"经典公式在「{name}」上的差额", value=v)
@@ -206,7 +220,8 @@ class ModelNumbers:
 
 def load_citations(citations: dict | None, reg: Registry):
     for name, item in (citations or {}).items():
-        reg.add(f"cited.{name}", item["label"], value=_as_number(item["value"]), sources=(item["source"],),
+        reg.add(f"cited.{name}", item["label"], value=_as_number(item["value"]),
+                sources=(item.get("source_zh") or item["source"],),
                 kind="cited", style=item.get("style", "n"))
 
 
@@ -227,10 +242,12 @@ def compute_course(models: dict[str, dict], course: dict | None = None, referenc
     """The numbers, and each model's ModelNumbers (ledger, arch, name) keyed by its alias or slug."""
     reg = Registry()
     aliases = {v: k for k, v in ((course or {}).get("aliases") or {}).items()}
+    names = (course or {}).get("display_names") or {}
     per_model = {}
     for model_id in sorted(models):
         prefix = aliases.get(model_id, slug(model_id))
-        mn = ModelNumbers(reg, prefix, model_id, models[model_id], (reference or {}).get(model_id))
+        mn = ModelNumbers(reg, prefix, model_id, models[model_id], (reference or {}).get(model_id),
+                          name=names.get(model_id) or names.get(prefix))
         mn.register()
         per_model[prefix] = mn
     load_citations(citations, reg)

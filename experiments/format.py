@@ -3,7 +3,7 @@
 Lesson prose, widget tables, popovers and the change report all format through here, at build time under CPython
 and in the browser under Pyodide, so a number reads the same wherever it appears. Styles of ``format_value``
 (the ``{n}`` role's styles): ``n`` 27,781,427,952 · ``pct`` 61.6% · ``wan`` 1,100 万 · ``yi`` 278 亿 · ``B`` 4.33B ·
-``M`` 151.0M · ``x`` 3.0, each with an optional digit count (``pct0``, ``x2``). The helpers below it (``gb``,
+``M`` 151.0M · ``x`` 3.0 · ``e`` 8.09 × 10²², each with an optional digit count (``pct0``, ``x2``). The helpers below it (``gb``,
 ``ms``, ``sci``, ``shape_str`` ...) are the widgets' units.
 """
 from __future__ import annotations
@@ -23,8 +23,8 @@ def exact(value) -> str:
     return str(int(value)) if isinstance(value, Fraction) else str(value)
 
 
-_STYLE = re.compile(r"^(n|pct|wan|yi|B|M|x)(\d?)$")
-STYLES = ("n", "pct", "wan", "yi", "B", "M", "x")
+_STYLE = re.compile(r"^(n|pct|wan|yi|B|M|x|e)(\d?)$")
+STYLES = ("n", "pct", "wan", "yi", "B", "M", "x", "e")
 
 
 def valid_style(style: str) -> bool:
@@ -59,6 +59,8 @@ def format_value(value, style: str) -> str:
         return f"{x / 1e9:,.{int(digits or 2)}f}B"
     if base == "M":
         return f"{x / 1e6:,.{int(digits or 1)}f}M"
+    if base == "e":
+        return sci(value, int(digits or 2))
     return f"{x:,.{int(digits or 1)}f}"   # x: a plain ratio
 
 
@@ -115,10 +117,12 @@ _SUPER = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def sci(value, digits: int = 2) -> str:
-    """A positive exact value in scientific notation: 8.09 × 10²². The exponent is found with exact arithmetic."""
-    x = Fraction(value)
-    if x <= 0:
-        return format_value(x, "x0")
+    """A value as mantissa × 10^exponent (8.09 × 10²², 1 × 10⁻⁶; the ``e`` style); floats are read as their decimal
+    text and the exponent is found with exact arithmetic."""
+    x = Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
+    if x == 0:
+        return "0"
+    sign, x = ("-" if x < 0 else ""), abs(x)
     e = len(str(x.numerator)) - len(str(x.denominator))
     while Fraction(10) ** e > x:
         e -= 1
@@ -128,7 +132,7 @@ def sci(value, digits: int = 2) -> str:
     if mant.startswith("10"):
         e += 1
         mant = f"{float(x / Fraction(10) ** e):.{digits}f}"
-    return f"{mant} × 10{str(e).translate(_SUPER)}"
+    return f"{sign}{mant} × 10{str(e).translate(_SUPER)}"
 
 
 def trim_decimal(x) -> str:

@@ -3,7 +3,8 @@
 A ``Number`` is what a lesson cites: its exact value, the expression it was computed from (formula in the
 lesson's symbols and the same with the config's values substituted), the config files and keys it read, and, where
 one exists, what it was checked against. ``format_number`` renders it the way the source documents write numbers:
-27,781,427,952 · 61.6% · 1,100 万 · 278 亿 · 4.33B · 151.0M · 3.0.
+27,781,427,952 · 61.6% · 1,100 万 · 278 亿 · 4.33B · 151.0M · 3.0 · 8.09 × 10²² (style e: scientific notation,
+the same text experiments.format.sci gives, so prose and widgets write a quantity one way).
 """
 from __future__ import annotations
 

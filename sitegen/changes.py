@@ -77,9 +77,14 @@ def snapshot_json(snap: dict[str, dict]) -> str:
     return json.dumps(snap, ensure_ascii=False, indent=1) + "\n"
 
 
-def summary(changes: list[Change], previous_existed: bool) -> list[str]:
+def summary(changes: list[Change], previous_existed: bool, claims: int | None = None) -> list[str]:
+    """The report's lines; `claims` (how many {claim}s the lessons checked, all true) adds a last line."""
     if not previous_existed:
-        return ["numbers: no previous numbers.json to compare with (first build)"]
-    if not changes:
-        return ["numbers: unchanged since the previous build"]
-    return [f"numbers: {len(changes)} changed since the previous build"] + ["  " + c.describe() for c in changes]
+        lines = ["numbers: no previous numbers.json to compare with (first build)"]
+    elif not changes:
+        lines = ["numbers: unchanged since the previous build"]
+    else:
+        lines = [f"numbers: {len(changes)} changed since the previous build"] + ["  " + c.describe() for c in changes]
+    if claims is not None:
+        lines.append(f"claims: {claims} claims checked, all hold")
+    return lines

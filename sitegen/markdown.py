@@ -15,6 +15,9 @@ A lesson is a Markdown file with YAML front matter. On top of CommonMark it unde
                                      (label, formula, substituted form, value, sources, check), which
                                      site/static/js/popover.js shows beside it on hover, focus and tap
 
+    {claim}`a.x / a.y >= 3`          a relation the prose relies on, checked against the same numbers and
+                                     rendered as nothing (sitegen/claims.py); a false claim fails the build
+
 Each plugin is one `md.use(...)`; validation happens in core rules that run once per parse and append a
 LessonError (file:line, what was expected) to the page's error list, so one build reports every problem of
 every lesson at once. Rendering never fails: a bad reference renders as a visible placeholder.
@@ -41,6 +44,7 @@ from mdit_py_plugins.myst_role import myst_role_plugin
 
 from experiments.errors import CourseError
 
+from .claims import claims_plugin
 from .errors import BuildError, LessonError
 from experiments.format import STYLES, valid_style
 from experiments.numbers import derivation_rows, format_number
@@ -75,6 +79,7 @@ class Page:
     used: dict[str, str] = field(default_factory=dict)  # number name -> first style, in order of first use
     scripts: list[tuple[str, ...]] = field(default_factory=list)  # each widget's static/js files, in load order
     calls: list[str] = field(default_factory=list)  # browser entry points its widgets call (the worker warms them)
+    claims: list[tuple[int, str, bool]] = field(default_factory=list)  # (line, claim, holds), sitegen/claims.py
     _counters: dict[str, int] = field(default_factory=dict)
 
     def error(self, line: int | None, message: str) -> None:
@@ -164,6 +169,7 @@ def make_parser() -> MarkdownIt:
     md.use(block_check_plugin)
     md.use(widget_plugin)
     md.use(number_role_plugin)
+    md.use(claims_plugin)
     return md
 
 

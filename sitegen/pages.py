@@ -41,7 +41,7 @@ CSP = "; ".join([
     "form-action 'none'",
 ])
 LEDGER_ID = "shuzi-koujing"       # the 数字口径 section's anchor
-SOURCE_FILE = re.compile(r"data/[\w./-]+\.json")
+HUB_SOURCE = re.compile(r"^([\w.-]+/[\w.-]+) config\.json \(Hugging Face hub")
 
 
 @dataclass
@@ -86,35 +86,46 @@ def ledger_entries(lesson: Lesson, numbers: dict[str, Any]) -> list[dict]:
     return entries
 
 
-def provenance(lesson: Lesson, numbers: dict[str, Any], models: dict[str, dict]) -> dict:
-    """What the footer says about where the page's numbers come from: the data files and the checks."""
-    files: dict[str, None] = {}
+def model_source_zh(model_id: str, meta: dict, course: dict) -> str:
+    """A short Chinese line saying where a model's config comes from, for the page (data/ keeps its English notes
+    for maintainers): meta.source_zh, else data/course.json model_sources_zh[id], else built from a Hugging Face
+    repository named in meta.source, else a generic line."""
+    given = meta.get("source_zh") or (course.get("model_sources_zh") or {}).get(model_id)
+    if given:
+        return given
+    hub = HUB_SOURCE.match(meta.get("source") or "")
+    if hub:
+        return f"{hub.group(1).split('/')[0]} 在 Hugging Face 模型页 {hub.group(1)} 发布的 config.json"
+    return "课程收录的 config.json"
+
+
+def provenance(lesson: Lesson, numbers: dict[str, Any], models: dict[str, Any], course: dict) -> dict:
+    """What the footer says about where the page's numbers come from: the models whose configs they read (each
+    with a Chinese source line) and how many have an independent check. `models` are the build's ModelNumbers
+    (alias -> object with .id, .name, .where, .meta): a number read a model when a source names its .where."""
+    used: dict[str, Any] = {}
     checked = failed = cited = 0
     for name in lesson.used:
         number = numbers[name]
-        paths = [path for source in number.sources for path in SOURCE_FILE.findall(source)]
-        files.update(dict.fromkeys(paths))
-        cited += not any(p.startswith("data/models/") for p in paths)
+        read = [mn for mn in models.values() if any(s.startswith(mn.where) for s in number.sources)]
+        used.update({mn.id: mn for mn in read})
+        cited += not read
         if number.check:
             checked += 1
             failed += "✗" in number.check
-    described = []
-    for path in files:
-        model_id = path.removeprefix("data/models/").removesuffix(".json")
-        meta = models.get(model_id, {}).get("meta", {}) if path.startswith("data/models/") else {}
-        described.append({"path": path, "name": meta.get("name"), "source": meta.get("source")})
-    return {"files": described, "checked": checked, "failed": failed, "count": len(lesson.used), "cited": cited,
+    described = [{"name": mn.name, "source": model_source_zh(mn.id, mn.meta, course)} for mn in used.values()]
+    return {"models": described, "checked": checked, "failed": failed, "count": len(lesson.used), "cited": cited,
             "computed": len(lesson.used) - cited}
 
 
 def render_lesson_page(env: jinja2.Environment, course: dict, lesson: Lesson, nav: Nav,
-                       numbers: dict[str, Any], models: dict[str, dict]) -> str:
+                       numbers: dict[str, Any], models: dict[str, Any]) -> str:
     chapter = next((c for c in course.get("chapters", []) if c.get("id") == lesson.meta.get("chapter")), {})
     return env.get_template("lesson.html").render(
         course=course, lesson=lesson, meta=lesson.meta, body=Markup(lesson.body), chapter=chapter,
         toc=lesson.toc, nav=nav, ledger=ledger_entries(lesson, numbers), ledger_id=LEDGER_ID, scripts=lesson.scripts,
         calls=lesson.calls,
-        provenance=provenance(lesson, numbers, models))
+        provenance=provenance(lesson, numbers, models, course))
 
 
 def render_index_page(env: jinja2.Environment, course: dict, lessons: dict[str, Lesson]) -> str:

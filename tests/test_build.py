@@ -131,7 +131,8 @@ def test_lesson_page_toc_ledger_and_footer(built_site):
         assert num["aria-describedby"] == f"num-{name}-label num-{name}-rows" and num["tabindex"] == "0"
         assert {f"num-{name}", f"num-{name}-label", f"num-{name}-rows"} <= ids
     assert "num-popover" not in text
-    assert "data/models/qwen3.8-27b.json" in text.split('class="site-footer"')[1]
+    footer = text.split('class="site-footer"')[1]
+    assert "Qwen3.8-27B：课程锚点模型 Qwen3.8-27B 的 config.json" in footer and "data/models" not in footer
     assert "transformers" in text.split('class="site-footer"')[1]
     nav = [a["href"] for a in find(p, "a", rel="next")]
     assert nav == ["c5-fixture.html", "c5-fixture.html"]

@@ -163,8 +163,8 @@ FIGURES = [
     ("ffn.decode_ffn_share.llama7b", "pct", "65.5%"),
     ("ffn.decode_ffn_share.llama70b", "pct", "82.0%"),
     ("cited.h100_bf16_tflops", "x1", "989.4"),
-    ("ffn.takeover_batch.BF16", "x0", "295"),
-    ("ffn.takeover_batch.INT4", "x0", "74"),
+    ("ffn.takeover_batch_min.BF16", "n", "296"),     # the smallest whole batch, as the memory widget shows it
+    ("ffn.takeover_batch_min.INT4", "n", "74"),
     # training memory
     ("ffn.train_bytes.mixed_adamw", "x0", "16"),
     ("ffn.train_gb.llama7b.mixed_adamw", "x1", "107.8"),
@@ -184,7 +184,7 @@ FIGURES = [
     ("llama7b.param_flops_per_token", "n", "13,214,154,752"),
     ("ffn.llama7b_ffn_flops_share", "pct", "65.5%"),
     ("ffn.llama2_tokens_t", "x1", "2.0"),
-    ("ffn.llama7b_train_zflops", "x1", "80.9"),
+    ("ffn.llama7b_train_flops", "e2", "8.09 × 10²²"),   # the same notation as the FLOPs widget
     ("cited.sustained_tflops", "x0", "400"),
     ("ffn.sustained_vs_h100", "pct0", "40%"),
     ("ffn.llama7b_gpu_days", "x0", "2,340"),
@@ -193,8 +193,8 @@ FIGURES = [
     ("ffn.llama7b_implied_tflops", "x0", "122"),
     ("cited.a100_bf16_tflops", "x0", "312"),
     ("ffn.llama7b_implied_mfu", "pct0", "39%"),
-    ("ffn.gpt3_train_zflops", "x0", "314"),
-    ("cited.gpt3_train_flops_e21", "x0", "314"),
+    ("ffn.gpt3_train_flops", "e2", "3.14 × 10²³"),
+    ("ffn.gpt3_train_flops_paper", "e2", "3.14 × 10²³"),
     ("cited.chinchilla_params", "B0", "70B"),
     ("ffn.chinchilla_tokens_t", "x1", "1.4"),
     ("ffn.chinchilla_tokens_per_param", "x0", "20"),

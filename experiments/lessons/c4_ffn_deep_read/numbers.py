@@ -1,13 +1,13 @@
 """FFN：吞掉三分之二参数的黑洞（精读） — the numbers the FFN deep-read lesson needs beyond the generic ones.
 
-Names are ``ffn.<quantity>``. As in lesson_c4, every number is one expression tree (experiments.expr) whose formula,
-substituted values and value come from the same object; where the ledger engine (or experiments.ffn) has its own
+Names are ``ffn.<quantity>``. As in lesson C4's numbers, every number is one expression tree (experiments.expr) whose formula,
+substituted values and value come from the same object; where the ledger engine (or calc.py) has its own
 value for the same quantity it is passed as ``value=`` and the Registry asserts both agree. Figures from papers and
 data sheets (GPT-3's 300B tokens, H100's 3.35 TB/s ...) are ``cited.*`` numbers from data/citations.json; numbers
 built on them are skipped when the citations are not loaded. Units other than parameters and bytes are written
 into the number: ``*_gb`` values are in 10⁹ bytes, ``*_ms`` in milliseconds, ``*_zflops`` in 10²¹ FLOPs.
 
-The INT4 probe's numbers are floats from real numpy (experiments.ffn.int4_probe, fixed seed); they have no
+The INT4 probe's numbers are floats from real numpy (calc.int4_probe, fixed seed); they have no
 expression, and the lesson prints them with the same formatting the in-page probe uses.
 """
 from __future__ import annotations
@@ -16,10 +16,10 @@ from fractions import Fraction
 
 from . import INT4_DEFAULTS, MEMORY_DEFAULTS, TRAINING_DEFAULTS
 from . import calc as ffn
+from ...course_numbers import LEDGER
 from ...ledger import views
 from ...expr import Const, Sym, group_digits
 
-LEDGER = "（由 experiments.ledger 逐张量现算）"
 GB = Const(10**9)
 TERA = Const(10**12)
 
@@ -60,6 +60,7 @@ def register(reg, models, course=None) -> None:
     if "llama7b" in models:
         _llama7b(reg, models["llama7b"], cited)
         _swiglu(reg, models["llama7b"], models.get("llama_2_13b"), cited)
+        _config_family(reg, models)
         _activations(reg, models["llama7b"])
         _limits(reg, models["llama7b"])
     if "llama70b" in models:
@@ -92,7 +93,7 @@ def _dtype_bytes(reg) -> None:
     for t in ("FP32", "BF16", "FP16", "FP8", "INT8", "INT4"):
         bits = Sym(f"{t} 位数", views.DTYPE_BITS[t])
         reg.add(f"ffn.bytes.{t}", f"{t} 每个参数占的字节", bits / Const(8), kind="bytes", style="x1",
-                sources=("experiments/views.py: DTYPE_BITS（位数 ÷ 8）",))
+                sources=("每种数据类型的位数 ÷ 8",))
 
 
 # -- GPT-3: one layer, the whole model, and why 175.2B is not the engine's count ---------------------------------
@@ -106,12 +107,12 @@ def _gpt3(reg, mn, cited) -> None:
     ffn_e = Const(2) * d * d_ff
     attn_e = Const(4) * d ** 2
     reg.add("ffn.gpt3_ffn_layer", "GPT-3 一层 FFN 的两个权重矩阵 2·d·d_ff（不含偏置）", ffn_e, value=ffn_w,
-            sources=_src(mn, "d", "d_ff"), check="与 experiments.ledger 一层里 FFN 的矩阵权重之和一致", **kw)
+            sources=_src(mn, "d", "d_ff"), check="与账本引擎一层里 FFN 的矩阵权重之和一致", **kw)
     reg.add("ffn.gpt3_attn_layer", "GPT-3 一层注意力的四个 d × d 权重矩阵 4·d²（不含偏置）", attn_e, value=attn_w,
-            sources=_src(mn, "d"), check="与 experiments.ledger 一层里注意力的矩阵权重之和一致", **kw)
+            sources=_src(mn, "d"), check="与账本引擎一层里注意力的矩阵权重之和一致", **kw)
     F, A = Sym("FFN 矩阵", ffn_w), Sym("注意力矩阵", attn_w)
     reg.add("ffn.gpt3_layer_share", "GPT-3 一层权重矩阵里 FFN 的占比", F / (F + A), kind="ratio", style="pct",
-            sources=(mn.file + LEDGER,))
+            sources=(mn.where + LEDGER,))
     reg.add("ffn.gpt3_layer_weights", "GPT-3 一层的权重矩阵合计 12·d²", Const(12) * d ** 2, value=ffn_w + attn_w,
             sources=_src(mn, "d"), **kw)
     reg.add("ffn.gpt3_ffn_all", "GPT-3 全部层的 FFN 权重矩阵 L·2·d·d_ff", Ls * ffn_e, sources=_src(mn, "L", "d", "d_ff"),
@@ -137,7 +138,7 @@ def _gpt3(reg, mn, cited) -> None:
             Ls * Const(2) * Const(2) * d + Const(2) * d, value=norms, sources=_src(mn, "L", "d"), **kw)
     gap = (Sym("第二份词表矩阵", wte) - Sym("偏置", biases) - Sym("LayerNorm", norms) - Sym("位置嵌入", wpe))
     reg.add("ffn.gpt3_total_gap", "「只数矩阵、输出不共享」的总数减去引擎逐张量的总数", gap,
-            value=weights.value - L.total, sources=(mn.file + LEDGER,))
+            value=weights.value - L.total, sources=(mn.where + LEDGER,))
     T = Sym("T", mn.arch.context_length)
     reg.add("ffn.gpt3_intermediate_mb", "GPT-3 一条满长序列在一层 FFN 中间层的激活（BF16，单位 10⁶ 字节）",
             T * d_ff * Const(2) / Const(10**6), kind="bytes", style="x0",
@@ -148,7 +149,7 @@ def _gpt3(reg, mn, cited) -> None:
     if paper is not None:
         reg.add("ffn.gpt3_weights_vs_paper", "「只数矩阵」的总数比论文标称的多出的比例",
                 Sym("只数矩阵的总数", weights.value) / Sym("论文标称", paper.value) - Const(1), kind="ratio",
-                style="pct2", sources=(f"cited.gpt3_paper_total: {paper.sources[0]}", mn.file))
+                style="pct2", sources=(paper.sources[0], mn.where))
     ppl = [cited.get(f"vaswani_ppl_{k}") for k in ("small", "base", "large")]
     if all(x is not None for x in ppl):
         for name, a, b, label in (("ffn.vaswani_gain_small", ppl[0], ppl[1], "d_ff 从 1024 加到 2048"),
@@ -160,7 +161,7 @@ def _gpt3(reg, mn, cited) -> None:
     if dmodel is not None and dff is not None:
         reg.add("ffn.vaswani_width", "原版 Transformer（base）的 d_ff / d_model",
                 Sym("d_ff", dff.value) / Sym("d_model", dmodel.value), kind="ratio", style="x0",
-                sources=(f"cited.vaswani_dff_base: {dff.sources[0]}",))
+                sources=(dff.sources[0],))
 
 
 # -- Llama-2-7B: the four recounting pitfalls, layer vs whole-model share, KV cache -----------------------------------
@@ -173,21 +174,21 @@ def _llama7b(reg, mn, cited) -> None:
     reg.add("ffn.pit_matrices", "把 SwiGLU 当两矩阵数时漏掉的参数 L·d·d_ff", missed, value=L.ffn // 3,
             sources=_src(mn, "L", "d", "d_ff"), **kw)
     reg.add("ffn.pit_matrices_share", "漏掉的第三个矩阵占总参数的比例", Sym("漏数", missed.value) / N,
-            kind="ratio", style="pct", sources=(mn.file + LEDGER,))
+            kind="ratio", style="pct", sources=(mn.where + LEDGER,))
     biases = Ls * (Const(4) * d + Const(2) * d_ff + d)
     reg.add("ffn.pit_biases", "若给每个线性层都加上偏置（Llama 2 没有）会多数的参数 L·(4d + 2·d_ff + d)", biases,
             sources=_src(mn, "L", "d", "d_ff"), **kw)
     reg.add("ffn.pit_biases_share", "多数的偏置占总参数的比例", Sym("偏置", biases.value) / N, kind="ratio",
-            style="pct2", sources=(mn.file + LEDGER,))
+            style="pct2", sources=(mn.where + LEDGER,))
     head = mn.reg[f"{mn.p}.part.lm_head"].value
     reg.add("ffn.pit_tied", "不共享的输出投影 V·d（误当共享时漏掉）", V * d, value=head, sources=_src(mn, "V", "d"), **kw)
     reg.add("ffn.pit_tied_share", "输出投影占总参数的比例", Sym("lm_head", head) / N, kind="ratio", style="pct",
-            sources=(mn.file + LEDGER,))
+            sources=(mn.where + LEDGER,))
     norm = mn.reg[f"{mn.p}.part.norm"].value
     reg.add("ffn.pit_norms", "全部 RMSNorm 的参数 L·2d + d", Ls * Const(2) * d + d, value=norm,
             sources=_src(mn, "L", "d"), **kw)
     reg.add("ffn.pit_norms_share", "归一化层占总参数的比例", Sym("归一化", norm) / N, kind="ratio", style="pct3",
-            sources=(mn.file + LEDGER,))
+            sources=(mn.where + LEDGER,))
     reg.add("ffn.llama7b_attn_layer", "Llama 2 7B 一层注意力 4·d²（MHA，无偏置）", Const(4) * d ** 2,
             value=mn.reg[f"{mn.p}.mixer.full_attention"].value, sources=_src(mn, "d"), **kw)
     reg.add("ffn.llama7b_width", "Llama 2 7B 的 d_ff / d", d_ff / d, kind="ratio", style="x2",
@@ -217,7 +218,7 @@ def _llama70b(reg, mn) -> None:
     reg.add("ffn.llama70b_mha_share", "Llama 2 70B 若用 MHA，一层（不计归一化）里 FFN 的占比",
             Sym("FFN", mn.reg[f"{mn.p}.ffn_per_layer"].value)
             / (Sym("FFN", mn.reg[f"{mn.p}.ffn_per_layer"].value) + Sym("4d²", 4 * mn.arch.d_model ** 2)),
-            kind="ratio", style="pct", sources=(mn.file + LEDGER,))
+            kind="ratio", style="pct", sources=(mn.where + LEDGER,))
 
 
 # -- SwiGLU: the third matrix and 8/3·d ------------------------------------------------------------------------------
@@ -248,16 +249,56 @@ def _swiglu(reg, mn, mn13, cited) -> None:
         m = Sym("multiple_of", multiple.value)
         blocks = -(-Fraction(8 * mn.arch.d_model, 3) // multiple.value)
         reg.add("ffn.swiglu_aligned", "8/3·d 向上取到 multiple_of 的倍数", Sym("⌈8/3·d ÷ multiple_of⌉", blocks) * m,
-                value=mn.arch.d_ff, sources=(f"cited.llama_multiple_of: {multiple.sources[0]}", *_src(mn, "d")),
+                value=mn.arch.d_ff, sources=(multiple.sources[0], *_src(mn, "d")),
                 check="等于 Llama 2 7B config 的 intermediate_size")
         if mn13 is not None:
             b13 = -(-Fraction(8 * mn13.arch.d_model, 3) // multiple.value)
             reg.add("ffn.swiglu_aligned_13b", "Llama 2 13B：8/3·d 向上取到 multiple_of 的倍数",
                     Sym("⌈8/3·d ÷ multiple_of⌉", b13) * m, value=mn13.arch.d_ff,
-                    sources=(f"cited.llama_multiple_of: {multiple.sources[0]}", *_src(mn13, "d")),
+                    sources=(multiple.sources[0], *_src(mn13, "d")),
                     check="等于 Llama 2 13B config 的 intermediate_size")
             reg.add("ffn.swiglu_nominal_13b", "Llama 2 13B 的名义宽度 8/3·d", Const(8) / Const(3) * mn13.cfg()["d"],
                     kind="config", symbols=mn13.keys, sources=_src(mn13, "d"))
+        _alignment_table(reg, multiple)
+
+
+def _alignment_table(reg, multiple) -> None:
+    """The alignment table the SwiGLU widget shows (its d column, calc.ALIGN_DS): for each d, how far
+    3·d·d_ff lands above 8d² once 8/3·d is rounded up to a multiple of `multiple_of`."""
+    m = Sym("multiple_of", multiple.value)
+    for d_value in ffn.ALIGN_DS:
+        d = Sym("d", d_value)
+        blocks = -(-Fraction(8 * d_value, 3) // multiple.value)
+        d_ff = Sym("⌈8/3·d ÷ multiple_of⌉", blocks) * m
+        reg.add(f"ffn.align_d.d{d_value}", "对齐误差表里的一档 d_model", d, kind="config",
+                symbols={"d": "对齐误差表的 d 取值"}, sources=("对齐误差表的 d 取值（示意设定）",))
+        reg.add(f"ffn.align_error.d{d_value}", f"d = {d_value:,} 时，8/3·d 向上对齐后三矩阵 FFN 比 8d² 多出的比例",
+                Const(3) * d * d_ff / (Const(8) * d * d) - Const(1), value=Fraction(3 * d_value * ffn.aligned_width(
+                    d_value, Fraction(8, 3), multiple.value)[1], 8 * d_value ** 2) - 1, kind="ratio", style="pct2",
+                symbols={"d": "对齐误差表的 d 取值", "multiple_of": "Llama 参考实现的对齐倍数"},
+                sources=(multiple.sources[0],))
+
+
+FAMILY_RATIOS = {"r8_3": Fraction(8, 3), "r7_2": Fraction(7, 2)}   # 8/3 and Llama-2-70B's 28,672 / 8,192
+
+
+def _config_family(reg, models) -> None:
+    """The SwiGLU widget's config generator (calc.FAMILY, aligned to 256): each size's FFN share of
+    one layer at width 8/3·d and at Llama-2-70B's 3.5·d, counted by the ledger engine."""
+    from ...ledger import build_ledger
+    big = models.get("llama70b")
+    if big is not None and Fraction(big.arch.d_ff, big.arch.d_model) != FAMILY_RATIOS["r7_2"]:
+        raise AssertionError("FAMILY_RATIOS['r7_2'] must be Llama 2 70B's d_ff / d")
+    for key, ratio in FAMILY_RATIOS.items():
+        for n_layers, d in ffn.FAMILY:
+            _, d_ff = ffn.aligned_width(d, ratio, 256)
+            ledger = build_ledger(ffn.llama_config(n_layers, d, d_ff))
+            layer = ledger.layer("full_attention")
+            f = layer.sum_where(lambda leaf, kinds: "ffn" in kinds) // layer.n
+            reg.add(f"ffn.family_share_layer.{key}.d{d}",
+                    f"配置生成器：d = {d:,}、宽 {ratio.numerator}/{ratio.denominator}·d（对齐到 256）时一层里 FFN 的占比",
+                    Sym("FFN", f) / Sym("一层", layer.per_copy), kind="ratio", style="pct",
+                    sources=("配置生成器的 Llama 式 config" + LEDGER,))
 
 
 # -- memory: weights per dtype, decode bounds -----------------------------------------------------------------------
@@ -272,37 +313,43 @@ def _memory(reg, models, cited) -> None:
         for t in DTYPES:
             b = Dec(f"{t} 字节", Fraction(views.DTYPE_BITS[t], 8))
             reg.add(f"ffn.weights_gb.{alias}.{t}", f"{mn.name} 的权重在 {t} 下占的显存（GB）", N * b / GB,
-                    kind="bytes", style="x1", sources=(mn.file + LEDGER, "experiments/views.py: DTYPE_BITS"))
+                    kind="bytes", style="x1", sources=(mn.where + LEDGER, "每种数据类型的位数"))
             if bw is None:
                 continue
             B = Dec("带宽 TB/s", bw.value)
             seconds = read * b / (B * TERA)
             reg.add(f"ffn.decode_ms.{alias}.{t}", f"{mn.name} 在 {t}、H100 带宽下批 1 解码每个 token 至少要读权重的时间（ms）",
                     seconds * Const(1000), kind="ratio", style="x1",
-                    sources=(mn.file + LEDGER, f"cited.h100_bandwidth_tbps: {bw.sources[0]}"))
+                    sources=(mn.where + LEDGER, bw.sources[0]))
             reg.add(f"ffn.decode_tps.{alias}.{t}", f"{mn.name} 在 {t}、H100 带宽下批 1 解码的速度上限（token/s）",
                     B * TERA / (read * b), kind="ratio", style="x0",
-                    sources=(mn.file + LEDGER, f"cited.h100_bandwidth_tbps: {bw.sources[0]}"))
+                    sources=(mn.where + LEDGER, bw.sources[0]))
         fp16, int4 = Dec("FP16 字节", 2), Dec("INT4 字节", Fraction(1, 2))
         reg.add(f"ffn.int4_saving_gb.{alias}", f"{mn.name} 从 FP16 压到 INT4 省下的显存（GB）", N * (fp16 - int4) / GB,
-                kind="bytes", style="x1", sources=(mn.file + LEDGER,))
+                kind="bytes", style="x1", sources=(mn.where + LEDGER,))
         F = Sym("FFN 参数", mn.ledger.ffn)
         reg.add(f"ffn.int4_saving_ffn_gb.{alias}", f"{mn.name} 省下的显存里来自 FFN 的部分（GB）", F * (fp16 - int4) / GB,
-                kind="bytes", style="x1", sources=(mn.file + LEDGER,))
+                kind="bytes", style="x1", sources=(mn.where + LEDGER,))
         reg.add(f"ffn.int4_saving_rest_gb.{alias}", f"{mn.name} 省下的显存里来自其余部分的（GB）",
-                (N - F) * (fp16 - int4) / GB, kind="bytes", style="x1", sources=(mn.file + LEDGER,))
+                (N - F) * (fp16 - int4) / GB, kind="bytes", style="x1", sources=(mn.where + LEDGER,))
         ffn_read = views.matmul_weights(mn.ledger, lambda kinds: "ffn" in kinds)
         reg.add(f"ffn.decode_ffn_share.{alias}", f"{mn.name} 批 1 解码每步读取的权重里 FFN 的占比",
-                Sym("FFN 矩阵权重", ffn_read) / read, kind="ratio", style="pct", sources=(mn.file + LEDGER,))
+                Sym("FFN 矩阵权重", ffn_read) / read, kind="ratio", style="pct", sources=(mn.where + LEDGER,))
         reg.add(f"ffn.read_gb.{alias}.FP16", f"{mn.name} 批 1 解码每步读取的矩阵权重（FP16，GB）",
-                read * Sym("FP16 字节", 2) / GB, kind="bytes", style="x2", sources=(mn.file + LEDGER,))
+                read * Sym("FP16 字节", 2) / GB, kind="bytes", style="x2", sources=(mn.where + LEDGER,))
     if bw is not None and peak is not None:
         for t in ("BF16", "INT4"):
             b = Dec(f"{t} 字节", Fraction(views.DTYPE_BITS[t], 8))
             reg.add(f"ffn.takeover_batch.{t}", f"权重为 {t} 时，H100 上稠密模型解码从带宽瓶颈转为算力瓶颈的批大小",
                     Dec("峰值 TFLOPS", peak.value) * b / (Const(2) * Dec("带宽 TB/s", bw.value)), kind="ratio",
-                    style="x0", sources=(f"cited.h100_bf16_tflops: {peak.sources[0]}",
-                                         f"cited.h100_bandwidth_tbps: {bw.sources[0]}"))
+                    style="x0", sources=(peak.sources[0],
+                                         bw.sources[0]))
+            cont = Fraction(peak.value) * Fraction(views.DTYPE_BITS[t], 8) / (2 * Fraction(bw.value))
+            whole = -(-cont // 1)
+            reg.add(f"ffn.takeover_batch_min.{t}", f"权重为 {t} 时，H100 上稠密模型解码由算力接管的最小整数批大小"
+                    "（上一个数向上取整，与显存与解码计算器一致）", Sym("⌈接管批大小⌉", whole), kind="tokens",
+                    style="n", symbols={"⌈接管批大小⌉": "峰值 × 字节 ÷ (2 × 带宽)，向上取整"},
+                    sources=(peak.sources[0], bw.sources[0]))
 
 
 # -- training memory ------------------------------------------------------------------------------------------------
@@ -310,7 +357,7 @@ def _training(reg, models) -> None:
     for recipe, parts in views.TRAINING_RECIPES.items():
         reg.add(f"ffn.train_bytes.{recipe}", f"{ffn.RECIPE_ZH[recipe]}：每个参数训练时占的字节",
                 sum((Sym(k, v) for k, v in list(parts.items())[1:]), Sym(*list(parts.items())[0])),
-                kind="bytes", style="x0", sources=("experiments/views.py: TRAINING_RECIPES",))
+                kind="bytes", style="x0", sources=("训练配方里每个参数要存的各项字节",))
     for alias in ("llama7b", "llama70b"):
         mn = models.get(alias)
         if mn is None:
@@ -319,7 +366,7 @@ def _training(reg, models) -> None:
             per = Sym("每参数字节", views.training_bytes_per_param(recipe))
             reg.add(f"ffn.train_gb.{alias}.{recipe}", f"{mn.name} 用{ffn.RECIPE_ZH[recipe]}训练时权重、梯度和优化器状态（GB）",
                     Sym("参数", mn.ledger.total) * per / GB, kind="bytes", style="x1",
-                    sources=(mn.file + LEDGER, "experiments/views.py: TRAINING_RECIPES"))
+                    sources=(mn.where + LEDGER, "训练配方里每个参数要存的各项字节"))
 
 
 def _activations(reg, mn) -> None:
@@ -348,66 +395,75 @@ def _compute(reg, models, cited) -> None:
     if mn is not None:
         N = Sym("N", mn.ledger.total)
         reg.add("ffn.llama7b_fwd_gflops", "Llama 2 7B 每个 token 前向约 2N FLOPs（单位 10⁹）", Const(2) * N / GB,
-                kind="flops", style="x1", symbols={"N": "全部参数"}, sources=(mn.file + LEDGER,))
+                kind="flops", style="x1", symbols={"N": "全部参数"}, sources=(mn.where + LEDGER,))
         reg.add("ffn.llama7b_ffn_flops_share", "Llama 2 7B 每 token 前向矩阵乘 FLOPs 里 FFN 的占比",
                 Sym("FFN FLOPs", views.ffn_flops_per_token(mn.ledger))
                 / Sym("全部矩阵乘 FLOPs", views.param_flops_per_token(mn.ledger)), kind="ratio", style="pct",
-                sources=(mn.file + LEDGER,))
+                sources=(mn.where + LEDGER,))
         if tokens is not None:
             D = Sym("D", tokens.value)
             train = Const(6) * N * D
             reg.add("ffn.llama7b_train_zflops", "Llama 2 7B 预训练 6·N·D（单位 10²¹ FLOPs）", train / Const(10**21),
                     kind="flops", style="x1", symbols={"N": "全部参数", "D": "cited.llama2_train_tokens"},
-                    sources=(mn.file + LEDGER, f"cited.llama2_train_tokens: {tokens.sources[0]}"))
+                    sources=(mn.where + LEDGER, tokens.sources[0]))
+            reg.add("ffn.llama7b_train_flops", "Llama 2 7B 预训练 6·N·D（FLOPs）", train, kind="flops", style="e2",
+                    symbols={"N": "全部参数", "D": "Llama 2 的预训练 token 数"},
+                    sources=(mn.where + LEDGER, tokens.sources[0]))
             reg.add("ffn.llama2_tokens_t", "Llama 2 的预训练 token 数（单位万亿）", D / TERA, kind="tokens", style="x1",
-                    sources=(f"cited.llama2_train_tokens: {tokens.sources[0]}",))
+                    sources=(tokens.sources[0],))
             reg.add("ffn.llama7b_tokens_per_param", "Llama 2 7B 每个参数分到的训练 token", D / N, kind="ratio",
-                    style="x0", sources=(mn.file + LEDGER, f"cited.llama2_train_tokens: {tokens.sources[0]}"))
+                    style="x0", sources=(mn.where + LEDGER, tokens.sources[0]))
             if sustained is not None:
                 S = Sym("每卡持续 TFLOPS", sustained.value)
                 reg.add("ffn.llama7b_gpu_days", "Llama 2 7B 预训练按假设的持续吞吐折算的 GPU 日",
                         train / (S * TERA) / Const(86400), kind="ratio", style="x0",
-                        sources=(f"cited.sustained_tflops: {sustained.sources[0]}",
-                                 f"cited.llama2_train_tokens: {tokens.sources[0]}"))
+                        sources=(sustained.sources[0],
+                                 tokens.sources[0]))
             if hours is not None:
                 H = Sym("GPU 小时", hours.value)
                 reg.add("ffn.llama7b_gpu_days_reported", "Llama 2 论文报告的 7B 预训练 A100 GPU 日", H / Const(24),
-                        kind="ratio", style="x0", sources=(f"cited.llama2_7b_gpu_hours: {hours.sources[0]}",))
+                        kind="ratio", style="x0", sources=(hours.sources[0],))
                 implied = train / (H * Const(3600)) / TERA
                 reg.add("ffn.llama7b_implied_tflops", "由 6·N·D 和报告的 GPU 小时反推的每卡持续吞吐（TFLOPS）", implied,
-                        kind="ratio", style="x0", sources=(f"cited.llama2_7b_gpu_hours: {hours.sources[0]}",
-                                                           f"cited.llama2_train_tokens: {tokens.sources[0]}"))
+                        kind="ratio", style="x0", sources=(hours.sources[0],
+                                                           tokens.sources[0]))
                 a100 = cited.get("a100_bf16_tflops")
                 if a100 is not None:
                     reg.add("ffn.llama7b_implied_mfu", "反推的持续吞吐占 A100 稠密 BF16 峰值的比例",
                             implied / Dec("A100 峰值", a100.value), kind="ratio",
-                            style="pct0", sources=(f"cited.a100_bf16_tflops: {a100.sources[0]}",))
+                            style="pct0", sources=(a100.sources[0],))
     peak = cited.get("h100_bf16_tflops")
     if sustained is not None and peak is not None:
         reg.add("ffn.sustained_vs_h100", "假设的持续吞吐占 H100 稠密 BF16 峰值的比例",
                 Sym("持续", sustained.value) / Dec("峰值", peak.value), kind="ratio", style="pct0",
-                sources=(f"cited.sustained_tflops: {sustained.sources[0]}",))
+                sources=(sustained.sources[0],))
     g3 = models.get("gpt3")
     gt = cited.get("gpt3_train_tokens")
     if g3 is not None and gt is not None:
         N3, D3 = Sym("N", g3.ledger.total), Sym("D", gt.value)
         reg.add("ffn.gpt3_tokens_per_param", "GPT-3 每个参数分到的训练 token", D3 / N3, kind="ratio", style="x1",
-                sources=(g3.file + LEDGER, f"cited.gpt3_train_tokens: {gt.sources[0]}"))
+                sources=(g3.where + LEDGER, gt.sources[0]))
         flops_cited = cited.get("gpt3_train_flops_e21")
         e = Const(6) * N3 * D3 / Const(10**21)
         check = None
         if flops_cited is not None:
             check = (f"GPT-3 论文表 D.1 给出 {float(flops_cited.value) / 100:.2f}E+23 FLOPs："
                      + ("✓" if round(float(e.value)) == int(flops_cited.value) else "✗"))
+        reg.add("ffn.gpt3_train_flops", "GPT-3 训练 6·N·D（FLOPs）", Const(6) * N3 * D3, kind="flops", style="e2",
+                sources=(g3.where + LEDGER, gt.sources[0]))
+        if flops_cited is not None:
+            reg.add("ffn.gpt3_train_flops_paper", "GPT-3 论文给出的 175B 模型训练总计算量（FLOPs）",
+                    Sym("论文数（10²¹ FLOPs）", flops_cited.value) * Const(10**21), kind="flops", style="e2",
+                    sources=(flops_cited.sources[0],))
         reg.add("ffn.gpt3_train_zflops", "GPT-3 训练 6·N·D（单位 10²¹ FLOPs）", e, kind="flops", style="x0",
-                sources=(g3.file + LEDGER, f"cited.gpt3_train_tokens: {gt.sources[0]}"), check=check)
+                sources=(g3.where + LEDGER, gt.sources[0]), check=check)
     cp, ct = cited.get("chinchilla_params"), cited.get("chinchilla_tokens")
     if cp is not None and ct is not None:
         reg.add("ffn.chinchilla_tokens_per_param", "Chinchilla 每个参数分到的训练 token",
                 Sym("D", ct.value) / Sym("N", cp.value), kind="ratio", style="x0",
-                sources=(f"cited.chinchilla_tokens: {ct.sources[0]}",))
+                sources=(ct.sources[0],))
         reg.add("ffn.chinchilla_tokens_t", "Chinchilla 的训练 token 数（单位万亿）", Sym("D", ct.value) / TERA,
-                kind="tokens", style="x1", sources=(f"cited.chinchilla_tokens: {ct.sources[0]}",))
+                kind="tokens", style="x1", sources=(ct.sources[0],))
 
 
 # -- MoE -------------------------------------------------------------------------------------------------------------
@@ -418,15 +474,16 @@ def _moe(reg, models) -> None:
         L = mn.ledger
         reg.add(f"ffn.moe_ratio.{alias}", f"{mn.name} 文本主干总参数是每 token 激活参数的几倍",
                 Sym("文本主干", L.text_backbone) / Sym("激活", L.active_per_token), kind="ratio", style="x1",
-                sources=(mn.file + LEDGER,))
+                sources=(mn.where + LEDGER,))
         reg.add(f"ffn.moe_experts.{alias}", f"{mn.name} 每个 MoE 层的路由专家数", Sym("E", mn.arch.moe["n_experts"]),
-                kind="config", symbols={"E": "路由专家数"}, sources=(mn.file,))
+                kind="config", symbols={"E": "路由专家数"}, sources=(mn.where,))
         reg.add(f"ffn.moe_top_k.{alias}", f"{mn.name} 每个 token 选的专家数", Sym("k", mn.arch.moe["top_k"]),
-                kind="config", symbols={"k": "num_experts_per_tok"}, sources=(mn.file,))
+                kind="config", symbols={"k": "num_experts_per_tok"}, sources=(mn.where,))
     what = models.get(MOE_WHAT_IF["model"])
     if what is not None:
         r = ffn.moe_explore(what.doc["config"], MOE_WHAT_IF["n_experts"], MOE_WHAT_IF["top_k"])
-        src = (f"experiments.ffn.moe_explore({what.file}, 专家 {MOE_WHAT_IF['n_experts']}、top-{MOE_WHAT_IF['top_k']})",)
+        src = (f"{what.where} 改成 {MOE_WHAT_IF['n_experts']} 个专家、每个 token 选 {MOE_WHAT_IF['top_k']} 个后，"
+               "由课程的账本引擎重数",)
         reg.add("ffn.moe_whatif_experts", "改造示例的专家数", Sym("E", MOE_WHAT_IF["n_experts"]), kind="config",
                 symbols={"E": "示意设定"}, sources=("示意设定",))
         reg.add("ffn.moe_whatif_top_k", "改造示例每个 token 选的专家数", Sym("k", MOE_WHAT_IF["top_k"]), kind="config",
@@ -449,16 +506,16 @@ def _limits(reg, mn) -> None:
     narrow = build_ledger(narrow_cfg)
     reg.add("ffn.narrow_total", "Llama 2 7B 把 d_ff 压到 d 之后的总参数",
             N - c["L"] * Const(3) * c["d"] * (c["d_ff"] - c["d"]), value=narrow.total,
-            sources=(mn.file + LEDGER, "改 intermediate_size = hidden_size 后由 experiments.ledger 重数"), **kw)
+            sources=(mn.where + LEDGER, "把 intermediate_size 改成 hidden_size 后由课程的账本引擎重数"), **kw)
     reg.add("ffn.narrow_share", "压窄后 FFN 占总参数的比例", Sym("FFN", narrow.ffn) / Sym("总参数", narrow.total),
-            kind="ratio", style="pct", sources=("改 intermediate_size = hidden_size 后由 experiments.ledger 重数",))
+            kind="ratio", style="pct", sources=("把 intermediate_size 改成 hidden_size 后由课程的账本引擎重数",))
     wide_cfg = dict(mn.doc["config"], intermediate_size=2 * mn.arch.d_ff)
     wide = build_ledger(wide_cfg)
     reg.add("ffn.wide_total", "Llama 2 7B 把 d_ff 加宽一倍之后的总参数", N + c["L"] * Const(3) * c["d"] * c["d_ff"],
-            value=wide.total, sources=(mn.file + LEDGER, "改 intermediate_size 为两倍后由 experiments.ledger 重数"), **kw)
+            value=wide.total, sources=(mn.where + LEDGER, "把 intermediate_size 改成两倍后由课程的账本引擎重数"), **kw)
     reg.add("ffn.wide_read_increase", "d_ff 加宽一倍后，批 1 解码每步多读的权重比例",
             Sym("加宽后每步读取", views.matmul_weights(wide)) / Sym("原每步读取", views.matmul_weights(L)) - Const(1),
-            kind="ratio", style="pct", sources=(mn.file + LEDGER,))
+            kind="ratio", style="pct", sources=(mn.where + LEDGER,))
 
 
 # -- the INT4 probe's first state ------------------------------------------------------------------------------------
@@ -469,8 +526,8 @@ def _int4(reg) -> None:
             kind="ratio", style="pct", sources=("(16/128) / 4",))
     p = PROBE
     r = ffn.int4_probe(p["rows"], p["cols"], p["outlier_pct"], p["outlier_scale"], p["seed"])
-    src = (f"experiments.ffn.int4_probe(rows={p['rows']}, cols={p['cols']}, 离群行 {p['outlier_pct']}% × "
-           f"{p['outlier_scale']}, seed={p['seed']})：numpy 现算，浏览器里同一种子得到同样的数",)
+    src = (f"页内 INT4 探针（{p['rows']} 行 × {p['cols']} 列，离群行 {p['outlier_pct']}% × "
+           f"{p['outlier_scale']}，种子 {p['seed']}）：numpy 现算，浏览器里同一种子得到同样的数",)
     for key, label in (("rows", "探针矩阵的行数（输入维）"), ("cols", "探针矩阵的列数（输出维）"), ("seed", "探针的随机种子")):
         reg.add(f"ffn.int4_{key}", label, Sym(key, p[key]), kind="config", symbols={key: "示意设定"},
                 sources=("示意设定",))
@@ -482,7 +539,7 @@ def _int4(reg) -> None:
     for g in r["groups"]:
         size = g["group"]
         reg.add(f"ffn.int4_group.g{size}", f"探针的分组大小 {size}", Sym("G", size), kind="config", symbols={"G": "分组大小"},
-                sources=("experiments/ffn.py: PROBE_GROUPS",))
+                sources=("INT4 探针比较的几种分组大小",))
         reg.add(f"ffn.int4_rel.g{size}", f"分组 {size} 时的相对均方根误差（含离群行）", value=g["rel_value"],
                 kind="ratio", style="pct2", sources=src)
         reg.add(f"ffn.int4_rel_normal.g{size}", f"分组 {size} 时普通行的相对均方根误差", value=g["rel_normal_value"],

@@ -16,6 +16,7 @@ skipped while the gpt_oss family cannot be built (its model is then absent from 
 from __future__ import annotations
 
 
+from ...course_numbers import LEDGER
 from ...expr import Const, Exp, Neg, RealDiv, Sqrt, Sym
 
 
@@ -56,7 +57,7 @@ def register(reg, models, course: dict | None = None) -> None:
         tokens = (course.get("tracker") or {}).get("example_tokens")
         if tokens:
             reg.add("c4.example_tokens", "贯穿例句切成的 token 数", value=len(tokens), kind="tokens",
-                    sources=("data/course.json: tracker.example_tokens",))
+                    sources=("课程大纲里贯穿例句的分词结果",))
 
 
 def _anchor(reg, mn) -> None:
@@ -107,23 +108,38 @@ def _anchor(reg, mn) -> None:
         gdn_value = mn.reg[f"{mn.p}.mixer.linear_attention"].value
         reg.add("c4.anchor_mixer_gdn", "锚点模型一层 Gated DeltaNet 的参数（in_proj_qkv/z/b/a、conv1d、dt_bias、"
                 "A_log、norm、out_proj）", gdn, value=gdn_value, symbols=gkeys,
-                sources=(f"{mn.file}: " + ", ".join(["text_config.hidden_size"] + [pre + k for k in keys.values()]),))
+                sources=(f"{mn.where}：" + "、".join(["text_config.hidden_size"] + [pre + k for k in keys.values()]),))
         if "full_attention" in L.layer_types:
             attn_value = mn.reg[f"{mn.p}.mixer.full_attention"].value
             reg.add("c4.anchor_mixer_diff", "锚点模型单层 GDN 比单层门控全注意力多出的参数",
                     Sym("GDN 层 mixer", gdn_value) - Sym("全注意力层 mixer", attn_value),
-                    value=gdn_value - attn_value, sources=(f"{mn.file}（由 experiments.ledger 逐张量现算）",))
+                    value=gdn_value - attn_value, sources=(mn.where + LEDGER,))
     # the two vocabulary matrices together
     parts = {k: mn.reg[f"{mn.p}.part.{k}"].value for k in ("embedding", "lm_head")
              if f"{mn.p}.part.{k}" in mn.reg.numbers}
     if "lm_head" in parts:
         reg.add("c4.anchor_vocab_share", "锚点模型输入 embedding 与 lm_head 两张词表矩阵合占全部参数的比例",
                 (Sym("embedding", parts["embedding"]) + Sym("lm_head", parts["lm_head"])) / Sym("总参数", L.total),
-                kind="ratio", style="pct", sources=(f"{mn.file}（由 experiments.ledger 逐张量现算）",))
-    if f"{mn.p}.part.norm" in mn.reg.numbers:
-        reg.add("c4.anchor_norm_share", "锚点模型全部归一化层合占全部参数的比例",
-                Sym("归一化", mn.reg[f"{mn.p}.part.norm"].value) / Sym("总参数", L.total), kind="ratio",
-                style="pct3", sources=(f"{mn.file}（由 experiments.ledger 逐张量现算）",))
+                kind="ratio", style="pct", sources=(mn.where + LEDGER,))
+    # every normalisation weight of the text backbone: the per-layer RMSNorms and the final one (the ledger's
+    # "norm" part) plus the norms that sit inside the mixers (q_norm, k_norm; the GDN's output norm)
+    if f"{mn.p}.part.norm" in mn.reg.numbers and set(L.layer_types) == {"full_attention", "linear_attention"}:
+        layer_norms = Sym("层内两个 RMSNorm 与最终 RMSNorm", mn.reg[f"{mn.p}.part.norm"].value)
+        tc, pre = _text_config(mn)
+        d_v = Sym("d_v", tc["linear_value_head_dim"])
+        reg.add("c4.anchor_gdn_norm", "锚点模型一层 GDN 内部输出归一化的参数（每个值头宽 d_v 一份权重）", d_v,
+                value=_leaf(mn, "linear_attention", "norm.weight").count,
+                symbols={"d_v": pre + "linear_value_head_dim"}, sources=src("d"))
+        n_full = Sym("全注意力层数", L.layer("full_attention").n)
+        n_lin = Sym("GDN 层数", L.layer("linear_attention").n)
+        text_norms = layer_norms + n_full * (Const(2) * c["d_h"]) + n_lin * d_v
+        counted = L.part("text").sum_where(lambda leaf, kinds: "norm" in leaf.key)
+        reg.add("c4.anchor_text_norms", "锚点模型文本主干里全部归一化的参数（层内 RMSNorm、最终 RMSNorm、"
+                "q_norm、k_norm、GDN 的输出归一化）", text_norms, value=counted,
+                symbols={**mn.keys, "d_v": pre + "linear_value_head_dim"}, sources=src("d_h"))
+        reg.add("c4.anchor_norm_share", "锚点模型文本主干的全部归一化参数占整个 checkpoint 的比例",
+                Sym("归一化", text_norms.value) / Sym("总参数", L.total), kind="ratio", style="pct3",
+                sources=(mn.where + LEDGER,))
     # residual stream: 2 writes per layer, variance grows by one per write
     writes = Const(2) * c["L"]
     reg.add("c4.residual_writes", "锚点模型残差流的写入次数（每层两个子层）", writes, kind="count",
@@ -136,7 +152,7 @@ def _anchor(reg, mn) -> None:
     tc, pre = _text_config(mn)
     if "rms_norm_eps" in tc:
         reg.add("c4.anchor_rms_eps", "锚点模型 RMSNorm 的 eps", Sym("eps", tc["rms_norm_eps"]), kind="config",
-                style="x6", symbols={"eps": pre + "rms_norm_eps"}, sources=(f"{mn.file}: {pre}rms_norm_eps",))
+                style="e0", symbols={"eps": pre + "rms_norm_eps"}, sources=(f"{mn.where}：{pre}rms_norm_eps",))
 
 
 def _baseline(reg, mn, gpt2) -> None:
@@ -164,7 +180,7 @@ def _baseline(reg, mn, gpt2) -> None:
             value=mn.reg[f"{mn.p}.layer.{layer}"].value, sources=mn.src("d", "d_ff"), **kw)
     hand = emb + c["L"] * (attn + ffn + norms) + final
     reg.add("c4.baseline_hand_total", "基线手算总数 V·d + L·(4d² + 3·d·d_ff + 2d) + d", hand, value=L.total,
-            sources=mn.src("V", "d", "L", "d_ff"), check="与 experiments.ledger 逐张量计数、numpy 基线模型的数组总数一致",
+            sources=mn.src("V", "d", "L", "d_ff"), check="与账本引擎逐张量计数、页内 numpy 基线模型的数组元素总数一致",
             **kw)
     reg.add("c4.baseline_ffn_share", "基线 FFN 占全部参数的比例",
             c["L"] * Sym("每层 FFN", ffn.value) / Sym("总参数", hand.value), kind="ratio", style="pct",
@@ -178,10 +194,10 @@ def _baseline(reg, mn, gpt2) -> None:
         check = None
         if cited is not None:
             mark = "✓" if float(cited.value) == std.value else "✗"
-            check = f"GPT-2 的初始化标准差（{cited.sources[0]}）：{float(cited.value)} {mark}"
+            check = f"GPT-2 论文给的初始化标准差（{cited.sources[0]}）：{float(cited.value)} {mark}"
         reg.add("c4.baseline_init_std_out", "基线残差输出投影的初始化标准差 σ / √(2·L)", RealDiv(std, Sqrt(n_res)),
-                kind="ratio", style="x5", symbols={**mn.keys, "σ": "data/models/gpt2.json: initializer_range"},
-                sources=(f"{gpt2.file}: initializer_range", *mn.src("L")), check=check)
+                kind="ratio", style="x5", symbols={**mn.keys, "σ": "initializer_range"},
+                sources=(f"{gpt2.where}：initializer_range", *mn.src("L")), check=check)
 
 
 def _gpt2(reg, mn) -> None:
@@ -194,11 +210,11 @@ def _gpt2(reg, mn) -> None:
     hub = mn.meta.get("hub_page_total")
     check = None
     if isinstance(hub, int):
-        check = f"Hugging Face 模型页显示的参数数（data/models/gpt2.json meta.hub_page_total）：{hub:,} " + \
+        check = f"Hugging Face 上 GPT-2 模型页显示的参数数：{hub:,} " + \
                 ("✓" if hub == mn.ledger.total + buffers.value else "✗")
     reg.add("c4.gpt2_hub_total", "GPT-2 在 Hugging Face 页面上显示的「参数」数（可学习参数 + 掩码缓冲区）",
             Sym("可学习参数", mn.ledger.total) + buffers,
-            symbols=keys, sources=(f"{mn.file}（由 experiments.ledger 逐张量现算）", *mn.src("L", "T_max")),
+            symbols=keys, sources=(mn.where + LEDGER, *mn.src("L", "T_max")),
             check=check)
 
 
@@ -208,8 +224,8 @@ def _old_plan(reg) -> None:
     if any(v is None for v in cited.values()):
         return
     L, d, V = (Sym(s, cited[k].value) for s, k in zip(("L", "d", "V"), names))
-    sources = tuple(f"cited.{k}: {cited[k].sources[0]}" for k in names)
-    syms = {"L": "cited.old_plan_layers", "d": "cited.old_plan_d", "V": "cited.old_plan_vocab"}
+    sources = tuple(dict.fromkeys(cited[k].sources[0] for k in names))
+    syms = {"L": "旧版计划的层数", "d": "旧版计划的隐藏维", "V": "旧版计划的词表"}
     layers = Const(12) * L * d ** 2
     emb = V * d
     reg.add("c4.old_plan_layers_part", "旧版计划按经典公式的层内部分 12·L·d²", layers, symbols=syms, sources=sources)
@@ -220,7 +236,7 @@ def _old_plan(reg) -> None:
     if claim is not None:
         reg.add("c4.old_plan_overclaim", "旧版计划声称的参数量是经典公式估计的几倍",
                 Sym("声称", claim.value) / Sym("估计", total.value), kind="ratio", style="x1",
-                sources=(f"cited.old_plan_claim: {claim.sources[0]}", *sources))
+                sources=tuple(dict.fromkeys((claim.sources[0], *sources))))
 
 
 def _silu(reg) -> None:
@@ -237,4 +253,4 @@ def _gpt_oss(reg, mn) -> None:
     if "swiglu_limit" not in config:
         return
     reg.add("c4.gpt_oss_swiglu_limit", "gpt-oss-120b 的 SwiGLU 截断值", Sym("swiglu_limit", config["swiglu_limit"]),
-            kind="config", style="x0", symbols={"swiglu_limit": "swiglu_limit"}, sources=(f"{mn.file}: swiglu_limit",))
+            kind="config", style="x0", symbols={"swiglu_limit": "swiglu_limit"}, sources=(f"{mn.where}：swiglu_limit",))

@@ -2,7 +2,7 @@
  * charts.js - draws chart specs with Plotly, loading Plotly only when a chart scrolls into view.
  *
  * Each <figure class="chart"> carries its spec in <script type="application/json" class="chart-spec">, computed
- * in Python (experiments/widgets_data.py) by the build, or by the same code in the browser. Specs hold raw numbers
+ * in Python (the lessons' widget modules) by the build, or by the same code in the browser. Specs hold raw numbers
  * to plot and the hover texts already formatted in Python. The figure's height is reserved by CSS, so drawing
  * never shifts the page.
  *

@@ -1,0 +1,132 @@
+"""What a learner sees is Chinese: no English sentences, internal paths or source-file names on any built page.
+
+The check reads every page of a real build (tests/build_fixtures.py: repo_site) as a learner would: the text of
+each element, plus the attributes a screen reader or a tooltip shows (aria-label, title, alt, placeholder), but
+not code (<code>, <pre>, <textarea> of the code cells), scripts or styles. A run of text with no Chinese in it that
+holds three or more English words (of two letters or more: symbols such as d, L, V are not words) is an English
+sentence, unless what remains after taking out the names a page
+may show (the models' display names, product and method names below, units) has fewer than three words.
+"""
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+SKIP = {"code", "pre", "script", "style", "textarea", "template"}
+VOID = {"br", "img", "input", "meta", "link", "hr", "wbr", "source", "area", "col", "embed", "track"}
+SHOWN_ATTRS = ("aria-label", "title", "alt", "placeholder")
+# names a page may show as they are: methods, products, libraries (model names come from the build itself)
+NAMES = ["Gated DeltaNet", "Hugging Face", "NVIDIA H100", "NVIDIA A100", "Tensor Core", "GPU", "SXM", "SXM5",
+         "token mixer", "lm_head", "Multi-Token Prediction", "LayerNorm", "RMSNorm", "SwiGLU", "GELU", "ReLU",
+         "SiLU", "softmax", "safetensors", "transformers", "numpy", "Pyodide", "config.json", "TFLOPS", "FLOPs",
+         "tok/s", "TB/s", "GB", "MB", "ms"]
+WORD = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z][a-z]+(?:['’][a-z]+)?(?![A-Za-z0-9_])")   # 2+ letters, not a symbol
+SLASHED = re.compile(r"\S*/\S*")   # model page ids (meta-llama/Llama-2-7b-hf), q/k/v/o; paths: internal_references
+CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
+INTERNAL = re.compile(r"\.\./|data/models|experiments[/.]|sitegen|\b\w+\.(?:py|md|txt)\b|原稿|R\d §|Q-E\d")
+
+
+class VisibleText(HTMLParser):
+    """Text runs a learner can see or hear, one per text node or shown attribute, with the tag they sit in."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.runs: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if not any(t in SKIP for t in self.stack):
+            self.runs += [v for k, v in attrs if k in SHOWN_ATTRS and v]
+        if tag not in VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        if tag in self.stack:
+            while self.stack.pop() != tag:
+                pass
+
+    def handle_data(self, data):
+        if data.strip() and not any(t in SKIP for t in self.stack):
+            self.runs.append(data)
+
+
+def visible_runs(page_html: str) -> list[str]:
+    parser = VisibleText()
+    parser.feed(page_html)
+    return parser.runs
+
+
+def english_sentences(runs: list[str], allowed_names: list[str]) -> list[str]:
+    """Every stretch of text without Chinese that holds 3+ English words once allowed names are taken out."""
+    names = sorted(set(allowed_names) | set(NAMES), key=len, reverse=True)
+    found = []
+    for run in runs:
+        for stretch in CJK.split(run):
+            rest = SLASHED.sub(" ", stretch)
+            for name in names:
+                rest = rest.replace(name, " ")
+            if len(WORD.findall(rest)) >= 3:
+                found.append(stretch.strip())
+    return found
+
+
+def internal_references(runs: list[str]) -> list[str]:
+    return [run.strip() for run in runs if INTERNAL.search(run)]
+
+
+# -- the detector itself -----------------------------------------------------------------------------------------
+def test_detector_finds_english_sentences_and_paths():
+    page = ('<p>FFN 占 61.6%。The course baseline model as described in the C4 lesson.</p>'
+            '<p title="shown when hovered over">悬停</p><code>print(f"total is {total}")</code>'
+            '<p>Llama 2 7B 的 config.json，Gated DeltaNet 层</p><pre>for layer in model.layers</pre>'
+            '<p>配置来源：../shared/reference/qwen3.8-27b.config.json</p><p>C4 原稿所引</p>')
+    runs = visible_runs(page)
+    assert english_sentences(runs, ["Llama 2 7B"]) == ["The course baseline model as described in the C4 lesson.",
+                                                        "shown when hovered over"]
+    assert internal_references(runs) == ["配置来源：../shared/reference/qwen3.8-27b.config.json", "C4 原稿所引"]
+
+
+# -- every page of the real course -------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def pages(repo_site) -> dict[str, str]:
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(Path(repo_site.out).glob("*.html"))}
+
+
+@pytest.fixture(scope="module")
+def model_names(repo_site) -> list[str]:
+    models = json.loads((Path(repo_site.out) / "data" / "models.json").read_text(encoding="utf-8"))
+    return [m["name"] for m in models.values()]
+
+
+def test_pages_were_built(pages):
+    assert {"index.html", "c4-transformer-block.html", "c4-ffn-deep-read.html"} <= set(pages)
+
+
+@pytest.mark.parametrize("page", ["index.html", "c4-transformer-block.html", "c4-ffn-deep-read.html"])
+def test_no_english_sentences(pages, model_names, page):
+    assert english_sentences(visible_runs(pages[page]), model_names) == []
+
+
+@pytest.mark.parametrize("page", ["index.html", "c4-transformer-block.html", "c4-ffn-deep-read.html"])
+def test_no_internal_paths_or_source_files(pages, page):
+    assert internal_references(visible_runs(pages[page])) == []
+
+
+def test_baseline_display_name_is_chinese(pages, model_names):
+    assert "课程基线模型（d = 256，4 层）" in model_names
+    assert "课程基线模型（d = 256，4 层）" in pages["c4-transformer-block.html"]
+    assert "Course baseline" not in pages["c4-transformer-block.html"]
+
+
+def test_check_marks_only_against_independent_counts(pages):
+    """A ✓ compares with an independent count (transformers, a model page, a paper), never with the source the
+    config itself was taken from (the anchor's total quoted by the same text; the baseline's own description)."""
+    text = pages["c4-transformer-block.html"]
+    for entry in re.findall(r'<li class="drv-check[^"]*">(.*?)</li>', text):
+        if "✓" in entry:
+            assert re.search(r"transformers|模型页|论文|账本引擎|numpy", entry), entry
+    assert "27,781,427,952 ✓" not in text and "3,688,704 ✓；" not in text
