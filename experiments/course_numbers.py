@@ -50,7 +50,7 @@ class ModelNumbers:
         self.reg, self.p, self.id, self.doc = reg, prefix, model_id, doc
         self.meta = doc.get("meta", {})
         self.name = self.meta.get("name", model_id)
-        self.file = file or f"data/models/{model_id}.json"
+        self.file = file or f"data/models/{model_id}/config.json"
         self.ledger: Ledger = build_ledger(doc["config"])
         self.arch = self.ledger.arch
         self.reference = reference or {}

@@ -41,7 +41,8 @@ CSP = "; ".join([
     "form-action 'none'",
 ])
 LEDGER_ID = "shuzi-koujing"       # the 数字口径 section's anchor
-SOURCE_FILE = re.compile(r"data/[\w./-]+\.json")
+SOURCE_FILE = re.compile(r"data/[\w./-]+\.(?:json|yaml)")
+MODEL_PATH = re.compile(r"data/models/(?:([\w.-]+)/(?:config\.json|meta\.yaml)|([\w.-]+)\.json)")
 
 
 @dataclass
@@ -86,6 +87,12 @@ def ledger_entries(lesson: Lesson, numbers: dict[str, Any]) -> list[dict]:
     return entries
 
 
+def model_id_of(path: str) -> str | None:
+    """The model a data path names: data/models/<id>/config.json or meta.yaml (or the older data/models/<id>.json)."""
+    m = MODEL_PATH.fullmatch(path)
+    return m and (m.group(1) or m.group(2))
+
+
 def provenance(lesson: Lesson, numbers: dict[str, Any], models: dict[str, dict]) -> dict:
     """What the footer says about where the page's numbers come from: the data files and the checks."""
     files: dict[str, None] = {}
@@ -100,8 +107,8 @@ def provenance(lesson: Lesson, numbers: dict[str, Any], models: dict[str, dict])
             failed += "✗" in number.check
     described = []
     for path in files:
-        model_id = path.removeprefix("data/models/").removesuffix(".json")
-        meta = models.get(model_id, {}).get("meta", {}) if path.startswith("data/models/") else {}
+        model_id = model_id_of(path)
+        meta = models.get(model_id, {}).get("meta", {}) if model_id else {}
         described.append({"path": path, "name": meta.get("name"), "source": meta.get("source")})
     return {"files": described, "checked": checked, "failed": failed, "count": len(lesson.used), "cited": cited,
             "computed": len(lesson.used) - cited}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -131,7 +132,7 @@ def test_lesson_page_toc_ledger_and_footer(built_site):
         assert num["aria-describedby"] == f"num-{name}-label num-{name}-rows" and num["tabindex"] == "0"
         assert {f"num-{name}", f"num-{name}-label", f"num-{name}-rows"} <= ids
     assert "num-popover" not in text
-    assert "data/models/qwen3.8-27b.json" in text.split('class="site-footer"')[1]
+    assert "data/models/qwen3.8-27b/config.json" in text.split('class="site-footer"')[1]
     assert "transformers" in text.split('class="site-footer"')[1]
     nav = [a["href"] for a in find(p, "a", rel="next")]
     assert nav == ["c5-fixture.html", "c5-fixture.html"]
@@ -183,15 +184,17 @@ def test_unknown_number_fails_with_file_line_and_reference(good_copy):
 
 def test_broken_config_fails_naming_file_and_key(good_copy):
     result, digest = good_copy
-    anchor = result.root / "data" / "models" / "qwen3.8-27b.json"
-    doc = json.loads(anchor.read_text(encoding="utf-8"))
-    doc["config"]["text_config"]["hidden_size"] = -5
-    anchor.write_text(json.dumps(doc), encoding="utf-8")
-    (result.root / "data" / "models" / "gpt2.json").write_text('{"meta": {', encoding="utf-8")
+    anchor = result.root / "data" / "models" / "qwen3.8-27b" / "config.json"
+    config = json.loads(anchor.read_text(encoding="utf-8"))
+    config["text_config"]["hidden_size"] = -5
+    anchor.write_text(json.dumps(config), encoding="utf-8")
+    (result.root / "data" / "models" / "gpt2" / "config.json").write_text('{"model_type": ', encoding="utf-8")
+    (result.root / "data" / "models" / "llama-2-7b" / "meta.yaml").write_text("id: llama-2-7b\nname: [", encoding="utf-8")
     failed = run_build(result.root)
     assert_failed_cleanly(failed, digest,
-                          "data/models/qwen3.8-27b.json: key 'config.text_config.hidden_size': expected an integer >= 1, got -5",
-                          "data/models/gpt2.json: expected valid JSON (line 1")
+                          "data/models/qwen3.8-27b/config.json: key 'text_config.hidden_size': expected an integer >= 1, got -5",
+                          "data/models/gpt2/config.json: expected valid JSON (line 1",
+                          "data/models/llama-2-7b/meta.yaml: expected valid YAML (line 2")
 
 
 def test_every_problem_is_reported_together(good_copy):
@@ -259,11 +262,11 @@ def test_change_report_after_a_config_edit(good_copy):
     assert again.returncode == 0 and "numbers: unchanged since the previous build" in again.stdout
     assert json.loads((result.out / "changes.json").read_text(encoding="utf-8")) == []
 
-    anchor = result.root / "data" / "models" / "qwen3.8-27b.json"
-    doc = json.loads(anchor.read_text(encoding="utf-8"))
-    old_dff = doc["config"]["text_config"]["intermediate_size"]
-    doc["config"]["text_config"]["intermediate_size"] = old_dff + 128
-    anchor.write_text(json.dumps(doc), encoding="utf-8")
+    anchor = result.root / "data" / "models" / "qwen3.8-27b" / "config.json"   # replaced by an edited config.json
+    config = json.loads(anchor.read_text(encoding="utf-8"))
+    old_dff = config["text_config"]["intermediate_size"]
+    config["text_config"]["intermediate_size"] = old_dff + 128
+    anchor.write_text(json.dumps(config), encoding="utf-8")
     edited = run_build(result.root)
     assert edited.returncode == 0, edited.stderr
     changes = {c["name"]: c for c in json.loads((result.out / "changes.json").read_text(encoding="utf-8"))}
@@ -280,7 +283,7 @@ def test_change_report_after_a_config_edit(good_copy):
 
 def test_added_and_removed_numbers_are_reported(good_copy):
     result, _ = good_copy
-    (result.root / "data" / "models" / "gpt2.json").unlink()
+    shutil.rmtree(result.root / "data" / "models" / "gpt2")
     _edit(result.root / "lessons" / "c4-fixture.md", "GPT-2 的 FFN 一共 {n}`gpt2.ffn` 个参数", "")
     _edit(result.root / "lessons" / "c4-fixture.md", "| GPT-2 | {M}`gpt2.total` |\n", "")
     edited = run_build(result.root)

@@ -195,7 +195,7 @@ def test_user_input_never_reaches_html(site_dir, base, browser, pages_of):
     wait_runtime_ready(page)
     widget = page.locator(".widget[data-widget=byo-config]").first
     page.wait_for_selector(".widget[data-widget=byo-config] [data-testid=byo-config-run]:not([disabled])")
-    config = json.loads((REPO / "data" / "models" / "llama-2-7b.json").read_text(encoding="utf-8"))["config"]
+    config = json.loads((REPO / "data" / "models" / "llama-2-7b" / "config.json").read_text(encoding="utf-8"))
     for hostile in ({**config, "model_type": HOSTILE}, {**config, "hidden_size": HOSTILE}, HOSTILE):
         widget.locator("[data-testid=byo-config-input]").fill(hostile if isinstance(hostile, str) else json.dumps(hostile))
         widget.locator("[data-testid=byo-config-run]").click()
@@ -448,7 +448,7 @@ def test_phone_width_no_sideways_scroll_and_widgets_usable(name, base, site_dir,
             page.wait_for_timeout(300)
     if 'data-testid="byo-config-input"' in (site_dir / name).read_text(encoding="utf-8"):
         widget = page.locator(".widget[data-widget=byo-config]").first
-        config = json.loads((REPO / "data" / "models" / "qwen3-30b-a3b.json").read_text(encoding="utf-8"))["config"]
+        config = json.loads((REPO / "data" / "models" / "qwen3-30b-a3b" / "config.json").read_text(encoding="utf-8"))
         widget.locator("[data-testid=byo-config-input]").fill(json.dumps(config))
         widget.locator("[data-testid=byo-config-run]").tap()
         widget.locator(".byo-ledgers table").first.wait_for()

@@ -445,8 +445,8 @@ def test_bring_your_own_config(c4, models, repo_site):
     deepseek = json.dumps(models["deepseek_v3"]["config"])
     byo_run(c4, root, deepseek)
     assert cpython(deepseek)["total"] in total.inner_text() and "684,489,845,504" in total.inner_text()
-    wrapped = (repo_site.root / "data" / "models" / "deepseek-v3.json").read_text(encoding="utf-8")
-    byo_run(c4, root, wrapped)                               # a course data file {"meta", "config"} works too
+    wrapped = json.dumps({"meta": {"id": "deepseek-v3"}, "config": models["deepseek_v3"]["config"]})
+    byo_run(c4, root, wrapped)                               # a document {"meta", "config"} works too
     assert "684,489,845,504" in total.inner_text()
 
     llama = dict(models["llama7b"]["config"])
