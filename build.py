@@ -50,6 +50,7 @@ class Site:
     lesson_files: dict[str, str] = field(default_factory=dict)   # id (file stem) -> path, rendered or not
     pages: dict[str, str] = field(default_factory=dict)          # output path -> HTML
     files: dict[str, str | bytes] = field(default_factory=dict)  # output path -> other generated content
+    uses: list[dict] = field(default_factory=list)               # every number on a page: {name, page, id, style}
     report: list[str] = field(default_factory=list)              # change report lines
     errors: list[CourseError] = field(default_factory=list)
     broken: set[str] = field(default_factory=set)                # input files that failed validation
@@ -88,7 +89,8 @@ def build(root: Path = ROOT, out: Path | None = None, *, widgets: dict | None = 
     site.stop_if_errors()    # nothing is written unless every input is good
     render_pages(site)       # index.html + one page per lesson (Jinja2, site/templates)
     render_charts(site)      # Plotly figures (none yet)
-    compare_numbers(site)    # numbers.json, and changes.json against the previous build
+    mark_number_uses(site)   # an id on every number on a page (use-NAME-K), recorded in site.uses
+    compare_numbers(site)    # numbers.json; changes.json and changes.html against the previous build
     write_site(site)         # temporary sibling folder: pages, static/, files, OUTPUT_STEPS; then swapped in
     report_changes(site)     # print the change report
     return site
@@ -248,16 +250,21 @@ def render_charts(site: Site) -> None:
     """Plotly figures for the pages (the charts step will fill site.files; nothing yet)."""
 
 
+def mark_number_uses(site: Site) -> None:
+    for page, text in site.pages.items():
+        site.pages[page], uses = changes.mark_uses(text, page)
+        site.uses += uses
+
+
 def compare_numbers(site: Site) -> None:
-    pages_by_name: dict[str, list[str]] = {}
-    for lesson in site.lessons:
-        for name in lesson.used:
-            pages_by_name.setdefault(name, []).append(lesson.page)
-    snap = changes.snapshot(site.numbers or {}, pages_by_name)
+    snap = changes.snapshot(site.numbers or {}, site.uses)
     previous = changes.read_previous(site.out)
-    found = changes.compare(previous, snap)
+    found = changes.compare(previous, snap)   # claims=[...] once the course has them
+    titles = {l.page: f"{l.meta['chapter']} {l.meta['title']}" for l in site.lessons}
     site.files[changes.NUMBERS_FILE] = changes.snapshot_json(snap)
     site.files[changes.CHANGES_FILE] = changes.as_json(found)
+    site.files[changes.CHANGES_PAGE] = changes.render_page(pages.environment(site.root / "site" / "templates"),
+                                                           found, previous is not None, titles)
     site.report = changes.summary(found, previous is not None)
 
 

@@ -500,7 +500,7 @@ def time_builds(runs: int) -> dict:
 
 # -- the browser figures ---------------------------------------------------------------------------------------
 def lesson_pages(site: Path) -> list[str]:
-    pages = ["index.html"] + sorted(p.name for p in site.glob("*.html") if p.name != "index.html")
+    pages = ["index.html"] + sorted(p.name for p in site.glob("*.html") if p.name not in ("index.html", "changes.html"))
     return pages
 
 

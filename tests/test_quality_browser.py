@@ -80,7 +80,7 @@ def base(site_dir, http_serve) -> str:
 
 
 def test_every_written_lesson_has_a_page(site_dir):
-    assert sorted(p.name for p in site_dir.glob("*.html")) == sorted(PAGES)
+    assert sorted(p.name for p in site_dir.glob("*.html") if p.name != "changes.html") == sorted(PAGES)
 
 
 @pytest.fixture(scope="module")
