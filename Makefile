@@ -3,7 +3,7 @@ PYTHON ?= python3
 PORT ?= 8000
 STAMP := .cache/setup-stamp
 
-.PHONY: setup chromium runtime build serve test bench clean
+.PHONY: setup chromium runtime build serve dev dist test bench clean
 
 $(STAMP): pyproject.toml   ## the pinned dependencies from pyproject.toml (the project itself runs in place)
 	mkdir -p .cache
@@ -26,6 +26,12 @@ build: runtime       ## render lessons into _site/ (atomic swap; prints the chan
 serve: build         ## build, then serve _site/ on http://127.0.0.1:$(PORT)/
 	$(PYTHON) -m http.server --bind 127.0.0.1 --directory _site $(PORT)
 
+dev: runtime         ## build, serve on http://127.0.0.1:$(PORT)/, rebuild on every change, reload the open page
+	$(PYTHON) -m sitegen.devserver --port $(PORT)
+
+dist: build          ## the folder to publish: _dist/ (hashed runtime folder, .gz/.br copies); see docs/publishing.md
+	$(PYTHON) -m sitegen.dist
+
 test: runtime chromium   ## the whole test suite (engine, build, HF cross-check, browser tests)
 	$(PYTHON) -m pytest tests
 
@@ -33,4 +39,4 @@ bench: build chromium    ## speed and size figures (not a test): prints a table,
 	$(PYTHON) -m tests.bench
 
 clean:
-	rm -rf _site _site.* _bench .pytest_cache
+	rm -rf _site _site.* _dist _dist.* _bench .pytest_cache

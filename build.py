@@ -43,7 +43,7 @@ class Site:
     out: Path
     widgets: dict[str, markdown.WidgetRenderer]
     steps: list[Callable[["Site", Path], None]]
-    models: dict[str, dict] = field(default_factory=dict)        # id -> data/models/<id>.json
+    models: dict[str, dict] = field(default_factory=dict)        # id -> data/models/<id>/ as {meta, config}
     data: dict[str, Any] = field(default_factory=dict)           # name -> data/<name>.json (course, ...)
     numbers: dict[str, Any] | None = None                        # name -> experiments.numbers.Number
     model_numbers: dict[str, Any] = field(default_factory=dict)  # alias -> course_numbers.ModelNumbers
@@ -51,6 +51,7 @@ class Site:
     lesson_files: dict[str, str] = field(default_factory=dict)   # id (file stem) -> path, rendered or not
     pages: dict[str, str] = field(default_factory=dict)          # output path -> HTML
     files: dict[str, str | bytes] = field(default_factory=dict)  # output path -> other generated content
+    uses: list[dict] = field(default_factory=list)               # every number on a page: {name, page, id, style}
     report: list[str] = field(default_factory=list)              # change report lines
     claims: int = 0                                              # {claim}s checked in the lessons
     errors: list[CourseError] = field(default_factory=list)
@@ -82,14 +83,15 @@ def build(root: Path = ROOT, out: Path | None = None, *, widgets: dict | None = 
     root = Path(root).resolve()
     site = Site(root, Path(out).resolve() if out else root / "_site",
                 WIDGETS if widgets is None else widgets, OUTPUT_STEPS if steps is None else steps)
-    load_models(site)        # data/models/*.json -> site.models ({meta, config}, every config validated)
+    load_models(site)        # data/models/<id>/ -> site.models ({meta, config}, every config validated)
     load_data(site)          # data/*.json -> site.data (data/course.json validated)
     compute_numbers(site)    # experiments.course_numbers -> site.numbers
     load_lessons(site)       # lessons/*.md -> site.lessons (front matter, callouts, widgets, numbers, claims)
     check_outline(site)      # data/course.json chapters <-> lessons
     site.stop_if_errors()    # nothing is written unless every input is good
     render_pages(site)       # index.html + one page per lesson (Jinja2, site/templates)
-    compare_numbers(site)    # numbers.json, and changes.json against the previous build
+    mark_number_uses(site)   # an id on every number on a page (use-NAME-K), recorded in site.uses
+    compare_numbers(site)    # numbers.json; changes.json and changes.html against the previous build
     write_site(site)         # temporary sibling folder: pages, static/, files, OUTPUT_STEPS; then swapped in
     report_changes(site)     # print the change report
     return site
@@ -119,40 +121,16 @@ def _read_json(site: Site, path: Path) -> Any:
 
 
 def load_models(site: Site) -> None:
-    from experiments.ledger import read_model
+    """data/models/<id>/config.json + meta.yaml (sitegen/models.py) -> site.models."""
+    from sitegen.models import read_models
     folder = site.root / "data" / "models"
-    paths = sorted(folder.glob("*.json"))
-    if not paths:
-        site.errors.append(ConfigError([Problem("", "at least one model file data/models/<id>.json")], "data/models"))
-    for path in paths:
-        doc = _read_json(site, path)
-        if doc is None:
-            continue
-        file = _rel(site, path)
-        problems = []
-        shape = 'an object {"meta": {...}, "config": {...}}'
-        if not isinstance(doc, dict):
-            site.fail(ConfigError([Problem("", shape, doc, True)], file), file)
-            continue
-        wrong = [Problem(key, f"{shape}: '{key}' must be a JSON object", doc.get(key), key in doc)
-                 for key in ("meta", "config") if not isinstance(doc.get(key), dict)]
-        if wrong:
-            site.fail(ConfigError(wrong, file), file)
-            continue
-        if doc["meta"].get("id") != path.stem:
-            problems.append(Problem("meta.id", f"the file name {path.stem!r}", doc["meta"].get("id"), True))
-        if not isinstance(doc["meta"].get("name"), str):
-            problems.append(Problem("meta.name", "the model's display name (text)", doc["meta"].get("name"),
-                                    "name" in doc["meta"]))
-        try:
-            read_model(doc["config"])
-        except ConfigError as e:
-            problems += [Problem(f"config.{p.key}" if p.key else "config", p.expected, p.got, p.has_got)
-                         for p in e.problems]
-        if problems:
-            site.fail(ConfigError(problems, file), file)
-        else:
-            site.models[path.stem] = doc
+    models, errors = read_models(folder) if folder.is_dir() else ({}, [])
+    for error in errors:
+        site.fail(error, error.file)
+    if not models and not errors:
+        site.errors.append(ConfigError([Problem("", "at least one model folder data/models/<id>/ "
+                                                    "(config.json + meta.yaml)")], "data/models"))
+    site.models.update(models)
 
 
 def load_data(site: Site) -> None:
@@ -271,16 +249,21 @@ def render_pages(site: Site) -> None:
                                                             site.model_numbers)
 
 
+def mark_number_uses(site: Site) -> None:
+    for page, text in site.pages.items():
+        site.pages[page], uses = changes.mark_uses(text, page)
+        site.uses += uses
+
+
 def compare_numbers(site: Site) -> None:
-    pages_by_name: dict[str, list[str]] = {}
-    for lesson in site.lessons:
-        for name in lesson.used:
-            pages_by_name.setdefault(name, []).append(lesson.page)
-    snap = changes.snapshot(site.numbers or {}, pages_by_name)
+    snap = changes.snapshot(site.numbers or {}, site.uses)
     previous = changes.read_previous(site.out)
-    found = changes.compare(previous, snap)
+    found = changes.compare(previous, snap)   # claims=[...] once the course has them
+    titles = {l.page: f"{l.meta['chapter']} {l.meta['title']}" for l in site.lessons}
     site.files[changes.NUMBERS_FILE] = changes.snapshot_json(snap)
     site.files[changes.CHANGES_FILE] = changes.as_json(found)
+    site.files[changes.CHANGES_PAGE] = changes.render_page(pages.environment(site.root / "site" / "templates"),
+                                                           found, previous is not None, titles)
     site.report = changes.summary(found, previous is not None, claims=site.claims)
 
 

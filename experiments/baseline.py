@@ -1,6 +1,6 @@
 """The course's baseline model as a real numpy network: initialise it, run a forward pass, count its arrays.
 
-Architecture (as in lesson C4 ⑤ and data/models/baseline.json): d = 256, 4 pre-RMSNorm decoder layers with
+Architecture (as in lesson C4 ⑤ and data/models/baseline/config.json): d = 256, 4 pre-RMSNorm decoder layers with
 8-head causal multi-head attention (RoPE, no biases) and a SwiGLU FFN of width 688, vocabulary 2,048, the
 output head tied to the input embedding. Initialisation follows GPT-2 (normal, std 0.02; residual output
 projections scaled by 1/sqrt(2·layers)). Counts are Python ints, so they are exact under Pyodide's wasm32 numpy.

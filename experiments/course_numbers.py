@@ -64,7 +64,7 @@ class ModelNumbers:
         self.reg, self.p, self.id, self.doc = reg, prefix, model_id, doc
         self.meta = doc.get("meta", {})
         self.name = name or self.meta.get("name", model_id)
-        self.file = file or f"data/models/{model_id}.json"      # for maintainers; pages show `where`
+        self.file = file or f"data/models/{model_id}/config.json"      # for maintainers; pages show `where`
         self.where = file if file else f"{self.name} 的 config.json"
         self.ledger: Ledger = build_ledger(doc["config"])
         self.arch = self.ledger.arch

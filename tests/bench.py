@@ -469,14 +469,14 @@ def time_builds(runs: int) -> dict:
             full.append(run())
         # one config value: vocab_size of a model, +1 and back (the first of these models the build accepts that
         # way; a lesson may pin some models' numbers)
-        models = sorted((root / "data" / "models").glob("*.json"))
-        preferred = ["mistral-7b-v0.1.json", "qwen2.5-7b.json", "llama-2-7b.json", "baseline.json"]
-        candidates = [m for name in preferred for m in models if m.name == name] + models
+        models = sorted((root / "data" / "models").glob("*/config.json"))
+        preferred = ["mistral-7b-v0.1", "qwen2.5-7b", "llama-2-7b", "baseline"]
+        candidates = [m for name in preferred for m in models if m.parent.name == name] + models
         rebuild, model, refused = [], None, []
         for model in candidates:
             text = model.read_text(encoding="utf-8")
-            doc = json.loads(text)
-            cfg = doc["config"].get("text_config", doc["config"])
+            doc = json.loads(text)   # the model's published config.json
+            cfg = doc.get("text_config", doc)
             if not isinstance(cfg.get("vocab_size"), int):
                 continue
             original = cfg["vocab_size"]
@@ -487,7 +487,7 @@ def time_builds(runs: int) -> dict:
                     rebuild.append(run())
                 break
             except RuntimeError as e:
-                refused.append(f"{model.name}: {str(e).strip().splitlines()[-1]}")
+                refused.append(f"{model.parent.name}: {str(e).strip().splitlines()[-1]}")
                 model.write_text(text, encoding="utf-8")
                 run()
                 rebuild = []
@@ -500,7 +500,7 @@ def time_builds(runs: int) -> dict:
 
 # -- the browser figures ---------------------------------------------------------------------------------------
 def lesson_pages(site: Path) -> list[str]:
-    pages = ["index.html"] + sorted(p.name for p in site.glob("*.html") if p.name != "index.html")
+    pages = ["index.html"] + sorted(p.name for p in site.glob("*.html") if p.name not in ("index.html", "changes.html"))
     return pages
 
 

@@ -3,7 +3,7 @@
 Nothing here touches the repo's own _site/. A temporary copy holds data/, lessons/ and site/ from the repo;
 by default its lessons are the two tiny fixture lessons in tests/fixtures/site/lessons and its course outline
 is the repo's data/course.json with the chapters replaced by tests/fixtures/site/chapters.json, so build tests
-do not depend on lessons being written. Model files whose family the ledger cannot read yet are left out of a
+do not depend on lessons being written. Model folders whose family the ledger cannot read yet are left out of a
 fixture copy (the repo copy, fixture_lessons=False, keeps everything).
 
     def test_x(built_site):                 # one successful build per session: built_site.out / "index.html"
@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from sitegen.models import model_folders
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE_SITE = Path(__file__).resolve().parent / "fixtures" / "site"
 BUILD_TIMEOUT_S = 300
@@ -39,20 +41,15 @@ class BuildResult:
     stderr: str
 
 
-def _readable_model(path: Path) -> bool:
-    from experiments.errors import CourseError
-    from experiments.ledger import read_model
-    try:
-        read_model(json.loads(path.read_text(encoding="utf-8"))["config"])
-    except (CourseError, ValueError, KeyError, TypeError):
-        return False
-    return True
+def _readable_model(folder: Path) -> bool:
+    from sitegen.models import read_model_folder
+    return read_model_folder(folder)[0] is not None
 
 
 def copy_course(tmp: Path, *, fixture_lessons: bool = True) -> Path:
     """Copy the repo's data/, lessons/ and site/ into tmp/course; returns that root.
 
-    fixture_lessons=True swaps in the fixture lessons and chapters and keeps only readable model files.
+    fixture_lessons=True swaps in the fixture lessons and chapters and keeps only readable model folders.
     """
     root = Path(tmp) / "course"
     root.mkdir(parents=True)
@@ -62,9 +59,9 @@ def copy_course(tmp: Path, *, fixture_lessons: bool = True) -> Path:
         shutil.copytree(REPO / "lessons", root / "lessons")
         return root
     shutil.copytree(FIXTURE_SITE / "lessons", root / "lessons")
-    for path in (root / "data" / "models").glob("*.json"):
-        if not _readable_model(path):
-            path.unlink()
+    for folder in model_folders(root / "data" / "models"):
+        if not _readable_model(folder):
+            shutil.rmtree(folder)
     course_path = root / "data" / "course.json"
     course = json.loads(course_path.read_text(encoding="utf-8"))
     course["chapters"] = json.loads((FIXTURE_SITE / "chapters.json").read_text(encoding="utf-8"))

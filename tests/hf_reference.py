@@ -18,7 +18,7 @@ Results are cached per config (keyed by its canonical JSON) for the whole sessio
     python tests/hf_reference.py CONFIG.json...                         # counts, build times, grouped names
     python tests/hf_reference.py --write-reference data/reference_counts.json   # regenerate the file
 
-data/reference_counts.json: for every data/models file transformers supports, {id: {...}} with
+data/reference_counts.json: for every data/models/<id>/config.json transformers supports, {id: {...}} with
   hf_count       sum of numel over model.parameters() (tied weights once): what transformers builds;
   text_backbone  numel of every state-dict tensor outside the vision tower, i.e. parameters plus persistent
                  buffers the checkpoint stores (DeepSeek-V3's router e_score_correction_bias), tied weights once;
@@ -217,16 +217,17 @@ def reference_counts(config: dict) -> dict[str, int]:
 
 
 def model_files(models_dir: Path | None = None) -> list[Path]:
-    return sorted((models_dir or Path(__file__).resolve().parent.parent / "data" / "models").glob("*.json"))
+    """Every model's published config.json: data/models/<id>/config.json."""
+    return sorted((models_dir or Path(__file__).resolve().parent.parent / "data" / "models").glob("*/config.json"))
 
 
 def all_reference_counts(models_dir: Path | None = None) -> dict[str, dict[str, int]]:
-    """{model id: reference_counts} for every data/models file whose model_type transformers supports."""
+    """{model id: reference_counts} for every data/models/<id>/config.json whose model_type transformers supports."""
     out = {}
     for path in model_files(models_dir):
-        config = json.loads(path.read_text(encoding="utf-8"))["config"]
+        config = json.loads(path.read_text(encoding="utf-8"))
         if supported(config):
-            out[path.stem] = reference_counts(config)
+            out[path.parent.name] = reference_counts(config)
     return out
 
 
@@ -266,9 +267,9 @@ if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(description="What transformers builds for model configs (meta device).")
-    parser.add_argument("configs", nargs="*", help="config.json or data/models/*.json files to print")
+    parser.add_argument("configs", nargs="*", help="config.json files (e.g. data/models/<id>/config.json) to print")
     parser.add_argument("--write-reference", metavar="PATH",
-                        help="write the reference counts of every data/models file to PATH")
+                        help="write the reference counts of every data/models/<id>/config.json to PATH")
     args = parser.parse_args()
     if args.write_reference:
         start = time.perf_counter()

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from browser_fixtures import wait_runtime_ready
 from build_fixtures import REPO, copy_course, run_build, tree_digest
@@ -25,7 +26,7 @@ CORPUS = Path(__file__).resolve().parent / "bad_input"
 CASES = json.loads((CORPUS / "cases.json").read_text(encoding="utf-8"))["cases"]
 LESSON_TARGET = "lessons/c5-fixture.md"   # a fixture lesson (front matter id c5-fixture, chapter C5)
 WRAP_META = {"name": "Bad input", "family": "llama", "source": "tests/bad_input"}
-GOOD_CONFIG = REPO / "data" / "models" / "llama-2-7b.json"
+GOOD_CONFIG = REPO / "data" / "models" / "llama-2-7b" / "config.json"
 
 
 def _id(case):
@@ -49,20 +50,21 @@ CONFIG_CASES = [c for c in CASES if c["kind"] == "config"]
 
 
 # -- the build ---------------------------------------------------------------------------------------------------
-def _target(case) -> tuple[str, bytes]:
-    """Where the case goes in a course copy (relative path) and the bytes written there."""
-    raw = (CORPUS / case["file"]).read_bytes()
+def _target(case) -> tuple[str, dict[str, bytes]]:
+    """The file the message must name (relative path in a course copy) and every file written for the case."""
+    source = CORPUS / case["file"]
     stem = Path(case["file"]).stem
-    if case["kind"] == "config":   # the plain config, wrapped as a model document of its own
-        rel = f"data/models/bad-{stem}.json"
-        meta = json.dumps({**WRAP_META, "id": f"bad-{stem}"}, ensure_ascii=False).encode()
-        return rel, b'{"meta": ' + meta + b', "config": ' + (raw or b"") + b"}"
-    if case["kind"] == "model":
-        return f"data/models/{stem}.json", raw
+    if case["kind"] == "config":   # the plain config, as the config.json of a model folder of its own
+        folder = f"data/models/bad-{stem}"
+        meta = yaml.safe_dump({**WRAP_META, "id": f"bad-{stem}"}, allow_unicode=True).encode()
+        return f"{folder}/config.json", {f"{folder}/config.json": source.read_bytes(), f"{folder}/meta.yaml": meta}
+    if case["kind"] == "model":    # a whole model folder
+        folder = f"data/models/{source.name}"
+        return f"{folder}/{case['at']}", {f"{folder}/{f.name}": f.read_bytes() for f in source.iterdir()}
     if case["kind"] == "lesson":
-        return LESSON_TARGET, raw
+        return LESSON_TARGET, {LESSON_TARGET: source.read_bytes()}
     if case["kind"] == "course":
-        return "data/course.json", raw
+        return "data/course.json", {"data/course.json": source.read_bytes()}
     raise ValueError(f"unknown kind {case['kind']!r} in {case['name']}")
 
 
@@ -85,17 +87,23 @@ def failed_build(good_course, request):
     case = request.param
     if case["name"] not in _results:
         root, digest = good_course["root"], good_course["digest"]
-        rel, content = _target(case)
-        path = root / rel
-        before = path.read_bytes() if path.exists() else None
-        path.write_bytes(content)
+        rel, files = _target(case)
+        before = {name: (root / name).read_bytes() if (root / name).exists() else None for name in files}
+        for name, content in files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_bytes(content)
         try:
             result = run_build(root)
         finally:
-            if before is None:
-                path.unlink()
-            else:
-                path.write_bytes(before)
+            for name, content in before.items():
+                if content is None:
+                    (root / name).unlink()
+                else:
+                    (root / name).write_bytes(content)
+            for name in files:   # a model folder the case added
+                folder = (root / name).parent
+                if folder.parent.name == "models" and folder.is_dir() and not any(folder.iterdir()):
+                    folder.rmdir()
         lines = [l for l in result.stderr.splitlines() if l.strip() and not l.startswith("build failed:")]
         _results[case["name"]] = (case, rel, result, lines, digest, tree_digest(result.out))
         if result.returncode == 0:   # a case the build missed replaced the good output: build it again
@@ -106,16 +114,14 @@ def failed_build(good_course, request):
 
 
 def _expect(case, build: bool) -> str:
-    return case.get("expect_build", case["expect"]) if build else case["expect"]
+    return case["expect"]   # a config gives the same message to the build and to the ledger command line
 
 
 def _key_text(case, build: bool) -> str | None:
     key = case.get("key")
     if key is None:
         return None
-    if case["kind"] == "config":
-        return f"key '{'config.' if build else ''}{key}'"
-    if case["kind"] in ("model", "course"):
+    if case["kind"] in ("config", "model", "course"):
         return f"key '{key}'"
     return key   # a lesson: the reference, widget name or front matter field the message is about
 
@@ -160,7 +166,7 @@ def test_corpus_covers_the_contract():
                    "lesson/unknown-number", "lesson/widget-without-name", "lesson/unknown-widget"]:
         assert needed in names, needed
     for case in CASES:
-        assert (CORPUS / case["file"]).is_file(), case["file"]
+        assert (CORPUS / case["file"]).is_dir() if case["kind"] == "model" else (CORPUS / case["file"]).is_file()
 
 
 def test_absurd_sizes_are_capped():
@@ -227,7 +233,7 @@ def test_byo_widget_shows_each_bad_config_inline(real_site, http_serve, guarded_
     widget = page.locator(".widget[data-widget=byo-config]").first
     box, run = widget.locator("[data-testid=byo-config-input]"), widget.locator("[data-testid=byo-config-run]")
     error, total = widget.locator(".byo-error"), widget.locator("[data-testid=byo-config-total]")
-    good = json.dumps(json.loads(GOOD_CONFIG.read_text(encoding="utf-8"))["config"], indent=1)
+    good = GOOD_CONFIG.read_text(encoding="utf-8")   # a published config.json, pasted as is
     run.wait_for(state="visible")
     page.wait_for_selector(".widget[data-widget=byo-config] [data-testid=byo-config-run]:not([disabled])")
     problems = []

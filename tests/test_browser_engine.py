@@ -15,10 +15,10 @@ import pytest
 
 from browser_fixtures import PageGuard, wait_runtime_ready
 from experiments import api
+from sitegen.models import load_models
 
 ROOT = Path(__file__).resolve().parent.parent
-MODEL_FILES = sorted((ROOT / "data" / "models").glob("*.json"))
-DOCS = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in MODEL_FILES}
+DOCS = load_models(ROOT / "data" / "models")   # id -> {"meta", "config"}
 COURSE = json.loads((ROOT / "data" / "course.json").read_text(encoding="utf-8"))
 REFERENCE = json.loads((ROOT / "data" / "reference_counts.json").read_text(encoding="utf-8"))
 

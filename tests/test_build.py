@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -18,6 +19,7 @@ from build_fixtures import REPO, build_in_temp_copy, copy_course, run_build, tre
 
 import build as build_module
 from experiments.errors import CourseError
+from sitegen.changes import CHANGES_PAGE
 from sitegen.pages import CSP
 
 FIRST_USE = ["anchor.total", "anchor.ffn_share_total", "gpt2.ffn", "gpt2.total"]  # c4-fixture.md, in order
@@ -55,10 +57,11 @@ def find(p: PageParser, tag: str, **want) -> list[dict]:
 # -- a good build ------------------------------------------------------------------------------------------------
 def test_build_writes_pages_static_files_and_reports(built_site):
     out = built_site.out
-    for rel in ["index.html", "c4-fixture.html", "c5-fixture.html", "numbers.json", "changes.json",
+    for rel in ["index.html", "c4-fixture.html", "c5-fixture.html", "numbers.json", "changes.json", "changes.html",
                 "static/css/course.css", "static/js/popover.js", "static/js/runtime-client.js"]:
         assert (out / rel).is_file(), rel
     assert json.loads((out / "changes.json").read_text(encoding="utf-8")) == []
+    assert "这是第一次构建" in (out / "changes.html").read_text(encoding="utf-8")
     assert "first build" in built_site.stdout
     assert not list(out.parent.glob("_site.*")), "temporary folders left behind"
 
@@ -97,7 +100,7 @@ def test_home_page_lists_the_outline(built_site):
 
 
 def test_every_page_has_the_shell(built_site):
-    for page in built_site.out.glob("*.html"):
+    for page in course_pages(built_site.out):
         text = page.read_text(encoding="utf-8")
         p = parse(page)
         assert text.startswith('<!doctype html>\n<html lang="zh-CN">'), page.name
@@ -142,8 +145,12 @@ def test_lesson_page_toc_ledger_and_footer(built_site):
 
 def test_numbers_json_has_every_number_with_pages(built_site):
     numbers = json.loads((built_site.out / "numbers.json").read_text(encoding="utf-8"))
-    assert numbers["anchor.total"] == {"value": "27781427952", "display": "27,781,427,952",
-                                       "pages": ["c4-fixture.html"]}
+    assert numbers["anchor.total"] == {
+        "value": "27781427952", "display": "27,781,427,952", "label": "Qwen3.8-27B：checkpoint 全部参数",
+        "default_style": "n", "pages": ["c4-fixture.html"],
+        "uses": [{"page": "c4-fixture.html", "id": "use-anchor.total-1", "style": "n"},
+                 {"page": "c4-fixture.html", "id": "use-anchor.total-2", "style": "B"},
+                 {"page": "c4-fixture.html", "id": "use-anchor.total-3", "style": "n"}]}
     assert numbers["anchor.d"]["pages"] == []
     assert "/" in numbers["anchor.ffn_share_total"]["value"]  # exact fraction
     assert len(numbers) > 100
@@ -168,6 +175,11 @@ def assert_failed_cleanly(result, digest, *expected_lines):
     assert not list(result.out.parent.glob("_site.*")), "temporary folders left behind"
 
 
+def course_pages(out: Path) -> list[Path]:
+    """The course's pages (changes.html, the instructors' report, is not one of them)."""
+    return sorted(p for p in out.glob("*.html") if p.name != CHANGES_PAGE)
+
+
 def _edit(path: Path, old: str, new: str) -> None:
     text = path.read_text(encoding="utf-8")
     assert old in text
@@ -184,15 +196,17 @@ def test_unknown_number_fails_with_file_line_and_reference(good_copy):
 
 def test_broken_config_fails_naming_file_and_key(good_copy):
     result, digest = good_copy
-    anchor = result.root / "data" / "models" / "qwen3.8-27b.json"
-    doc = json.loads(anchor.read_text(encoding="utf-8"))
-    doc["config"]["text_config"]["hidden_size"] = -5
-    anchor.write_text(json.dumps(doc), encoding="utf-8")
-    (result.root / "data" / "models" / "gpt2.json").write_text('{"meta": {', encoding="utf-8")
+    anchor = result.root / "data" / "models" / "qwen3.8-27b" / "config.json"
+    config = json.loads(anchor.read_text(encoding="utf-8"))
+    config["text_config"]["hidden_size"] = -5
+    anchor.write_text(json.dumps(config), encoding="utf-8")
+    (result.root / "data" / "models" / "gpt2" / "config.json").write_text('{"model_type": ', encoding="utf-8")
+    (result.root / "data" / "models" / "llama-2-7b" / "meta.yaml").write_text("id: llama-2-7b\nname: [", encoding="utf-8")
     failed = run_build(result.root)
     assert_failed_cleanly(failed, digest,
-                          "data/models/qwen3.8-27b.json: key 'config.text_config.hidden_size': expected an integer >= 1, got -5",
-                          "data/models/gpt2.json: expected valid JSON (line 1")
+                          "data/models/qwen3.8-27b/config.json: key 'text_config.hidden_size': expected an integer >= 1, got -5",
+                          "data/models/gpt2/config.json: expected valid JSON (line 1",
+                          "data/models/llama-2-7b/meta.yaml: expected valid YAML (line 2")
 
 
 def test_every_problem_is_reported_together(good_copy):
@@ -260,35 +274,69 @@ def test_change_report_after_a_config_edit(good_copy):
     assert again.returncode == 0 and "numbers: unchanged since the previous build" in again.stdout
     assert json.loads((result.out / "changes.json").read_text(encoding="utf-8")) == []
 
-    anchor = result.root / "data" / "models" / "qwen3.8-27b.json"
-    doc = json.loads(anchor.read_text(encoding="utf-8"))
-    old_dff = doc["config"]["text_config"]["intermediate_size"]
-    doc["config"]["text_config"]["intermediate_size"] = old_dff + 128
-    anchor.write_text(json.dumps(doc), encoding="utf-8")
+    anchor = result.root / "data" / "models" / "qwen3.8-27b" / "config.json"   # replaced by an edited config.json
+    config = json.loads(anchor.read_text(encoding="utf-8"))
+    old_dff = config["text_config"]["intermediate_size"]
+    config["text_config"]["intermediate_size"] = old_dff + 128
+    anchor.write_text(json.dumps(config), encoding="utf-8")
     edited = run_build(result.root)
     assert edited.returncode == 0, edited.stderr
     changes = {c["name"]: c for c in json.loads((result.out / "changes.json").read_text(encoding="utf-8"))}
     extra = 3 * 5120 * 128 * (64 + 1)  # three matrices per layer, d = 5,120, 64 layers + the MTP layer
-    assert changes["anchor.total"] == {"name": "anchor.total", "old": "27781427952", "new": str(27781427952 + extra),
-                                       "pages": ["c4-fixture.html"]}
-    assert changes["anchor.d_ff"] == {"name": "anchor.d_ff", "old": str(old_dff), "new": str(old_dff + 128),
-                                      "pages": []}
+    new_total = 27781427952 + extra
+    assert new_total == 27_909_223_152
+    uses = [{"page": "c4-fixture.html", "id": f"use-anchor.total-{k}"} for k in (1, 2, 3)]
+    assert changes["anchor.total"] == {
+        "name": "anchor.total", "old": "27781427952", "new": str(new_total), "pages": ["c4-fixture.html"],
+        "label": changes["anchor.total"]["label"], "claims": [], "uses": uses,
+        "shown": [{"style": "n", "old": "27,781,427,952", "new": "27,909,223,152"},   # as the page shows it:
+                  {"style": "B", "old": "27.78B", "new": "27.91B"}]}                  # {n} first, then {B}
+    assert changes["anchor.d_ff"]["pages"] == [] and changes["anchor.d_ff"]["uses"] == []
+    assert changes["anchor.d_ff"]["shown"] == [{"style": "n", "old": f"{old_dff:,}", "new": f"{old_dff + 128:,}"}]
     assert "gpt2.total" not in changes
-    assert f"changed anchor.total: 27781427952 -> {27781427952 + extra} (pages: c4-fixture.html)" in edited.stdout
+    assert ("  changed anchor.total: 27,781,427,952 -> 27,909,223,152; 27.78B -> 27.91B (c4-fixture.html: 3 places)"
+            in edited.stdout.splitlines())
+    assert f"changed anchor.d_ff: {old_dff:,} -> {old_dff + 128:,} (no page shows it)" in edited.stdout
     numbers = json.loads((result.out / "numbers.json").read_text(encoding="utf-8"))
-    assert numbers["anchor.total"]["value"] == str(27781427952 + extra)
+    assert numbers["anchor.total"]["value"] == str(new_total)
+    page = (result.out / "c4-fixture.html").read_text(encoding="utf-8")   # every place the report links to
+    for k, style in ((1, "n"), (2, "B"), (3, "n")):
+        assert re.search(f'<span class="num" tabindex="0" data-num="anchor.total" data-style="{style}" '
+                         f'aria-describedby="[^"]+" id="use-anchor.total-{k}">', page)
+    assert 'id="use-anchor.total-4"' not in page
+
+
+def test_change_report_shows_ratios_as_the_page_does(good_copy):
+    """A ratio is reported as the percentage the page prints, not as a raw fraction."""
+    result, _ = good_copy
+    anchor = result.root / "data" / "models" / "qwen3.8-27b" / "config.json"
+    config = json.loads(anchor.read_text(encoding="utf-8"))
+    config["text_config"]["intermediate_size"] *= 2
+    anchor.write_text(json.dumps(config, indent=2), encoding="utf-8")
+    edited = run_build(result.root)
+    assert edited.returncode == 0, edited.stderr
+    ffn = 3 * 64 * 5120 * 17408                     # the anchor's FFN weights (64 layers), of 27,781,427,952
+    total = 27_781_427_952 + 3 * 65 * 5120 * 17408   # doubled d_ff: 64 layers + the MTP layer grow
+    assert f"{ffn / 27_781_427_952:.1%} -> {2 * ffn / total:.1%}" == "61.6% -> 75.8%"
+    line = next(l for l in edited.stdout.splitlines() if "anchor.ffn_share_total:" in l)
+    assert line == "  changed anchor.ffn_share_total: 61.6% -> 75.8% (c4-fixture.html: 2 places)"
+    assert "/" not in line
+    row = (result.out / "changes.html").read_text(encoding="utf-8")
+    assert '<span class="change-old">61.6%</span> → <span class="change-new">75.8%</span>' in row
 
 
 def test_added_and_removed_numbers_are_reported(good_copy):
     result, _ = good_copy
-    (result.root / "data" / "models" / "gpt2.json").unlink()
+    shutil.rmtree(result.root / "data" / "models" / "gpt2")
     _edit(result.root / "lessons" / "c4-fixture.md", "GPT-2 的 FFN 一共 {n}`gpt2.ffn` 个参数", "")
     _edit(result.root / "lessons" / "c4-fixture.md", "| GPT-2 | {M}`gpt2.total` |\n", "")
     edited = run_build(result.root)
     assert edited.returncode == 0, edited.stderr
     changes = {c["name"]: c for c in json.loads((result.out / "changes.json").read_text(encoding="utf-8"))}
-    assert changes["gpt2.total"] == {"name": "gpt2.total", "old": "124439808", "new": None, "pages": ["c4-fixture.html"]}
-    assert "removed gpt2.total (was 124439808)" in edited.stdout
+    gone = changes["gpt2.total"]
+    assert (gone["old"], gone["new"], gone["pages"], gone["uses"]) == ("124439808", None, ["c4-fixture.html"], [])
+    assert gone["shown"] == [{"style": "M", "old": "124.4M", "new": None}]
+    assert "removed gpt2.total (was 124.4M) (c4-fixture.html: 0 places)" in edited.stdout
 
 
 # -- the repo itself -------------------------------------------------------------------------------------------------

@@ -49,10 +49,10 @@ def test_perturbed_configs_fail_the_build_naming_each_broken_claim(tmp_path):
     """Llama-2-7B with a 320,000-token vocabulary: its vocabulary matrices outgrow Qwen3.8's share, its FFN share
     drops far below two thirds; the claims saying otherwise must each be reported, and nothing written."""
     root = copy_course(tmp_path, fixture_lessons=False)
-    path = root / "data" / "models" / "llama-2-7b.json"
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    doc["config"]["vocab_size"] = 320_000
-    path.write_text(json.dumps(doc), encoding="utf-8")
+    path = root / "data" / "models" / "llama-2-7b" / "config.json"
+    config = json.loads(path.read_text(encoding="utf-8"))
+    config["vocab_size"] = 320_000
+    path.write_text(json.dumps(config), encoding="utf-8")
     out = root / "_site"
     out.mkdir()
     (out / "index.html").write_text("the previous site", encoding="utf-8")

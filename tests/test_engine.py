@@ -11,13 +11,14 @@ from experiments.ledger import views
 from experiments.errors import ConfigError
 from experiments.ledger import build_ledger, unwrap
 from experiments.format import format_value
+from sitegen.models import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
-MODELS = sorted((ROOT / "data" / "models").glob("*.json"))
+MODELS = sorted((ROOT / "data" / "models").glob("*/config.json"))
 
 
 def doc(model_id):
-    return json.loads((ROOT / "data" / "models" / f"{model_id}.json").read_text(encoding="utf-8"))
+    return load_model(ROOT / "data" / "models" / model_id)
 
 
 def ledger(model_id):
@@ -93,9 +94,9 @@ def test_baseline():
     assert L.total == 3_688_704 and share(L.ffn, L.total) == "57.3%"
 
 
-@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.parent.name)
 def test_tree_invariants(path):
-    L = build_ledger(json.loads(path.read_text(encoding="utf-8"))["config"])
+    L = build_ledger(json.loads(path.read_text(encoding="utf-8")))
     for node in L.root.walk():
         if node.children:
             assert node.count == node.n * sum(c.count for c in node.children), node.key

@@ -13,14 +13,15 @@ import pytest
 from experiments.ledger import views
 from experiments.errors import ConfigError
 from experiments.ledger import build_ledger, main
+from sitegen.models import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
-MODELS = sorted((ROOT / "data" / "models").glob("*.json"))
+MODELS = sorted((ROOT / "data" / "models").glob("*/config.json"))
 PUBLISHED = json.loads((ROOT / "data" / "published_counts.json").read_text(encoding="utf-8"))
 
 
 def doc(model_id):
-    return json.loads((ROOT / "data" / "models" / f"{model_id}.json").read_text(encoding="utf-8"))
+    return load_model(ROOT / "data" / "models" / model_id)
 
 
 def config(model_id):
@@ -183,9 +184,9 @@ def test_published_figures_within_their_rounding():
 
 
 # -- invariants on every model in data/ --------------------------------------------------------------------------
-@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.parent.name)
 def test_invariants_every_model(path):
-    L = build_ledger(json.loads(path.read_text(encoding="utf-8"))["config"])
+    L = build_ledger(json.loads(path.read_text(encoding="utf-8")))
     for node in L.root.walk():                          # every subtotal is n x the sum of its children
         if node.children:
             assert node.count == node.n * sum(c.count for c in node.children), node.key
@@ -204,9 +205,9 @@ def test_invariants_every_model(path):
     assert sum(L.layer(t).n for t in L.layer_types) == L.arch.n_layers == len(L.arch.layer_types)
 
 
-@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.parent.name)
 def test_views_work_for_every_model(path):
-    L = build_ledger(json.loads(path.read_text(encoding="utf-8"))["config"])
+    L = build_ledger(json.loads(path.read_text(encoding="utf-8")))
     a = L.arch
     assert views.ffn_flops_per_token(L) > 0 and views.param_flops_per_token(L) > views.ffn_flops_per_token(L)
     cross = views.crossover_T(L)

@@ -16,6 +16,7 @@ import pytest
 
 from browser_fixtures import wait_runtime_ready
 from experiments.lessons.c4_ffn_deep_read import calc as ffn
+from sitegen.models import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "c4-ffn-deep-read.html"
@@ -30,7 +31,7 @@ document.addEventListener("course:updated", (e) => {
 
 
 def _doc(model_id: str) -> dict:
-    return json.loads((ROOT / "data" / "models" / f"{model_id}.json").read_text(encoding="utf-8"))
+    return load_model(ROOT / "data" / "models" / model_id)
 
 
 @pytest.fixture(scope="module")

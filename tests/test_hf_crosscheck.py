@@ -1,6 +1,6 @@
 """Cross-check the engine against Hugging Face ``transformers`` for every model in ``data/models``.
 
-For each ``data/models/*.json`` the engine's ``hf_count`` must equal, exactly, the number of parameters
+For each ``data/models/<id>/config.json`` the engine's ``hf_count`` must equal, exactly, the number of parameters
 transformers instantiates for the same config (``hf_reference.hf_param_count``), and the engine's
 ``total - hf_count`` must be exactly the parts transformers does not build as parameters: the MTP layers and
 the checkpoint tensors it registers as buffers (kind "hf_buffer", e.g. DeepSeek-V3's router
@@ -20,7 +20,7 @@ from hf_reference import (all_reference_counts, hf_buffer_shapes, hf_param_count
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "data" / "models"
-MODEL_FILES = sorted(MODELS.glob("*.json"))
+MODEL_FILES = sorted(MODELS.glob("*/config.json"))
 REFERENCE_FILE = ROOT / "data" / "reference_counts.json"
 
 # HF model totals verified independently in the shared reference README.
@@ -33,11 +33,11 @@ REFERENCE_COUNTS = {
 
 
 def _config(path: Path) -> dict:
-    """The published config.json held in a model file."""
-    return json.loads(path.read_text(encoding="utf-8"))["config"]
+    """A model's published config.json (data/models/<id>/config.json)."""
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("path", MODEL_FILES, ids=[p.stem for p in MODEL_FILES])
+@pytest.mark.parametrize("path", MODEL_FILES, ids=[p.parent.name for p in MODEL_FILES])
 def test_engine_matches_transformers(path):
     """Engine hf_count == transformers' parameter count; the remainder of the total is exactly MTP plus the
     checkpoint tensors transformers keeps as buffers, and those match its persistent buffers in size."""
@@ -63,7 +63,7 @@ def _numel(shape) -> int:
 @pytest.mark.parametrize("model_id", sorted(REFERENCE_COUNTS))
 def test_reference_counts(model_id):
     """The harness reproduces the HF totals verified in the shared reference README."""
-    assert hf_param_count(_config(MODELS / f"{model_id}.json")) == REFERENCE_COUNTS[model_id]
+    assert hf_param_count(_config(MODELS / model_id / "config.json")) == REFERENCE_COUNTS[model_id]
 
 
 # -- data/reference_counts.json ---------------------------------------------------------------------------------
@@ -78,19 +78,19 @@ def test_reference_file_is_exactly_what_transformers_gives(live_reference):
     ``python tests/hf_reference.py --write-reference data/reference_counts.json``)."""
     assert json.loads(REFERENCE_FILE.read_text(encoding="utf-8")) == live_reference
     assert REFERENCE_FILE.read_text(encoding="utf-8") == reference_json(live_reference)
-    supported_ids = {p.stem for p in MODEL_FILES if supported(_config(p))}
+    supported_ids = {p.parent.name for p in MODEL_FILES if supported(_config(p))}
     assert set(live_reference) == supported_ids
 
 
-@pytest.mark.parametrize("path", MODEL_FILES, ids=[p.stem for p in MODEL_FILES])
+@pytest.mark.parametrize("path", MODEL_FILES, ids=[p.parent.name for p in MODEL_FILES])
 def test_engine_equals_reference_file(path):
     """Every count in data/reference_counts.json equals the engine's corresponding value."""
     reference = json.loads(REFERENCE_FILE.read_text(encoding="utf-8"))
-    if path.stem not in reference:
-        pytest.skip(f"{path.stem}: transformers does not support model_type {_config(path).get('model_type')!r}")
+    if path.parent.name not in reference:
+        pytest.skip(f"{path.parent.name}: transformers does not support model_type {_config(path).get('model_type')!r}")
     from experiments.ledger import build_ledger
 
-    ref, ledger = reference[path.stem], build_ledger(_config(path))
+    ref, ledger = reference[path.parent.name], build_ledger(_config(path))
     text = ledger.root.find("text")
     final_norms = [c for c in text.children if c.kind == "norm"]
     lm_head = text.get("text/lm_head")
@@ -108,7 +108,7 @@ def test_engine_equals_reference_file(path):
 
 # -- variants of the MoE / hybrid configs: the options the released files do not exercise -------------------------
 def _variant(model_id: str, **changes) -> dict:
-    cfg = dict(_config(MODELS / f"{model_id}.json"))
+    cfg = dict(_config(MODELS / model_id / "config.json"))
     for k, v in changes.items():
         if v is None and k != "q_lora_rank":
             cfg.pop(k, None)
@@ -153,7 +153,7 @@ def test_moe_variants_match_transformers(name):
 
 
 # -- where the parameters sit, not only how many ----------------------------------------------------------------
-@pytest.mark.parametrize("path", MODEL_FILES, ids=[p.stem for p in MODEL_FILES])
+@pytest.mark.parametrize("path", MODEL_FILES, ids=[p.parent.name for p in MODEL_FILES])
 def test_whole_tree_matches_transformers(path):
     """Every decoder layer's parameters per module, and every other tensor's size, as transformers builds them."""
     from hf_tree import tree_mismatches
@@ -169,7 +169,7 @@ def test_tree_comparison_names_a_misplaced_module():
     from hf_tree import engine_view, hf_view
     from experiments.ledger import build_ledger
 
-    config = _config(MODELS / "llama-2-7b.json")
+    config = _config(MODELS / "llama-2-7b" / "config.json")
     layers, other, vision = engine_view(build_ledger(config))
     (sig, n), = layers.items()
     moved = dict(sig)

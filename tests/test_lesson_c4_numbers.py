@@ -19,6 +19,7 @@ from experiments.expr import evaluate
 from experiments.ledger import build_ledger
 from experiments.format import valid_style
 from experiments.numbers import format_number
+from sitegen.models import load_model, model_folders
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSON = ROOT / "lessons" / "c4-transformer-block.md"
@@ -32,8 +33,8 @@ def _json(path: Path):
 @pytest.fixture(scope="module")
 def inputs():
     models, unsupported = {}, []
-    for path in sorted((ROOT / "data" / "models").glob("*.json")):
-        doc = _json(path)
+    for folder in model_folders(ROOT / "data" / "models"):
+        doc = load_model(folder)
         try:
             build_ledger(doc["config"])
         except Exception:          # a family the engine cannot build yet (e.g. while MoE families are added)

@@ -27,6 +27,7 @@ from experiments.expr import evaluate
 from experiments.ledger import build_ledger
 from experiments.format import valid_style
 from experiments.numbers import format_number
+from sitegen.models import load_model, load_models
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSON = ROOT / "lessons" / "c4-ffn-deep-read.md"
@@ -39,12 +40,12 @@ def _json(path: Path):
 
 
 def _doc(model_id: str) -> dict:
-    return _json(ROOT / "data" / "models" / f"{model_id}.json")
+    return load_model(ROOT / "data" / "models" / model_id)
 
 
 @pytest.fixture(scope="module")
 def inputs():
-    models = {p.stem: _json(p) for p in sorted((ROOT / "data" / "models").glob("*.json"))}
+    models = load_models(ROOT / "data" / "models")
     return {"models": models, "course": _json(ROOT / "data" / "course.json"),
             "citations": _json(ROOT / "data" / "citations.json")}
 

@@ -14,6 +14,7 @@ import pytest
 
 from experiments.course_numbers import compute_numbers
 from experiments.format import format_value
+from sitegen.models import load_models
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = sorted((ROOT / "lessons").glob("*.md"))
@@ -25,7 +26,7 @@ STYLES = ("n", "pct", "pct0", "pct2", "wan", "yi", "B", "B1", "M", "M0", "x", "x
 
 @pytest.fixture(scope="module")
 def computed_texts() -> set[str]:
-    models = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in (ROOT / "data/models").glob("*.json")}
+    models = load_models(ROOT / "data" / "models")
     data = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in (ROOT / "data").glob("*.json")}
     numbers = compute_numbers(models, data["course"], data.get("reference_counts"), data.get("citations"))
     texts = set()

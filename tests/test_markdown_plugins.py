@@ -32,7 +32,7 @@ _d, _dff, _L = Sym("d", 5120), Sym("d_ff", 17408), Sym("L", 64)
 _ffn = _L * (Const(3) * _d * _dff)
 _share = Sym("FFN", _ffn.value) / Sym("总参数", 27_781_427_952)
 KEYS = {"d": "text_config.hidden_size", "d_ff": "text_config.intermediate_size", "L": "text_config.num_hidden_layers"}
-ANCHOR = "data/models/qwen3.8-27b.json"
+ANCHOR = "data/models/qwen3.8-27b/config.json"
 NUMBERS = {
     "anchor.ffn": Number("anchor.ffn", _ffn.value, "锚点：FFN 参数（全部层）", _ffn,
                          (f"{ANCHOR}: text_config.hidden_size, text_config.intermediate_size",),

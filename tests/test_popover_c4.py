@@ -45,7 +45,7 @@ def test_a_number_recomputed_in_the_browser_explains_itself_like_the_build(repo_
     page = guarded_page
     page.goto(http_serve(repo_site.out) + "c4-transformer-block.html")
     wait_runtime_ready(page)
-    config = json.loads((Path(__file__).parent.parent / "data/models/qwen3.8-27b.json").read_text())["config"]
+    config = json.loads((Path(__file__).parent.parent / "data/models/qwen3.8-27b/config.json").read_text())
     root = page.locator('.widget[data-widget="byo-config"]')
     root.locator('[data-testid="byo-config-input"]').fill(json.dumps(config))
     root.locator('[data-testid="byo-config-run"]').click()

@@ -80,7 +80,7 @@ def base(site_dir, http_serve) -> str:
 
 
 def test_every_written_lesson_has_a_page(site_dir):
-    assert sorted(p.name for p in site_dir.glob("*.html")) == sorted(PAGES)
+    assert sorted(p.name for p in site_dir.glob("*.html") if p.name != "changes.html") == sorted(PAGES)
 
 
 @pytest.fixture(scope="module")
@@ -195,7 +195,7 @@ def test_user_input_never_reaches_html(site_dir, base, browser, pages_of):
     wait_runtime_ready(page)
     widget = page.locator(".widget[data-widget=byo-config]").first
     page.wait_for_selector(".widget[data-widget=byo-config] [data-testid=byo-config-run]:not([disabled])")
-    config = json.loads((REPO / "data" / "models" / "llama-2-7b.json").read_text(encoding="utf-8"))["config"]
+    config = json.loads((REPO / "data" / "models" / "llama-2-7b" / "config.json").read_text(encoding="utf-8"))
     # (a model_type the engine does not know is read by its `architectures` class if that one is known: the
     # hostile model_type comes with a hostile class name too, so that the config is refused)
     for hostile in ({**config, "model_type": HOSTILE, "architectures": [HOSTILE]}, {**config, "hidden_size": HOSTILE},
@@ -451,7 +451,7 @@ def test_phone_width_no_sideways_scroll_and_widgets_usable(name, base, site_dir,
             page.wait_for_timeout(300)
     if 'data-testid="byo-config-input"' in (site_dir / name).read_text(encoding="utf-8"):
         widget = page.locator(".widget[data-widget=byo-config]").first
-        config = json.loads((REPO / "data" / "models" / "qwen3-30b-a3b.json").read_text(encoding="utf-8"))["config"]
+        config = json.loads((REPO / "data" / "models" / "qwen3-30b-a3b" / "config.json").read_text(encoding="utf-8"))
         widget.locator("[data-testid=byo-config-input]").fill(json.dumps(config))
         widget.locator("[data-testid=byo-config-run]").tap()
         widget.locator(".byo-ledgers table").first.wait_for()

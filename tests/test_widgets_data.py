@@ -18,20 +18,21 @@ from experiments.ledger import build_ledger, unwrap
 from experiments.lessons.c4_transformer_block.widgets import (baseline_view, byo_error, crossover_at, crossover_series, ledger_compare,
                                       ledger_layer, ledger_total, log_points, parse_config_text, shape_str, signed,
                                       tracker_actual, tracker_stages)
+from sitegen.models import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
-MODEL_FILES = sorted((ROOT / "data" / "models").glob("*.json"))
+MODEL_FILES = sorted((ROOT / "data" / "models").glob("*/config.json"))
 COURSE = json.loads((ROOT / "data" / "course.json").read_text(encoding="utf-8"))
 REFERENCE = json.loads((ROOT / "data" / "reference_counts.json").read_text(encoding="utf-8"))
 
 
 def config_of(model_id: str) -> dict:
-    return json.loads((ROOT / "data" / "models" / f"{model_id}.json").read_text(encoding="utf-8"))["config"]
+    return json.loads((ROOT / "data" / "models" / model_id / "config.json").read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
 def ledgers() -> dict:
-    return {p.stem: build_ledger(unwrap(json.loads(p.read_text(encoding="utf-8")))) for p in MODEL_FILES}
+    return {p.parent.name: build_ledger(unwrap(json.loads(p.read_text(encoding="utf-8")))) for p in MODEL_FILES}
 
 
 def num(text: str) -> int:
@@ -57,9 +58,9 @@ def test_ledger_total_anchor(ledgers):
     assert lt["chart"]["title"] == "Qwen3.8-27B 各部件参数" and len(lt["chart"]["hover"]) == len(lt["rows"])
 
 
-@pytest.mark.parametrize("path", MODEL_FILES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", MODEL_FILES, ids=lambda p: p.parent.name)
 def test_ledger_total_rows_sum_to_total(path, ledgers):
-    ledger = ledgers[path.stem]
+    ledger = ledgers[path.parent.name]
     lt = ledger_total(ledger)
     assert sum(num(r["count"]) for r in lt["rows"]) == ledger.total
     assert sum(lt["chart"]["values"]) == ledger.total
@@ -75,9 +76,9 @@ def test_ledger_layer_anchor_difference(ledgers):
     assert "11,017,952" in d["sentence"] and ll["single"] is None
 
 
-@pytest.mark.parametrize("path", MODEL_FILES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", MODEL_FILES, ids=lambda p: p.parent.name)
 def test_ledger_layer_rows_add_up(path, ledgers):
-    ledger = ledgers[path.stem]
+    ledger = ledgers[path.parent.name]
     ll = ledger_layer(ledger)
     for layer in ll["layers"]:
         per_layer = num(layer["per_layer"])
@@ -119,9 +120,9 @@ def test_crossover_without_full_attention(ledgers):
     assert c["crossover"] is None and c["chart"]["crossover"] is None and "没有" in c["crossover_point"]
 
 
-@pytest.mark.parametrize("path", MODEL_FILES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", MODEL_FILES, ids=lambda p: p.parent.name)
 def test_crossover_matches_views(path, ledgers):
-    ledger = ledgers[path.stem]
+    ledger = ledgers[path.parent.name]
     c = crossover_series(ledger)
     cross = views.crossover_T(ledger)
     assert c["crossover"] == (None if cross is None else f"{round(cross):,}")
@@ -172,10 +173,10 @@ def test_tracker_actual_shapes_from_the_numpy_forward_pass(ledgers):
 
 
 # -- the browser API (JSON string in, JSON string out) -----------------------------------------------------------------
-@pytest.mark.parametrize("path", MODEL_FILES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", MODEL_FILES, ids=lambda p: p.parent.name)
 def test_api_ledger_json_and_views(path, ledgers):
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    ledger = ledgers[path.stem]
+    doc = load_model(path.parent)   # {"meta", "config"}, as the build holds it
+    ledger = ledgers[path.parent.name]
     assert json.loads(api.ledger_json(json.dumps([doc["config"]]))) == ledger.to_json()
     assert json.loads(api.ledger_json(json.dumps([doc]))) == ledger.to_json()       # a data file is accepted
     v = json.loads(api.ledger_views(json.dumps([doc["config"], doc["meta"]["name"]])))
@@ -233,8 +234,10 @@ def test_byo_good_configs():
     r = byo(json.dumps(config_of("qwen3.8-27b")), [("gpt2", "GPT-2", config_of("gpt2"))])
     assert r["ok"] and r["total"] == "27,781,427,952" and r["crossover"]["crossover"] == "87,040"
     assert [c["name"] for c in r["compare"]["cols"]] == ["GPT-2", "你的模型"]
-    doc = (ROOT / "data" / "models" / "deepseek-v3.json").read_text(encoding="utf-8")
-    assert byo(doc)["total"] == f"{build_ledger(config_of('deepseek-v3')).total:,}"   # a data file works too
+    assert byo((ROOT / "data" / "models" / "deepseek-v3" / "config.json").read_text(encoding="utf-8"))["total"] \
+        == f"{build_ledger(config_of('deepseek-v3')).total:,}"   # the published file, pasted as is
+    doc = json.dumps(load_model(ROOT / "data" / "models" / "deepseek-v3"))
+    assert byo(doc)["total"] == f"{build_ledger(config_of('deepseek-v3')).total:,}"   # {"meta", "config"} too
 
 
 @pytest.mark.parametrize("text, needle", [

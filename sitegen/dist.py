@@ -1,0 +1,160 @@
+"""`make dist`: the folder to publish, made from a built site (_site/ -> _dist/).
+
+    python -m sitegen.dist [--site _site] [--out _dist]
+
+What changes from _site/ (which stays as it is, for `make serve` and the tests):
+- Everything but the pages and their data moves into one version folder named by its content,
+  `v/<hash>/` (static/, pyodide/, py/): the hash is sha256 over every file's path and bytes in it, so a file in
+  there never changes under the same URL and a host may let browsers cache `v/` forever
+  (`Cache-Control: public, max-age=31536000, immutable`). Only the pages' `src="static/..."` /
+  `href="static/..."` are rewritten, to `v/<hash>/static/...`; inside the folder every reference was relative
+  already (worker.js finds ../../pyodide/ and ../../py/experiments.zip beside it, charts.js ../vendor/).
+- The pages (*.html) and data/ keep their names: they change with every build, so they are revalidated.
+- The build's reports for instructors (numbers.json, changes.json, changes.html) are left out.
+- Every text-like file of 1 kB or more gets precompressed copies beside it, `NAME.gz` (gzip -9) and `NAME.br`
+  (brotli), kept only when smaller, for hosts that serve them as they are (nginx gzip_static / brotli_static,
+  Caddy `file_server { precompressed br gzip }`, object storage with Content-Encoding).
+- `.nojekyll` (GitHub Pages serves the folder as is) and `_headers` (the cache rules, in the format Netlify and
+  Cloudflare Pages read) are added. docs/publishing.md says how to publish it.
+
+Like the build, it writes a temporary sibling folder and swaps it in only when complete.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from experiments.errors import CourseError
+
+ROOT = Path(__file__).resolve().parent.parent
+VERSIONED = ("static", "pyodide", "py")          # moved into v/<hash>/
+LEFT_OUT = ("numbers.json", "changes.json", "changes.html")
+COMPRESSIBLE = {".html", ".js", ".mjs", ".css", ".json", ".svg", ".wasm", ".txt", ".map", ".py"}
+MIN_COMPRESS_BYTES = 1024
+HASH_CHARS = 12
+IMMUTABLE = "public, max-age=31536000, immutable"
+REVALIDATE = "public, max-age=0, must-revalidate"
+_STATIC_REF = re.compile(r'((?:src|href)=")static/')
+
+
+class DistError(CourseError):
+    pass
+
+
+def content_hash(folder: Path, names: tuple[str, ...] = VERSIONED) -> str:
+    """sha256 over the relative path and bytes of every file under folder/<name> for each name."""
+    digest = hashlib.sha256()
+    for name in names:
+        for path in sorted((folder / name).rglob("*")):
+            if path.is_file():
+                digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+                digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()[:HASH_CHARS]
+
+
+def copy_site(site: Path, dest: Path) -> str:
+    """The site into dest with the versioned folders under v/<hash>/; returns that prefix (v/<hash>/)."""
+    version = f"v/{content_hash(site)}/"
+    for path in sorted(site.iterdir()):
+        if path.name in LEFT_OUT:
+            continue
+        target = dest / version / path.name if path.name in VERSIONED else dest / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_dir():
+            shutil.copytree(path, target)
+        else:
+            shutil.copy2(path, target)
+    return version
+
+
+def rewrite_pages(dest: Path, version: str) -> int:
+    """Point every page's static/ references at the version folder; returns how many were rewritten."""
+    count = 0
+    for page in sorted(dest.rglob("*.html")):
+        if page.is_relative_to(dest / "v"):
+            continue
+        text, n = _STATIC_REF.subn(lambda m: m.group(1) + version + "static/", page.read_text(encoding="utf-8"))
+        page.write_text(text, encoding="utf-8")
+        count += n
+    return count
+
+
+def precompress(dest: Path) -> list[Path]:
+    """NAME.gz and NAME.br beside every text-like file >= 1 kB (each kept only if smaller)."""
+    try:
+        import brotli
+    except ImportError:   # gzip alone is still useful; brotli is in pyproject's dependencies
+        brotli = None
+    written = []
+    for path in sorted(p for p in dest.rglob("*") if p.is_file()):
+        if path.suffix not in COMPRESSIBLE or path.stat().st_size < MIN_COMPRESS_BYTES:
+            continue
+        raw = path.read_bytes()
+        copies = {".gz": gzip.compress(raw, compresslevel=9, mtime=0)}
+        if brotli is not None:
+            quality = 11 if len(raw) < 2_000_000 else 9   # q11 on the 10 MB wasm takes too long for little gain
+            copies[".br"] = brotli.compress(raw, quality=quality)
+        for suffix, data in copies.items():
+            if len(data) < len(raw):
+                out = path.with_name(path.name + suffix)
+                out.write_bytes(data)
+                written.append(out)
+    return written
+
+
+def write_host_files(dest: Path, version: str) -> None:
+    (dest / ".nojekyll").write_text("", encoding="utf-8")
+    (dest / "_headers").write_text(
+        f"# Cache rules for hosts that read this file (Netlify, Cloudflare Pages); see docs/publishing.md\n"
+        f"/v/*\n  Cache-Control: {IMMUTABLE}\n/*\n  Cache-Control: {REVALIDATE}\n", encoding="utf-8")
+
+
+def make_dist(site: Path, out: Path) -> str:
+    """_site -> _dist (swapped in when complete); returns the version prefix (v/<hash>/)."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from build import swap_in   # the build's two-rename swap
+    site, out = Path(site).resolve(), Path(out).resolve()
+    if not (site / "index.html").is_file():
+        raise DistError(f"{site}: expected a built site (index.html); run `make build` first")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f"{out.name}.new-", dir=out.parent))
+    try:
+        version = copy_site(site, tmp)
+        if not rewrite_pages(tmp, version):
+            raise DistError(f"{site}: no page refers to static/; nothing to point at {version}")
+        write_host_files(tmp, version)
+        precompress(tmp)
+        tmp.chmod(0o755)
+        swap_in(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return version
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sitegen.dist", description=__doc__.splitlines()[0])
+    parser.add_argument("--site", type=Path, default=ROOT / "_site", help="the built site (default: _site)")
+    parser.add_argument("--out", type=Path, default=ROOT / "_dist", help="the folder to publish (default: _dist)")
+    args = parser.parse_args(argv)
+    try:
+        version = make_dist(args.site, args.out)
+    except CourseError as e:
+        print(e, file=sys.stderr)
+        return 1
+    files = [p for p in args.out.rglob("*") if p.is_file()]
+    size = sum(p.stat().st_size for p in files if p.suffix not in (".gz", ".br"))
+    print(f"dist {args.out}: {len(files)} files ({size / 1e6:.1f} MB before compression), runtime and static "
+          f"files under {version} (cache forever), pages revalidated")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""The course's model files: one folder per model, so that updating a model is replacing one file.
+
+    data/models/<id>/config.json    the model's config.json exactly as published (dropped in as is)
+    data/models/<id>/meta.yaml      the course's metadata about it: id (= the folder name), name (display name),
+                                    family, source (where the config comes from) and optional published_total,
+                                    published_total_source, hub_page_total, notes
+
+In memory a model is still one document {"meta": {...}, "config": {...}} (what experiments.course_numbers and
+the widgets read). Reading validates once, at this edge: every problem becomes a ConfigError naming the file
+(config.json or meta.yaml), the key and what was expected; the config itself is checked by the ledger engine,
+with the same messages `python -m experiments.ledger data/models/<id>/config.json` prints.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable
+
+import yaml
+
+from experiments.errors import ConfigError, Problem
+
+CONFIG = "config.json"
+META = "meta.yaml"
+FOLDER = "data/models"
+MISSING = {CONFIG: "the model's published config.json",
+           META: "the course's metadata about the model: id, name, family, source"}
+LAYOUT = "a model folder data/models/<id>/ holding config.json (as published) and meta.yaml"
+
+
+def model_file(model_id: str, name: str = CONFIG) -> str:
+    """The repo-relative path of a model's file, as messages and provenance name it."""
+    return f"{FOLDER}/{model_id}/{name}"
+
+
+def model_folders(models_dir: Path) -> list[Path]:
+    """Every model folder under data/models, sorted by id (a folder is one whatever it holds)."""
+    return sorted(p for p in Path(models_dir).iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+
+def stray_files(models_dir: Path) -> list[Path]:
+    """Files directly in data/models (e.g. a config.json dropped there instead of into its folder)."""
+    return sorted(p for p in Path(models_dir).iterdir() if p.is_file() and not p.name.startswith("."))
+
+
+def _read_text(path: Path, rel: str) -> tuple[str | None, ConfigError | None]:
+    try:
+        return path.read_text(encoding="utf-8"), None
+    except FileNotFoundError:
+        return None, ConfigError([Problem("", f"{MISSING[path.name]} (the file is missing)")], rel)
+    except OSError as e:
+        return None, ConfigError([Problem("", f"a readable file ({e.strerror})")], rel)
+    except UnicodeDecodeError:
+        return None, ConfigError([Problem("", "UTF-8 text")], rel)
+
+
+def read_config(path: Path, rel: str) -> tuple[dict | None, list[ConfigError]]:
+    """A published config.json, checked by the ledger engine."""
+    from experiments.ledger import read_model
+    text, error = _read_text(path, rel)
+    if error:
+        return None, [error]
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as e:
+        return None, [ConfigError([Problem("", f"valid JSON (line {e.lineno}, column {e.colno}: {e.msg})")], rel)]
+    try:
+        read_model(config)
+    except ConfigError as e:
+        return None, [e.with_file(rel)]
+    return config, []
+
+
+def read_meta(path: Path, rel: str, model_id: str) -> tuple[dict | None, list[ConfigError]]:
+    """meta.yaml: a mapping whose id is the folder name and whose name is the display name."""
+    text, error = _read_text(path, rel)
+    if error:
+        return None, [error]
+    try:
+        meta = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        return None, [ConfigError([Problem("", f"valid YAML ({where}{getattr(e, 'problem', None) or e})")], rel)]
+    if not isinstance(meta, dict):
+        return None, [ConfigError([Problem("", "a YAML mapping with id, name, family and source", meta, True)],
+                                  rel)]
+    problems = []
+    if meta.get("id") != model_id:
+        problems.append(Problem("id", f"the folder name {model_id!r}", meta.get("id"), "id" in meta))
+    if not isinstance(meta.get("name"), str):
+        problems.append(Problem("name", "the model's display name (text)", meta.get("name"), "name" in meta))
+    return (None, [ConfigError(problems, rel)]) if problems else (meta, [])
+
+
+def read_model_folder(folder: Path, rel: Callable[[Path], str] | None = None
+                      ) -> tuple[dict | None, list[ConfigError]]:
+    """{"meta", "config"} of one model folder, or None and every problem found in it."""
+    rel = rel or (lambda p: model_file(folder.name, p.name))
+    meta, errors = read_meta(folder / META, rel(folder / META), folder.name)
+    config, config_errors = read_config(folder / CONFIG, rel(folder / CONFIG))
+    errors += config_errors
+    return (None if errors else {"meta": meta, "config": config}), errors
+
+
+def read_models(models_dir: Path, rel: Callable[[Path], str] | None = None
+                ) -> tuple[dict[str, dict], list[ConfigError]]:
+    """id -> {"meta", "config"} for every good model folder, and every problem of the others (files lying
+    directly in data/models included)."""
+    models, errors = {}, []
+    for path in stray_files(models_dir):
+        name = rel(path) if rel else f"{FOLDER}/{path.name}"
+        errors.append(ConfigError([Problem("", f"{LAYOUT}, not a file here")], name))
+    for folder in model_folders(models_dir):
+        doc, found = read_model_folder(folder, rel)
+        if doc is None:
+            errors += found
+        else:
+            models[folder.name] = doc
+    return models, errors
+
+
+def load_models(models_dir: Path) -> dict[str, dict]:
+    """id -> {"meta", "config"}; raises the first problem (for tests and tools that expect good data)."""
+    models, errors = read_models(models_dir)
+    if errors:
+        raise errors[0]
+    return models
+
+
+def load_model(folder: Path) -> dict:
+    doc, errors = read_model_folder(Path(folder))
+    if errors:
+        raise errors[0]
+    return doc

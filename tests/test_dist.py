@@ -1,0 +1,100 @@
+"""`make dist` (python -m sitegen.dist): the folder to publish, served by a plain static server.
+
+The runtime and static files live under one folder named by their content, v/<hash>/, which the pages point at;
+every text-like file has .gz and .br copies that decompress to it; the instructors' reports are left out; in
+Chromium, served by the tests' plain static server, the pages load and the Python runtime gets ready with every
+request answered from the hashed folder (or a page / its data), none failing.
+"""
+from __future__ import annotations
+
+import gzip
+import re
+import subprocess
+import sys
+
+import brotli
+import pytest
+
+from browser_fixtures import wait_runtime_ready
+from build_fixtures import REPO, build_in_temp_copy
+
+from sitegen.dist import content_hash
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory):
+    result = build_in_temp_copy(tmp_path_factory.mktemp("dist"))
+    out = result.root / "_dist"
+    proc = subprocess.run([sys.executable, "-m", "sitegen.dist", "--site", str(result.out), "--out", str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return result.out, out, proc.stdout
+
+
+def test_runtime_and_static_files_are_under_their_content_hash(dist):
+    site, out, stdout = dist
+    version = content_hash(site)
+    assert re.fullmatch(r"[0-9a-f]{12}", version)
+    assert [p.name for p in (out / "v").iterdir()] == [version] and f"v/{version}/" in stdout
+    for name in ("static", "pyodide", "py"):
+        assert not (out / name).exists() and (out / "v" / version / name).is_dir()
+    assert (out / "v" / version / "py" / "experiments.zip").read_bytes() == (site / "py" / "experiments.zip").read_bytes()
+    assert (out / "v" / version / "pyodide" / "pyodide.asm.wasm").stat().st_size == \
+        (site / "pyodide" / "pyodide.asm.wasm").stat().st_size
+    for page in ("index.html", "c4-fixture.html", "c5-fixture.html"):
+        text = (out / page).read_text(encoding="utf-8")
+        assert not re.search(r'(?:src|href)="static/', text), page
+        assert f'src="v/{version}/static/js/runtime-client.js"' in text
+        assert text == (site / page).read_text(encoding="utf-8").replace('="static/', f'="v/{version}/static/')
+    for report in ("changes.html", "changes.json", "numbers.json"):
+        assert (site / report).exists() and not (out / report).exists()
+    assert "immutable" in (out / "_headers").read_text(encoding="utf-8") and (out / ".nojekyll").exists()
+
+
+def test_hash_changes_with_any_runtime_byte(tmp_path, dist):
+    site, _, _ = dist
+    for name in ("static", "pyodide", "py"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "py" / "experiments.zip").write_bytes(b"one")
+    first = content_hash(tmp_path)
+    (tmp_path / "py" / "experiments.zip").write_bytes(b"two")
+    assert content_hash(tmp_path) != first
+    assert content_hash(site) == content_hash(site)
+
+
+def test_precompressed_copies_are_the_same_bytes(dist):
+    _, out, _ = dist
+    pairs = 0
+    for packed in sorted(out.rglob("*.gz")) + sorted(out.rglob("*.br")):
+        raw = packed.with_suffix("").read_bytes()
+        data = gzip.decompress(packed.read_bytes()) if packed.suffix == ".gz" else brotli.decompress(packed.read_bytes())
+        assert data == raw, packed
+        assert packed.stat().st_size < len(raw)
+        pairs += 1
+    version = next((out / "v").iterdir()).name
+    for rel in ("index.html", f"v/{version}/pyodide/pyodide.asm.wasm", f"v/{version}/static/js/worker.js",
+                f"v/{version}/static/css/course.css"):
+        assert (out / (rel + ".gz")).is_file() and (out / (rel + ".br")).is_file(), rel
+    assert not list(out.rglob("*.zip.gz")) and not list(out.rglob("*.whl.br"))   # already compressed
+    assert pairs > 20
+
+
+def test_dist_serves_from_a_plain_static_server(dist, http_serve, guarded_page):
+    _, out, _ = dist
+    version = next((out / "v").iterdir()).name
+    base = http_serve(out)
+    page = guarded_page
+    responses = []
+    page.context.on("response", lambda r: responses.append((r.url, r.status)))
+    for name in ("index.html", "c4-fixture.html"):
+        page.goto(base + name)
+        wait_runtime_ready(page)
+    paths = [url[len(base):] for url, _ in responses if url.startswith(base)]
+    assert all(status in (200, 304) for _, status in responses), [r for r in responses if r[1] not in (200, 304)]
+    assert f"v/{version}/pyodide/pyodide.asm.wasm" in paths and f"v/{version}/py/experiments.zip" in paths
+    assert f"v/{version}/static/js/worker.js" in paths
+    outside = [p for p in paths if not p.startswith(f"v/{version}/") and not p.endswith(".html")
+               and not p.startswith("data/")]
+    assert outside == [], outside
+    assert page.locator(".num").count() > 0
+    page.guard.assert_clean()
