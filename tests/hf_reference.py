@@ -157,7 +157,7 @@ def hf_param_count(config: dict) -> int:
 _VISION = re.compile(r"(^|\.)(visual|vision_tower|vision_model)\.")
 _LAYER = re.compile(r"^(?:model\.(?:language_model\.)?layers|transformer\.h)\.(\d+)\.")
 _EMBEDDING = re.compile(r"^(?:model\.(?:language_model\.)?embed_tokens|transformer\.(?:wte|wpe))\.")
-_FINAL_NORM = re.compile(r"^(?:model\.(?:language_model\.)?norm|transformer\.ln_f)\.")
+_FINAL_NORM = re.compile(r"^(?:model\.(?:language_model\.)?(?:norm|final_layernorm)|transformer\.ln_f)\.")
 _LM_HEAD = re.compile(r"^lm_head\.")
 
 
@@ -165,6 +165,9 @@ def _layer_group_names(config: dict, n_layers: int, moe_layers: set[int]) -> lis
     """Per decoder layer, the name of its group (see the module docstring)."""
     text_config = _TEXT_CONFIGS[_key(config)]
     types = getattr(text_config, "layer_types", None)
+    blocks = getattr(text_config, "layers_block_type", None)   # Jamba: "attention" / "mamba" (Mamba-1) per layer
+    if isinstance(blocks, list) and len(blocks) == n_layers:      # (its layer_types call Mamba "linear_attention")
+        types = ["mamba1" if b == "mamba" else "full_attention" for b in blocks]
     if not (isinstance(types, list) and len(types) == n_layers):
         mixer = "sliding_attention" if getattr(text_config, "sliding_window", None) else "full_attention"
         types = [mixer] * n_layers
@@ -190,7 +193,7 @@ def reference_counts(config: dict) -> dict[str, int]:
         elif m:
             i = int(m.group(1))
             per_layer[i] = per_layer.get(i, 0) + n
-            if ".mlp.experts." in name:
+            if ".experts." in name:
                 moe_layers.add(i)
         elif _EMBEDDING.match(name):
             parts["embedding"] += n
