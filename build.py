@@ -29,6 +29,7 @@ from typing import Any
 from experiments.errors import ConfigError, CourseError, Problem
 from sitegen.errors import BuildError, LessonError
 from sitegen import changes, markdown, pages
+from sitegen.claims import claim_names
 from sitegen import widgets as widget_renderers
 
 ROOT = Path(__file__).resolve().parent
@@ -53,7 +54,7 @@ class Site:
     files: dict[str, str | bytes] = field(default_factory=dict)  # output path -> other generated content
     uses: list[dict] = field(default_factory=list)               # every number on a page: {name, page, id, style}
     report: list[str] = field(default_factory=list)              # change report lines
-    claims: int = 0                                              # {claim}s checked in the lessons
+    claims: list[dict] = field(default_factory=list)             # {claim}s checked: {id, text, page, numbers}
     errors: list[CourseError] = field(default_factory=list)
     broken: set[str] = field(default_factory=set)                # input files that failed validation
 
@@ -205,7 +206,8 @@ def load_lessons(site: Site) -> None:
             lessons.append(markdown.render_lesson(text, page))
         except BuildError as e:
             site.errors += e.errors
-        site.claims += len(page.claims)
+        site.claims += [{"id": f"{file}:{line}", "text": text, "page": f"{path.stem}.html",
+                         "numbers": claim_names(text)} for line, text, _ in page.claims]
     order = {ch.get("lesson"): i for i, ch in enumerate(site.course.get("chapters", []))}
     site.lessons = sorted(lessons, key=lambda l: (order.get(l.id, len(order)), l.meta.get("order") or 0, l.id))
 
@@ -258,13 +260,13 @@ def mark_number_uses(site: Site) -> None:
 def compare_numbers(site: Site) -> None:
     snap = changes.snapshot(site.numbers or {}, site.uses)
     previous = changes.read_previous(site.out)
-    found = changes.compare(previous, snap)   # claims=[...] once the course has them
+    found = changes.compare(previous, snap, claims=site.claims)
     titles = {l.page: f"{l.meta['chapter']} {l.meta['title']}" for l in site.lessons}
     site.files[changes.NUMBERS_FILE] = changes.snapshot_json(snap)
     site.files[changes.CHANGES_FILE] = changes.as_json(found)
     site.files[changes.CHANGES_PAGE] = changes.render_page(pages.environment(site.root / "site" / "templates"),
                                                            found, previous is not None, titles)
-    site.report = changes.summary(found, previous is not None, claims=site.claims)
+    site.report = changes.summary(found, previous is not None, claims=len(site.claims))
 
 
 # -- write -----------------------------------------------------------------------------------------------------

@@ -21,7 +21,8 @@ A number that appears has old = null; one that disappears has new = null. A miss
 file means there is nothing to compare (first build): changes.json is [] and `previous` is None.
 
 Claims: compare() takes an optional list of claims, each {"id", "text", "page"?, "numbers": [names]}; a change
-lists the ids and texts of the claims that name its number. The course has no claims yet: the build passes none.
+lists the ids (lessons/FILE.md:LINE) and texts of the claims that name its number; the build passes every claim
+of every lesson.
 """
 from __future__ import annotations
 

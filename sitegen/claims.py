@@ -122,6 +122,14 @@ def names(tree: ast.AST) -> list[str]:
     return out
 
 
+def claim_names(text: str) -> list[str]:
+    """The number names a claim as written uses ([] if it does not parse: the build reports that elsewhere)."""
+    try:
+        return names(parse(text))
+    except (ClaimSyntaxError, SyntaxError):
+        return []
+
+
 def value(node: ast.AST, values: dict):
     """The exact value of an arithmetic node (ints and Fractions stay exact; floats only from float numbers)."""
     if isinstance(node, (ast.Name, ast.Attribute)):

@@ -82,3 +82,22 @@ def test_perturbed_configs_fail_the_build_naming_each_broken_claim(tmp_path):
     assert result.stderr.splitlines()[-1] == f"build failed: {len(result.stderr.splitlines()) - 1} problem(s); " \
                                              f"{out} left unchanged"
     assert tree_digest(out) == before
+
+
+def test_change_report_names_the_claims_a_changed_number_feeds(tmp_path):
+    """A small config change that keeps every claim true: each changed number lists the claims that use it."""
+    root = copy_course(tmp_path, fixture_lessons=False)
+    assert run_build(root).returncode == 0
+    path = root / "data" / "models" / "llama-2-7b" / "config.json"
+    config = json.loads(path.read_text(encoding="utf-8"))
+    config["vocab_size"] += 1
+    path.write_text(json.dumps(config), encoding="utf-8")
+    result = run_build(root)
+    assert result.returncode == 0, result.stderr
+    rows = {c["name"]: c for c in json.loads((root / "_site" / "changes.json").read_text(encoding="utf-8"))}
+    assert rows["llama7b.V"]["new"] == str(config["vocab_size"])
+    written = claims_in_lessons()
+    expected = sorted(f"{file}:{line}" for file, line, text in written if "llama7b.V" in claims.claim_names(text))
+    assert expected, "the lessons have a claim about llama7b.V"
+    assert sorted(c["id"] for c in rows["llama7b.V"]["claims"]) == expected
+    assert "claims: lessons/" in next(line for line in result.stdout.splitlines() if "changed llama7b.V:" in line)
