@@ -84,3 +84,19 @@ def test_no_import_cycles():
         if m not in state:
             visit(m)
     assert cycles == []
+
+
+def test_the_engine_installs_as_a_command(tmp_path):
+    """`pip install .` gives the ledger engine's console command, usable without the site."""
+    import subprocess
+    import sys
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True, timeout=120)
+    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
+                          "--no-build-isolation", "--no-index", str(ROOT)], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)
+    assert pip.returncode == 0, pip.stderr
+    out = subprocess.run([str(venv / "bin" / "llm-ledger"), str(ROOT / "data" / "models" / "gpt2" / "config.json"),
+                          "--depth", "0"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("model: 124,439,808\n")
