@@ -19,11 +19,11 @@ from browser_fixtures import wait_runtime_ready
 
 ROOT = Path(__file__).resolve().parent.parent
 KIT = ROOT / "tests" / "fixtures" / "new_lesson"
-SKIP = {".git", "_site", "_dist", "_bench", ".pytest_cache", "__pycache__", ".cache"}
+SKIP = {".git", "_site", "_dist", "_bench", ".pytest_cache", "__pycache__", ".cache", "build"}
 
 
 def _copy_project(dest: Path) -> Path:
-    shutil.copytree(ROOT, dest, ignore=lambda d, names: [n for n in names if n in SKIP or n.startswith("_site.")])
+    shutil.copytree(ROOT, dest, ignore=lambda d, names: [n for n in names if n in SKIP or n.startswith("_site.") or n.endswith(".egg-info")])
     (dest / ".cache").symlink_to(ROOT / ".cache", target_is_directory=True)   # the Pyodide bundle, read-only
     return dest
 
