@@ -669,6 +669,8 @@ def _depth_width(reg, models) -> None:
         reg.add(f"ffn.dw_d.L{L}", f"预算固定、{L} 层时的宽度 d", d, kind="config", symbols=sym, sources=src)
         reg.add(f"ffn.dw_d_ff.L{L}", f"预算固定、{L} 层时的 FFN 中间维", d_ff, kind="config", symbols=sym, sources=src)
         reg.add(f"ffn.dw_total.L{L}", f"预算固定、{L} 层时引擎数出的总参数", value=row["total"], sources=src)
+        reg.add(f"ffn.dw_off.L{L}", f"预算固定、{L} 层时总参数比预算多出的比例", Sym("总参数", row["total"])
+                / Sym("预算", budget) - Const(1), kind="ratio", style="pct2", sources=src)
         reg.add(f"ffn.dw_share_total.L{L}", f"预算固定、{L} 层时 FFN 占全部参数的比例", value=row["ffn_share_total"],
                 kind="ratio", style="pct", sources=src)
         reg.add(f"ffn.dw_share_layer.L{L}", f"预算固定、{L} 层时 FFN 占一层的比例", value=row["ffn_share_layer"],

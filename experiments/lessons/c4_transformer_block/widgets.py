@@ -221,10 +221,10 @@ def tracker_stages(ledger: Ledger, tracker: dict, reference: dict | None = None,
     ffn_status = course_status("ffn", "FFN")
     for lt in ledger.layer_types:
         s = _layer_split(ledger, lt)
-        parts = [{"label": "token mixer", "params": n(s["mixer"]), "status": "", "status_zh": ""},
+        parts = [{"label": "token mixer", "params": n(s["mixer"]), "status": "", "status_zh": "", "solves": "", "links": []},
                  {"label": ffn_status["title"], "params": n(s["ffn"]), "status": ffn_status["status"],
                   "status_zh": ffn_status["status_zh"], "solves": ffn_status["solves"], "links": ffn_status["links"]},
-                 {"label": "归一化等", "params": n(s["other"]), "status": "", "status_zh": ""}]
+                 {"label": "归一化等", "params": n(s["other"]), "status": "", "status_zh": "", "solves": "", "links": []}]
         stages.append(stage(lt, layer_label(lt), shape_str([T, d]), shape_str([T, d]), s["node"].per_copy,
                             f"layer.{lt}", s["node"].n, parts=parts))
     final = sum(c.count for c in ledger.root.find("text").children if c.kind == "norm")
