@@ -158,7 +158,7 @@ def share_chart(matrices, kv_ratio, points: list) -> dict:
     ys = [float(formula_share(m, r, g)) for r in SHARE_R]
     on, off = [], []
     for p in points:
-        same = int(p["m"]) == m and Fraction(p["kv"]) == g
+        same = int(p["m"]) == m and Fraction(p["kv"]) == g and p["fits"]
         (on if same else off).append(p)
 
     def series(name, ps, mode, color):
@@ -171,7 +171,7 @@ def share_chart(matrices, kv_ratio, points: list) -> dict:
              "text": [f"r = {format_value(r, 'x2')}：{pct(formula_share(m, r, g), 1)}" for r in SHARE_R]}
     spec = {"kind": "xy", "title": "FFN 占一层权重矩阵的比例 vs 宽度倍数 r = d_ff / d",
             "xtitle": "r = d_ff / d", "ytitle": "FFN 占一层权重矩阵（%）",
-            "series": [curve, series("同样结构的模型（应落在曲线上）", on, "markers", "#d33"),
+            "series": [curve, series("同样的 m 和 h_kv/h、Q 宽等于 d 的模型", on, "markers", "#d33"),
                        series("其他稠密模型", off, "markers", "#888")]}
     attn = 2 + 2 * g
     return {"m": m, "kv": _frac_text(g), "attn_d2": format_value(attn, "x2"),
@@ -183,7 +183,8 @@ def share_chart(matrices, kv_ratio, points: list) -> dict:
 def share_points(rows: list[dict]) -> list[dict]:
     """The chart's points, as JSON (exact values as text): each dense model's r and its engine share."""
     return [{"name": r["name"], "m": r["_s"]["matrices_n"], "r": str(r["_s"]["r"]), "kv": str(r["_s"]["kv_ratio"]),
-             "share": str(r["_s"]["matrices"])} for r in rows if r["_s"]["formula"] is not None]
+             "share": str(r["_s"]["matrices"]), "fits": r["_s"]["agrees"]}
+            for r in rows if r["_s"]["formula"] is not None]
 
 
 # ==============================================================================================================
