@@ -307,5 +307,6 @@ def depth_width_view(o: dict, data) -> dict:
     if chosen is None:
         raise OptionError("ffn-depth-width", "budget", "one of the budgets", o["budget"])
     L, T = _scalar("ffn-depth-width", o, "L"), _scalar("ffn-depth-width", o, "T")
-    return {"budgets": budgets, "budget": chosen, "L": L, "T": T, "layers": DW_LAYERS,
+    return {"budgets": budgets, "budget": chosen, "L": L, "T": T, "layers": DW_LAYERS, "head_dim": HEAD_DIM,
+            "align": ALIGN, "vocab": VOCAB,
             "x": depth_width(chosen["total"], L, T)}
