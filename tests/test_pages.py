@@ -153,7 +153,8 @@ def test_each_page_loads_only_the_widget_scripts_it_uses(repo_site):
     assert scripts("index.html") == base
     assert scripts("c4-transformer-block.html") == base + ["derivation.js", "widgets.js", "widgets-c4.js",
                                                            "charts.js"]
-    assert scripts("c4-ffn-deep-read.html") == base + ["widgets.js", "widgets-ffn.js", "charts.js"]
+    assert scripts("c4-ffn-deep-read.html") == base + ["widgets.js", "widgets-ffn.js", "widgets-ffn-extra.js",
+                                                     "charts.js"]
 
 
 def test_home_page_outline(repo_site):

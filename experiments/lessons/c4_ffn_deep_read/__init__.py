@@ -8,6 +8,7 @@ describe a widget's first state read these dictionaries.
 from ...widget import Lesson, Widget
 
 _FFN = "widgets-ffn.js"
+_EXTRA = "widgets-ffn-extra.js"
 
 SWIGLU_DEFAULTS = {"d": 4096, "ratio": "8/3", "matrices": 3, "align": 256}
 MEMORY_DEFAULTS = {"models": ["llama7b", "llama_2_13b", "llama70b"], "model": "llama7b", "dtype": "BF16",
@@ -16,6 +17,9 @@ TRAINING_DEFAULTS = {"model": "llama7b", "recipe": "mixed_adamw", "batch": 4, "s
 FLOPS_DEFAULTS = {"model": "llama7b", "tokens_b": "2000", "gpus": 1024, "tflops": None}   # None: cited sustained
 MOE_DEFAULTS = {"models": [], "model": "qwen3_30b_a3b", "experts": None, "top_k": None, "width": None}  # None: the model's own
 INT4_DEFAULTS = {"rows": 1024, "cols": 64, "outlier_pct": "1", "outlier_scale": "10", "seed": 0}
+PREFILL_DEFAULTS = {"model": "llama7b", "dtype": "BF16", "gpu": "h100", "prompt": 2048, "batch": 1}
+SHARE_DEFAULTS = {"matrices": 3, "kv": "1"}
+DEPTH_DEFAULTS = {"budgets": ["llama7b", "llama_2_13b", "llama70b"], "budget": "llama7b", "L": 32, "T": 4096}
 GPUS = {"h100": "H100 SXM", "a100": "A100 80GB SXM"}   # bandwidth and peak: data/citations.json <key>_*
 
 LESSON = Lesson(
@@ -34,5 +38,12 @@ LESSON = Lesson(
                calls={"ffn_moe": "calc:moe_explore"}),
         Widget("ffn-int4", "ffn_int4.html", "widgets:int4_view", INT4_DEFAULTS, script=_FFN, needs=("charts.js",),
                calls={"ffn_int4_probe": "calc:int4_probe"}),
+        # the sources' missing parts (extra.py): prefill vs decode, the share formula, depth vs width
+        Widget("ffn-prefill-decode", "ffn_prefill_decode.html", "extra:prefill_decode_view", PREFILL_DEFAULTS,
+               script=_EXTRA, calls={"ffn_prefill_decode": "extra:prefill_decode"}),
+        Widget("ffn-share-formula", "ffn_share_formula.html", "extra:share_view", SHARE_DEFAULTS, script=_EXTRA,
+               needs=("charts.js",), calls={"ffn_share_chart": "extra:share_chart_call"}),
+        Widget("ffn-depth-width", "ffn_depth_width.html", "extra:depth_width_view", DEPTH_DEFAULTS, script=_EXTRA,
+               calls={"ffn_depth_width": "extra:depth_width"}),
     ),
 )

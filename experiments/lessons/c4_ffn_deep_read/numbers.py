@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from . import INT4_DEFAULTS, MEMORY_DEFAULTS, TRAINING_DEFAULTS
+from . import DEPTH_DEFAULTS, INT4_DEFAULTS, MEMORY_DEFAULTS, PREFILL_DEFAULTS, TRAINING_DEFAULTS
 from . import calc as ffn
+from . import extra
 from ...course_numbers import LEDGER
 from ...ledger import views
 from ...expr import Const, Sym, group_digits
@@ -70,6 +71,9 @@ def register(reg, models, course=None) -> None:
     _compute(reg, models, cited)
     _moe(reg, models)
     _int4(reg)
+    _prefill_decode(reg, models, cited)
+    _share_formula(reg, models)
+    _depth_width(reg, models)
 
 
 def _src(mn, *symbols):
@@ -546,3 +550,138 @@ def _int4(reg) -> None:
                 kind="ratio", style="pct2", sources=src)
         reg.add(f"ffn.int4_rel_plain.g{size}", f"分组 {size} 时同一矩阵不放大离群行的相对均方根误差",
                 value=g["rel_plain_value"], kind="ratio", style="pct2", sources=src)
+
+
+# -- prefill vs decode (extra.prefill_decode) --------------------------------------------------------------------------
+def _prefill_decode(reg, models, cited) -> None:
+    """The ffn-prefill-decode widget's first state: PREFILL_DEFAULTS' model, precision and prompt on an H100."""
+    o = PREFILL_DEFAULTS
+    mn = models.get(o["model"])
+    bw, peak = cited.get(f"{o['gpu']}_bandwidth_tbps"), cited.get(f"{o['gpu']}_bf16_tflops")
+    if mn is None or bw is None or peak is None:
+        return
+    src = (mn.where + LEDGER, peak.sources[0], bw.sources[0])
+    B, P = Dec("带宽 TB/s", bw.value), Dec("峰值 TFLOPS", peak.value)
+    b = Dec(f"{o['dtype']} 字节", Fraction(views.DTYPE_BITS[o["dtype"]], 8))
+    W = Sym("每步读取的矩阵权重", views.matmul_weights(mn.ledger))
+    N = Sym("N", o["prompt"])
+    r = extra.prefill_decode(mn.doc["config"], o["dtype"], bw.value, peak.value, o["prompt"], o["batch"])
+    reg.add("ffn.pd_ridge", "H100 的「算力 ÷ 带宽」：每读 1 字节要做多少 FLOPs 才不等数据（FLOP/字节）", P / B,
+            kind="ratio", style="x0", sources=(peak.sources[0], bw.sources[0]))
+    reg.add("ffn.pd_prompt", "prefill 示例的提示词长度（示意设定）", N, kind="tokens", symbols={"N": "示意设定"},
+            sources=("示意设定",))
+    w = ffn.step_weights(mn.ledger)
+    nbytes = Fraction(views.DTYPE_BITS[o["dtype"]], 8)
+    pre = Fraction(2 * w.active * o["prompt"]) / (w.read(o["prompt"]) * nbytes)
+    reg.add("ffn.pd_intensity_prefill", f"{mn.name} prefill {o['prompt']:,} 个 token：每读 1 字节权重做的 FLOPs",
+            Const(2) * W * N / (W * b), value=pre, kind="ratio", style="x0", symbols={"N": "示意设定"}, sources=src)
+    reg.add("ffn.pd_intensity_decode", f"{mn.name} 批 1 解码：每读 1 字节权重做的 FLOPs",
+            Const(2) * W / (W * b), kind="ratio", style="x0", sources=src)
+    reg.add("ffn.pd_prefill_mem_ms", f"{mn.name} prefill {o['prompt']:,} 个 token 时读一遍权重的时间（ms）",
+            W * b / (B * TERA) * Const(1000), kind="ratio", style="x2", sources=src)
+    reg.add("ffn.pd_prefill_cmp_ms", f"{mn.name} prefill {o['prompt']:,} 个 token 的矩阵乘按峰值算力要的时间（ms）",
+            Const(2) * W * N / (P * TERA) * Const(1000), kind="ratio", style="x1", symbols={"N": "示意设定"},
+            sources=src)
+    reg.add("ffn.pd_decode_cmp_ms", f"{mn.name} 批 1 解码一步的矩阵乘按峰值算力要的时间（ms）",
+            Const(2) * W / (P * TERA) * Const(1000), kind="ratio", style="x3", sources=src)
+    reg.add("ffn.pd_decode_use", f"{mn.name} 批 1 解码时算力最多用上峰值的比例（读权重的时间里只算这么多）",
+            (Const(2) * W / (P * TERA)) / (W * b / (B * TERA)), kind="ratio", style="pct2", sources=src)
+    pre_tps = N / (Const(2) * W * N / (P * TERA))
+    dec_tps = B * TERA / (W * b)
+    reg.add("ffn.pd_prefill_tps", f"{mn.name} prefill 每秒最多处理的提示词 token（算力上限）", pre_tps,
+            value=Fraction(o["prompt"]) / max(r_raw for r_raw in _times(w, o["prompt"], nbytes, bw, peak)),
+            kind="ratio", style="x0", symbols={"N": "示意设定"}, sources=src)
+    reg.add("ffn.pd_decode_tps", f"{mn.name} 批 1 解码每秒最多生成的 token（带宽上限）", dec_tps,
+            value=1 / max(_times(w, 1, nbytes, bw, peak)), kind="ratio", style="x0", sources=src)
+    reg.add("ffn.pd_speedup", "同一张卡上 prefill 每秒处理的 token 是批 1 解码每秒生成的几倍",
+            pre_tps / dec_tps, kind="ratio", style="x1", sources=src)
+    assert r["prefill"]["bound"] == "算力" and r["decode"]["bound"] == "带宽"
+
+
+def _times(w, tokens, nbytes, bw, peak):
+    return ffn._step_times(w, tokens, nbytes, Fraction(bw.value), Fraction(peak.value))
+
+
+# -- the FFN share formula (extra.formula_share) ----------------------------------------------------------------------
+def _share_formula(reg, models) -> None:
+    """Per model: the formula m·r / (m·r + 2 + 2·h_kv/h) beside the engine's count of one layer (its weight
+    matrices only, and the whole layer)."""
+    for alias, mn in models.items():
+        if mn.arch.moe:
+            continue
+        s = extra.model_layer_shares(mn.ledger)
+        c = mn.cfg()
+        m = Sym("m", mn.arch.ffn_matrices)
+        r = c["d_ff"] / c["d"]
+        g = c["h_kv"] / c["h"]
+        kw = {"symbols": {**mn.keys, "m": "FFN 的矩阵数"}, "sources": _src(mn, "d_ff", "d", "h_kv", "h")}
+        reg.add(f"ffn.sf_r.{alias}", f"{mn.name} 的 r = d_ff / d", r, kind="ratio", style="x2", **kw)
+        reg.add(f"ffn.sf_kv.{alias}", f"{mn.name} 的 h_kv / h", g, kind="ratio", style="x3", **kw)
+        reg.add(f"ffn.sf_formula.{alias}", f"{mn.name}：公式 m·r / (m·r + 2 + 2·h_kv/h) 给出的 FFN 占比",
+                m * r / (m * r + Const(2) + Const(2) * g), value=s["formula"], kind="ratio", style="pct2", **kw)
+        lt = s["layer_type"]
+        node = mn.ledger.layer(lt)
+        fm = node.sum_where(lambda leaf, kinds: "ffn" in kinds and leaf.matmul) // node.n
+        am = node.sum_where(lambda leaf, kinds: leaf.matmul and any(k in kinds for k in views.MIXER_KINDS)) // node.n
+        F, A = Sym("FFN 矩阵", fm), Sym("注意力矩阵", am)
+        reg.add(f"ffn.sf_matrices.{alias}", f"{mn.name}：账本引擎数一层（{lt}）的权重矩阵，FFN 的占比",
+                F / (F + A), value=s["matrices"], kind="ratio", style="pct2", sources=(mn.where + LEDGER,))
+        reg.add(f"ffn.sf_whole.{alias}", f"{mn.name}：账本引擎数一整层（{lt}，含归一化和偏置），FFN 的占比",
+                Sym("FFN", node.sum_where(lambda leaf, kinds: "ffn" in kinds) // node.n) / Sym("一层", node.per_copy),
+                value=s["whole"], kind="ratio", style="pct2", sources=(mn.where + LEDGER,))
+    for m in (2, 3):
+        M = Sym("m", m)
+        reg.add(f"ffn.sf_r23.m{m}", f"{m} 个矩阵、MHA 时，FFN 占三分之二所需的 r（解 m·r / (m·r + 4) = 2/3）",
+                Const(2) * Const(4) / M, value=extra.r_for_share(m, 1, Fraction(2, 3)), kind="ratio", style="x2",
+                symbols={"m": "FFN 的矩阵数"}, sources=("由公式 m·r / (m·r + 4) 解出",))
+        reg.add(f"ffn.sf_r50.m{m}", f"{m} 个矩阵、MHA 时，FFN 占一半所需的 r（解 m·r / (m·r + 4) = 1/2）",
+                Const(4) / M, value=extra.r_for_share(m, 1, Fraction(1, 2)), kind="ratio", style="x2",
+                symbols={"m": "FFN 的矩阵数"}, sources=("由公式 m·r / (m·r + 4) 解出",))
+    g = Sym("h_kv/h", Fraction(1, 8))
+    reg.add("ffn.sf_attn_d2.kv8", "h_kv/h = 1/8 时一层注意力是 d² 的几倍：2 + 2·h_kv/h", Const(2) + Const(2) * g,
+            kind="ratio", style="x2", symbols={"h_kv/h": "KV 头数 / 查询头数"}, sources=("Q、O 各 d²，K、V 各 h_kv/h · d²",))
+    reg.add("ffn.sf_r23.m3kv8", "3 个矩阵、h_kv/h = 1/8 时，FFN 占三分之二所需的 r",
+            Const(2) * (Const(2) + Const(2) * g) / Const(3), value=extra.r_for_share(3, Fraction(1, 8), Fraction(2, 3)),
+            kind="ratio", style="x2", symbols={"h_kv/h": "KV 头数 / 查询头数"}, sources=("由公式解出",))
+
+
+# -- depth vs width at a fixed budget (extra.depth_width) -------------------------------------------------------------
+DW_PROSE_LAYERS = (16, 32, 64)
+
+
+def _depth_width(reg, models) -> None:
+    o = DEPTH_DEFAULTS
+    mn = models.get(o["budget"])
+    if mn is None:
+        return
+    budget, T = mn.ledger.total, o["T"]
+    reg.add("ffn.dw_budget", f"深度与宽度示例的参数预算（{mn.name} 的总数）", Sym("预算", budget),
+            sources=(mn.where + LEDGER,))
+    reg.add("ffn.dw_T", "深度与宽度示例的上下文长度 T（示意设定）", Sym("T", T), kind="tokens", symbols={"T": "示意设定"},
+            sources=("示意设定",))
+    src = (f"按 {mn.name} 的总数为预算，对每个层数 L 取总数最接近预算的 Llama 式 config（头宽 {extra.HEAD_DIM}、"
+           f"SwiGLU 宽 8/3·d 对齐到 {extra.ALIGN}、词表 {extra.VOCAB:,}），由课程的账本引擎现数",)
+    for L in DW_PROSE_LAYERS:
+        row = extra.depth_width_row(budget, L, T)["raw"]
+        Ls, d, d_ff = Sym("L", L), Sym("d", row["d"]), Sym("d_ff", row["d_ff"])
+        sym = {"L": "层数（示意设定）", "d": "按预算搜出的宽度", "d_ff": "8/3·d 向上对齐到 256"}
+        reg.add(f"ffn.dw_L.L{L}", f"深度与宽度示例的层数 {L}", Ls, kind="config", symbols=sym, sources=("示意设定",))
+        reg.add(f"ffn.dw_d.L{L}", f"预算固定、{L} 层时的宽度 d", d, kind="config", symbols=sym, sources=src)
+        reg.add(f"ffn.dw_d_ff.L{L}", f"预算固定、{L} 层时的 FFN 中间维", d_ff, kind="config", symbols=sym, sources=src)
+        reg.add(f"ffn.dw_total.L{L}", f"预算固定、{L} 层时引擎数出的总参数", value=row["total"], sources=src)
+        reg.add(f"ffn.dw_off.L{L}", f"预算固定、{L} 层时总参数比预算多出的比例", Sym("总参数", row["total"])
+                / Sym("预算", budget) - Const(1), kind="ratio", style="pct2", sources=src)
+        reg.add(f"ffn.dw_share_total.L{L}", f"预算固定、{L} 层时 FFN 占全部参数的比例", value=row["ffn_share_total"],
+                kind="ratio", style="pct", sources=src)
+        reg.add(f"ffn.dw_share_layer.L{L}", f"预算固定、{L} 层时 FFN 占一层的比例", value=row["ffn_share_layer"],
+                kind="ratio", style="pct", sources=src)
+        reg.add(f"ffn.dw_kv.L{L}", f"预算固定、{L} 层时每个 token 的 KV cache（字节，BF16，MHA）：2 × L × d × 2",
+                Const(2) * Ls * d * Const(2), value=row["kv"], kind="bytes", symbols=sym, sources=src)
+        reg.add(f"ffn.dw_score.L{L}", f"预算固定、{L} 层时，T 个历史 token 的注意力打分 FLOPs（每生成一个 token）",
+                Ls * Const(2) * Const(2) * d * Sym("T", T), value=row["score"], kind="flops", style="e2",
+                symbols={**sym, "T": "示意设定"}, sources=src)
+        reg.add(f"ffn.dw_ffn_flops.L{L}", f"预算固定、{L} 层时 FFN 每 token 的 FLOPs：2 × 3 × d × d_ff × L",
+                Const(2) * Const(3) * d * d_ff * Ls, value=row["ffn_flops"], kind="flops", style="e2", symbols=sym,
+                sources=src)
+        reg.add(f"ffn.dw_crossover.L{L}", f"预算固定、{L} 层时注意力打分追上 FFN 的上下文长度：3 · d_ff / 2",
+                Const(3) * d_ff / Const(2), value=row["crossover"], kind="tokens", symbols=sym, sources=src)

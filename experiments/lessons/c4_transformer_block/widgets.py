@@ -198,11 +198,17 @@ def tracker_stages(ledger: Ledger, tracker: dict, reference: dict | None = None,
             return None
         return "✓" if reference[key] == value else "✗"
 
+    chapters = tracker.get("chapter_links", {})
+
     def course_status(sid, title):
         s = status.get(sid) or status.get(STATUS_FALLBACK.get(sid, ""), {})
         st = s.get("status", "learned")
+        taught = s.get("chapters", [])
+        links = [{"id": c, "title": chapters.get(c, {}).get("title", ""), "href": chapters.get(c, {}).get("href")}
+                 for c in taught]
         return {"title": s.get("title", title) if course_titles and sid in status else title, "status": st,
-                "status_zh": legend.get(st, ""), "chapter": s.get("chapter", "")}
+                "status_zh": legend.get(st, ""), "chapter": taught[0] if taught else "", "solves": s.get("solves", ""),
+                "links": links}
 
     def stage(sid, title, shape_in, shape_out, params, ref_key=None, n_layers=1, note="", parts=None):
         return {"id": sid, **course_status(sid, title), "in": shape_in, "out": shape_out, "params": n(params),
@@ -215,10 +221,10 @@ def tracker_stages(ledger: Ledger, tracker: dict, reference: dict | None = None,
     ffn_status = course_status("ffn", "FFN")
     for lt in ledger.layer_types:
         s = _layer_split(ledger, lt)
-        parts = [{"label": "token mixer", "params": n(s["mixer"]), "status": "", "status_zh": ""},
+        parts = [{"label": "token mixer", "params": n(s["mixer"]), "status": "", "status_zh": "", "solves": "", "links": []},
                  {"label": ffn_status["title"], "params": n(s["ffn"]), "status": ffn_status["status"],
-                  "status_zh": ffn_status["status_zh"]},
-                 {"label": "归一化等", "params": n(s["other"]), "status": "", "status_zh": ""}]
+                  "status_zh": ffn_status["status_zh"], "solves": ffn_status["solves"], "links": ffn_status["links"]},
+                 {"label": "归一化等", "params": n(s["other"]), "status": "", "status_zh": "", "solves": "", "links": []}]
         stages.append(stage(lt, layer_label(lt), shape_str([T, d]), shape_str([T, d]), s["node"].per_copy,
                             f"layer.{lt}", s["node"].n, parts=parts))
     final = sum(c.count for c in ledger.root.find("text").children if c.kind == "norm")
@@ -291,9 +297,23 @@ def byo_error(error: Exception) -> dict:
 
 
 # -- build-time views: (options, data) -> the values site/templates/widgets/<template> shows ----------------------
+def chapter_links(course: dict) -> dict:
+    """Chapter id -> {title, href}: href is the lesson's page for a chapter data/course.json marks written (the
+    build fails if its lesson is missing), None for a planned one."""
+    return {ch["id"]: {"title": ch.get("title") or "",
+                       "href": f"{ch['lesson']}.html" if ch.get("status") == "written" and ch.get("lesson") else None}
+            for ch in course.get("chapters", []) if isinstance(ch, dict) and "id" in ch}
+
+
+def tracker_settings(course: dict) -> dict:
+    """data/course.json's tracker settings with the chapter links its stages need (the browser's recomputation
+    gets the same dictionary)."""
+    return {**course["tracker"], "chapter_links": chapter_links(course)}
+
+
 def tracker_view(o: dict, data) -> dict:
     alias, mn = data.model("tracker", o["model"])
-    settings = data.course["tracker"]
+    settings = tracker_settings(data.course)
     reference = data.reference_counts
     models = [data.model("tracker", a, "models") for a in dict.fromkeys([alias, *o["models"]])]
     stages = tracker_stages(mn.ledger, settings, reference.get(mn.id, {}), mn.id == settings.get("model"))
