@@ -82,6 +82,10 @@ def _moe_model(reg, mn) -> None:
     reg.add(f"{p}.k", f"{mn.name} 每个 token 选的专家数 k", y["k"], kind="config", sources=cfg_src, **kw)
     reg.add(f"{p}.w", f"{mn.name} 一个路由专家的中间维 w", y["w"], kind="config", sources=cfg_src, **kw)
     reg.add(f"{p}.moe_layers", f"{mn.name} 的 MoE 层数", y["L_moe"], kind="config", sources=(mn.where + LEDGER,), **kw)
+    dense = mn.arch.n_layers - mn.arch.moe["n_moe_layers"]
+    if dense:
+        reg.add(f"{p}.dense_layers", f"{mn.name} 的稠密 FFN 层数", value=dense, kind="config",
+                sources=(mn.where + LEDGER,))
     one = _one_expert(mn)
     gated = Const(3) * y["d"] * y["w"]
     expert = gated if gated.value == one else Sym("一个专家", one)

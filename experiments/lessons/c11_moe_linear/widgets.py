@@ -45,7 +45,7 @@ def hybrid_view(o: dict, data) -> dict:
     return {"alias": alias, "model": mn, "L": L, "presets": [(p, calc.ratio_label(p, L)) for p in presets],
             "ts": calc.T_CHOICES, "n_full": o["n_full"], "T": o["T"],
             "x": calc.hybrid_memory(config, o["n_full"], o["T"]), "table": table,
-            "chart": calc.hybrid_chart(config, presets, current=o["n_full"])}
+            "spec": calc.hybrid_chart(config, presets, current=o["n_full"])}
 
 
 def batch_view(o: dict, data) -> dict:
@@ -60,4 +60,4 @@ def batch_view(o: dict, data) -> dict:
     return {"alias": o["model"], "models": models, "batch": o["batch"], "exp": batches.index(o["batch"]),
             "max_exp": calc.BATCH_EXPONENTS[-1], "dtype": o["dtype"], "dtypes": list(calc.BYTES),
             "x": tables[o["model"]][str(o["batch"])], "tables": {"dtype": o["dtype"], "models": tables},
-            "charts": charts, "chart": charts[o["model"]]}
+            "charts": charts, "spec": charts[o["model"]]}
