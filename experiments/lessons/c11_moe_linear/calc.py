@@ -66,6 +66,8 @@ def with_experts(config, n_experts=None, top_k=None, split=None) -> dict:
         cfg[k_n] = ffn.parse_int(n_experts, "专家数", 1, 4096)
     if top_k is not None:
         cfg[k_k] = ffn.parse_int(top_k, "每个 token 选几个专家", 1, 4096)
+    if cfg[k_k] > cfg[k_n]:
+        raise ValueError(f"每个 token 选的专家数（{cfg[k_k]:,}）不能多于专家总数（{cfg[k_n]:,}）")
     m = Fraction(1) if split is None else ffn.parse_fraction(split, "拆细倍数", high=Fraction(64))
     if m != 1:
         if k_w is None:

@@ -15,6 +15,13 @@
     return JSON.parse(root.querySelector("script." + cls).textContent);
   }
 
+  // Python's answer; a failure's message without its exception class name (the learner reads only the Chinese)
+  function ask(fn, args) {
+    return W.call(fn, args).catch((e) => {
+      throw new Error(String(e && e.message ? e.message : e).replace(/^[A-Za-z_.]*(Error|Exception): /, ""));
+    });
+  }
+
   function fill(root, x) {   // every [data-k] element shows x[key]
     root.querySelectorAll("[data-k]").forEach((node) => {
       if (x[node.dataset.k] !== undefined) node.textContent = x[node.dataset.k];
@@ -61,7 +68,7 @@
     }
     const recompute = W.latest(root, "c11-moe-ledger", () => W.models().then((ms) => {
       const d = defaults();
-      return W.call("c11_moe_ledger", [ms[model.value].config, E.value === d.E ? null : E.value,
+      return ask("c11_moe_ledger", [ms[model.value].config, E.value === d.E ? null : E.value,
         k.value === d.k ? null : k.value, split.value]).then(show);
     }));
     function update() {
@@ -113,11 +120,11 @@
 
     const recompute = W.latest(root, "c11-hybrid-memory", (n) => W.models().then((ms) => {
       const config = ms[root.dataset.model].config;
-      return W.call("c11_hybrid_memory", [config, Number(n), Number(T.value)]).then((x) => {
+      return ask("c11_hybrid_memory", [config, Number(n), Number(T.value)]).then((x) => {
         fill(root, x);
         if (chartFor !== n) {
           chartFor = presets.includes(n) ? null : n;
-          return W.call("c11_hybrid_chart", [config, null, null, Number(n)]).then((spec) => W.chart(root, spec));
+          return ask("c11_hybrid_chart", [config, null, null, Number(n)]).then((spec) => W.chart(root, spec));
         }
         return null;
       });
@@ -178,11 +185,11 @@
     const recompute = W.latest(root, "c11-batch-experts", () => W.models().then((ms) => {
       const config = ms[model.value].config;
       const key = model.value + ":" + dtype.value;
-      return W.call("c11_batch_read", [config, Number(B()), dtype.value]).then((x) => {
+      return ask("c11_batch_read", [config, Number(B()), dtype.value]).then((x) => {
         fill(root, x);
         if (drawn !== key) {
           drawn = key;
-          return W.call("c11_batch_chart", [config, dtype.value]).then((spec) => W.chart(root, spec));
+          return ask("c11_batch_chart", [config, dtype.value]).then((spec) => W.chart(root, spec));
         }
         return null;
       });
