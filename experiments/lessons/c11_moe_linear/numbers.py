@@ -250,6 +250,8 @@ def _anchor_hybrid(reg, mn) -> None:
         pt = calc.hybrid_point(mn.doc["config"], f, 1)
         reg.add(f"{p}.n_full", "这一混合比例的全注意力层数", Sym("n_full", f), kind="config",
                 symbols={"n_full": "改写后的 layer_types"}, sources=src_of[f])
+        reg.add(f"{p}.n_linear", "这一混合比例的 GDN 层数", Sym("L", a.n_layers) - Sym("n_full", f), kind="config",
+                symbols={"L": "text_config.num_hidden_layers", "n_full": "改写后的 layer_types"}, sources=src_of[f])
         reg.add(f"{p}.state_gb", f"{calc.ratio_label(f, a.n_layers)}：固定状态（BF16，GB）", value=Fraction(pt["state"], 10**9),
                 kind="bytes", style="x2", sources=src_of[f])
         reg.add(f"{p}.state_mb", f"{calc.ratio_label(f, a.n_layers)}：固定状态（BF16，MB）", value=Fraction(pt["state"], 10**6),
