@@ -320,7 +320,21 @@ def tracker_view(o: dict, data) -> dict:
     state = {"settings": settings, "reference": {a: reference.get(m.id, {}) for a, m in models},
              "course_titles": [a for a, m in models if m.id == settings.get("model")],
              "baseline": "baseline" if "baseline" in dict(models) else None}
-    return {"alias": alias, "model": mn, "stages": stages, "tracker": settings, "models": models, "data": state}
+    return {"alias": alias, "model": mn, "stages": stages, "tracker": settings, "models": models, "data": state,
+            "later": later_links(settings, data.course)}
+
+
+def later_links(tracker: dict, course: dict) -> list[dict]:
+    """The tracker's stages left for a later chapter whose lesson is written: {title, chapter, chapter_title, href}
+    (the page links each one under the stage list)."""
+    chapters = {c["id"]: c for c in course.get("chapters", [])}
+    out = []
+    for s in tracker.get("stages", []):
+        ch = chapters.get(s.get("chapter", ""))
+        if s.get("status") == "later" and ch and ch.get("status") == "written" and ch.get("lesson"):
+            out.append({"title": s["title"], "chapter": ch["id"], "chapter_title": ch.get("title", ""),
+                        "href": ch["lesson"] + ".html"})
+    return out
 
 
 def classic_gap_view(o: dict, data) -> dict:

@@ -1,0 +1,363 @@
+"""Lesson C11 (MoE 与线性注意力): every figure the lesson cites, recomputed here from the configs, independently of
+experiments/lessons/c11_moe_linear.
+
+The test reads data/models/*/config.json itself and recounts each quantity from its config keys (or, where only a
+tensor tree can say it, from the ledger tree's leaves with its own walk), then compares with the number the page
+prints (experiments.course_numbers.compute_numbers). It also runs the page's code cell in CPython, checks the
+widgets' build-time views against the calculators, the outline and the C4 links, and that every {n} and {claim}
+in the lesson names a registered number.
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import json
+import math
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+import yaml
+
+from experiments.course_numbers import compute_course
+from experiments.ledger import build_ledger, views
+from sitegen.models import load_model, model_folders
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSON = ROOT / "lessons" / "c11-moe-linear-attention.md"
+C4 = ROOT / "lessons" / "c4-transformer-block.md"
+ROLE = re.compile(r"\{(\w+)\}`([^`]+)`")
+MOE = {"qwen3_30b_a3b": "qwen3-30b-a3b", "qwen3_235b_a22b": "qwen3-235b-a22b", "deepseek_v3": "deepseek-v3",
+       "gpt_oss_120b": "gpt-oss-120b", "qwen3_next_80b_a3b": "qwen3-next-80b-a3b", "mixtral_8x7b": "mixtral-8x7b",
+       "jamba_v0_1": "jamba-v0.1"}
+# (experts, top-k, expert width) keys of each config, read here without the lesson's table
+EXPERT_KEYS = {"qwen3-30b-a3b": ("num_experts", "num_experts_per_tok", "moe_intermediate_size"),
+               "qwen3-235b-a22b": ("num_experts", "num_experts_per_tok", "moe_intermediate_size"),
+               "qwen3-next-80b-a3b": ("num_experts", "num_experts_per_tok", "moe_intermediate_size"),
+               "deepseek-v3": ("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size"),
+               "gpt-oss-120b": ("num_local_experts", "num_experts_per_tok", "intermediate_size"),
+               "mixtral-8x7b": ("num_local_experts", "num_experts_per_tok", "intermediate_size"),
+               "jamba-v0.1": ("num_experts", "num_experts_per_tok", "intermediate_size")}
+
+
+def cfg(model_id: str) -> dict:
+    return json.loads((ROOT / "data" / "models" / model_id / "config.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def course():
+    return json.loads((ROOT / "data" / "course.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def numbers(course):
+    models = {}
+    for folder in model_folders(ROOT / "data" / "models"):
+        doc = load_model(folder)
+        models[doc["meta"]["id"]] = doc
+    citations = json.loads((ROOT / "data" / "citations.json").read_text(encoding="utf-8"))
+    return compute_course(models, course, citations=citations)[0]
+
+
+def v(numbers, name):
+    return numbers[name].value
+
+
+# -- independent counts ----------------------------------------------------------------------------------------
+def moe_layers(model_id: str, c: dict) -> int:
+    L = c["num_hidden_layers"]
+    if model_id == "deepseek-v3":
+        return L - c["first_k_dense_replace"]
+    if model_id == "jamba-v0.1":
+        return sum(1 for i in range(L) if i % c["expert_layer_period"] == c["expert_layer_offset"])
+    return L
+
+
+def expert_params(model_id: str, c: dict) -> int:
+    """One routed expert: three d × w matrices (gpt-oss: fused gate_up with a 2w bias, down with a d bias)."""
+    d, w = c["hidden_size"], c[EXPERT_KEYS[model_id][2]]
+    if model_id == "gpt-oss-120b":
+        return 3 * d * w + 2 * w + d
+    return 3 * d * w
+
+
+def router_params(model_id: str, c: dict) -> int:
+    E, d = c[EXPERT_KEYS[model_id][0]], c["hidden_size"]
+    per = E * d + (E if model_id in ("deepseek-v3", "gpt-oss-120b") else 0)   # DeepSeek's score bias, gpt-oss's bias
+    return moe_layers(model_id, c) * per
+
+
+def routed_from_tree(ledger) -> tuple[int, int]:
+    """(stored, used by one token) of every node the tree marks as routed (n_active < n), by our own walk."""
+    stored = used = 0
+
+    def go(node, mult, mult_used):
+        nonlocal stored, used
+        if node.n_active is not None and node.n_active != node.n:
+            stored += mult * node.count
+            used += mult_used * node.n_active * node.per_copy
+            return
+        for ch in node.children:
+            go(ch, mult * node.n, mult_used * node.n)
+    for ch in ledger.part("text").children:
+        go(ch, 1, 1)
+    return stored, used
+
+
+@pytest.mark.parametrize("alias", list(MOE))
+def test_two_ledgers_of_every_moe_model(numbers, alias):
+    mid = MOE[alias]
+    c = cfg(mid)
+    led = build_ledger(c)
+    E, k, _ = (c[key] for key in EXPERT_KEYS[mid])
+    p = f"c11.{alias}"
+    assert v(numbers, f"{p}.E") == E and v(numbers, f"{p}.k") == k
+    assert v(numbers, f"{p}.moe_layers") == moe_layers(mid, c)
+    one = expert_params(mid, c)
+    assert v(numbers, f"{p}.one_expert") == one
+    assert v(numbers, f"{p}.routed_total") == moe_layers(mid, c) * E * one
+    assert v(numbers, f"{p}.routed_active") == moe_layers(mid, c) * k * one
+    assert (v(numbers, f"{p}.routed_total"), v(numbers, f"{p}.routed_active")) == routed_from_tree(led)
+    assert v(numbers, f"{p}.router") == router_params(mid, c)
+    assert v(numbers, f"{p}.always") == led.active_per_token - moe_layers(mid, c) * k * one
+    assert v(numbers, f"{p}.active_share") == Fraction(led.active_per_token, led.text_backbone)
+    assert v(numbers, f"{p}.router_share") == Fraction(router_params(mid, c), led.text_backbone)
+    assert v(numbers, f"{p}.weights_gb") == Fraction(2 * led.total, 10**9)
+    assert v(numbers, f"{p}.active_gb") == Fraction(2 * led.active_per_token, 10**9)
+    assert v(numbers, f"{p}.choices") == math.comb(E, k)
+    every = 2 * views.matmul_weights(led, active=False)
+    assert v(numbers, f"{p}.flops_all") == every
+    assert v(numbers, f"{p}.flops_ratio") == Fraction(every, views.param_flops_per_token(led))
+
+
+def test_always_active_parts_of_deepseek_v3(numbers):
+    c = cfg("deepseek-v3")
+    d, w_s, n_s = c["hidden_size"], c["moe_intermediate_size"], c["n_shared_experts"]
+    assert v(numbers, "c11.deepseek_v3.dense_layers") == c["first_k_dense_replace"] == 3
+    assert v(numbers, "c11.deepseek_v3.row.shared") == moe_layers("deepseek-v3", c) * n_s * 3 * d * w_s
+    assert v(numbers, "c11.deepseek_v3.row.dense_ffn") == c["first_k_dense_replace"] * 3 * d * c["intermediate_size"]
+
+
+def test_the_lessons_figures_as_printed(numbers):
+    from experiments.numbers import format_number
+    shown = {name: format_number(numbers[name], style) for name, style in [
+        ("qwen3_30b_a3b.total", "n"), ("qwen3_30b_a3b.active_per_token", "n"), ("c11.qwen3_30b_a3b.active_share", "pct"),
+        ("c11.qwen3_30b_a3b.router", "n"), ("c11.qwen3_30b_a3b.router_share", "pct3"),
+        ("c11.qwen3_30b_a3b.weights_gb", "x1"), ("c11.qwen3_30b_a3b.active_gb", "x1"),
+        ("c11.gdn_state_elems", "n"), ("c11.gdn_state_mb", "x2"), ("c11.gdn_break_even_T", "n"),
+        ("c11.hyb.f64.t256k.cache_gb", "x2"), ("c11.hyb.cache_ratio.t256k", "pct"),
+        ("c11.batch.qwen3_30b_a3b.b16.touched", "x1"), ("c11.hyb.param_diff", "n")]}
+    assert shown == {"qwen3_30b_a3b.total": "30,532,122,624", "qwen3_30b_a3b.active_per_token": "3,353,032,704",
+                     "c11.qwen3_30b_a3b.active_share": "11.0%", "c11.qwen3_30b_a3b.router": "12,582,912",
+                     "c11.qwen3_30b_a3b.router_share": "0.041%", "c11.qwen3_30b_a3b.weights_gb": "61.1",
+                     "c11.qwen3_30b_a3b.active_gb": "6.7", "c11.gdn_state_elems": "817,152",
+                     "c11.gdn_state_mb": "1.63", "c11.gdn_break_even_T": "399",
+                     "c11.hyb.f64.t256k.cache_gb": "68.72", "c11.hyb.cache_ratio.t256k": "25.1%",
+                     "c11.batch.qwen3_30b_a3b.b16.touched": "82.4", "c11.hyb.param_diff": "528,861,696"}
+
+
+# -- granularity: the same config with experts merged or split -----------------------------------------------------
+@pytest.mark.parametrize("key,m", [("m1_8", Fraction(1, 8)), ("m1_4", Fraction(1, 4)), ("m1", Fraction(1)),
+                                   ("m4", Fraction(4))])
+def test_granularity(numbers, key, m):
+    c = cfg("qwen3-30b-a3b")
+    E, k, w = int(c["num_experts"] * m), int(c["num_experts_per_tok"] * m), int(c["moe_intermediate_size"] / m)
+    changed = dict(c, num_experts=E, num_experts_per_tok=k, moe_intermediate_size=w)
+    led = build_ledger(changed)
+    p = f"c11.gran.{key}"
+    assert (v(numbers, f"{p}.E"), v(numbers, f"{p}.k"), v(numbers, f"{p}.w")) == (E, k, w)
+    assert v(numbers, f"{p}.total") == led.text_backbone and v(numbers, f"{p}.active") == led.active_per_token
+    assert v(numbers, f"{p}.router") == c["num_hidden_layers"] * E * c["hidden_size"]
+    assert v(numbers, f"{p}.choices") == math.comb(E, k)
+    # the FFN budget is unchanged: only the router moves the totals
+    base = build_ledger(c)
+    assert led.text_backbone - base.text_backbone == c["num_hidden_layers"] * (E - c["num_experts"]) * c["hidden_size"]
+
+
+# -- the hand count and the code cell --------------------------------------------------------------------------
+def hand(c: dict) -> tuple[int, int]:
+    V, d, L = c["vocab_size"], c["hidden_size"], c["num_hidden_layers"]
+    h, h_kv, d_h = c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"]
+    E, k, w = c["num_experts"], c["num_experts_per_tok"], c["moe_intermediate_size"]
+    attn = d * h * d_h + 2 * d * h_kv * d_h + h * d_h * d + 2 * d_h
+    outside = V * d + d + (0 if c.get("tie_word_embeddings") else V * d)
+    per = attn + E * d + 2 * d
+    return outside + L * (per + E * 3 * d * w), outside + L * (per + k * 3 * d * w)
+
+
+def test_hand_count(numbers):
+    c = cfg("qwen3-30b-a3b")
+    total, active = hand(c)
+    led = build_ledger(c)
+    assert (total, active) == (led.total, led.active_per_token)
+    assert v(numbers, "c11.hand.total") == total and v(numbers, "c11.hand.active") == active
+    assert v(numbers, "c11.hand.expert") == 3 * c["hidden_size"] * c["moe_intermediate_size"]
+
+
+def code_cell_source() -> str:
+    text = LESSON.read_text(encoding="utf-8")
+    block = re.search(r"```\{widget\} code\n(.*?)\n```", text, re.S).group(1)
+    return yaml.safe_load(block)["source"]
+
+
+def test_code_cell_prints_the_engines_two_ledgers():
+    src = code_cell_source()
+    c = cfg("qwen3-30b-a3b")
+    ns: dict = {}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(src, "cell", "exec"), ns)   # noqa: S102 - the lesson's own code cell
+    for key, value in ns["cfg"].items():        # every value typed in the cell is the real config's
+        assert c[key] == value, key
+    led = build_ledger(c)
+    assert ns["total"] == led.total and ns["active"] == led.active_per_token
+    assert f"{led.total:,}" in out.getvalue() and f"{led.active_per_token:,}" in out.getvalue()
+
+
+# -- a decode step of B tokens ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("alias", ["qwen3_30b_a3b", "deepseek_v3"])
+@pytest.mark.parametrize("B", [1, 16, 64, 256])
+def test_batch_touches_experts(numbers, alias, B):
+    c = cfg(MOE[alias])
+    led = build_ledger(c)
+    E, k = c[EXPERT_KEYS[MOE[alias]][0]], c["num_experts_per_tok"]
+    touched = E * (1 - (1 - Fraction(k, E)) ** B)
+    every, used = views.matmul_weights(led, active=False), views.matmul_weights(led)
+    read = used + (every - used) * (touched - k) / (E - k)
+    p = f"c11.batch.{alias}.b{B}"
+    assert v(numbers, f"{p}.touched") == touched
+    assert v(numbers, f"{p}.touched_share") == touched / E
+    assert v(numbers, f"{p}.read_gb") == read * 2 / 10**9
+    assert v(numbers, f"{p}.per_token_gb") == read * 2 / 10**9 / B
+    assert v(numbers, f"c11.batch.{alias}.all_gb") == Fraction(2 * every, 10**9)
+
+
+# -- hybrids ---------------------------------------------------------------------------------------------------
+def anchor_with(n_full: int) -> dict:
+    c = copy.deepcopy(cfg("qwen3.8-27b"))
+    t = c["text_config"]
+    L = t["num_hidden_layers"]
+    step = L // n_full if n_full else None
+    t.pop("full_attention_interval", None)
+    t["layer_types"] = ["full_attention" if step and (i + 1) % step == 0 else "linear_attention" for i in range(L)]
+    return c
+
+
+def gdn_state(t: dict) -> int:
+    n_k, n_v = t["linear_num_key_heads"], t["linear_num_value_heads"]
+    d_k, d_v, K = t["linear_key_head_dim"], t["linear_value_head_dim"], t["linear_conv_kernel_dim"]
+    return n_v * d_k * d_v + (K - 1) * (2 * n_k * d_k + n_v * d_v)
+
+
+def test_gdn_state_against_kv(numbers):
+    t = cfg("qwen3.8-27b")["text_config"]
+    kv = 2 * t["num_key_value_heads"] * t["head_dim"]
+    assert v(numbers, "c11.gdn_state_elems") == gdn_state(t) == 817_152
+    assert v(numbers, "c11.attn_kv_elems") == kv and v(numbers, "c11.attn_kv_bytes") == 2 * kv
+    assert v(numbers, "c11.gdn_break_even_T") == Fraction(gdn_state(t), kv) == 399
+    assert v(numbers, "c11.gdn_state_mb") == Fraction(2 * gdn_state(t), 10**6)
+
+
+@pytest.mark.parametrize("n_full", [0, 8, 16, 32, 64])
+@pytest.mark.parametrize("tk,T", [("t4k", 4096), ("t32k", 32768), ("t256k", 262144)])
+def test_hybrid_ratios(numbers, n_full, tk, T):
+    c = anchor_with(n_full)
+    t = c["text_config"]
+    L = t["num_hidden_layers"]
+    kv = 2 * t["num_key_value_heads"] * t["head_dim"]
+    cache = 2 * (n_full * kv * T + (L - n_full) * gdn_state(t))
+    led = build_ledger(c)
+    p = f"c11.hyb.f{n_full}"
+    assert v(numbers, f"{p}.{tk}.cache_gb") == Fraction(cache, 10**9)
+    assert v(numbers, f"{p}.{tk}.kv_gb") == Fraction(2 * n_full * kv * T, 10**9)
+    assert v(numbers, f"{p}.state_gb") == Fraction(2 * (L - n_full) * gdn_state(t), 10**9)
+    scores = n_full * 2 * 2 * t["num_attention_heads"] * t["head_dim"] * T
+    flops = views.param_flops_per_token(led) + scores
+    assert v(numbers, f"{p}.{tk}.gflops") == Fraction(flops, 10**9)
+    assert v(numbers, f"{p}.{tk}.score_share") == Fraction(scores, flops)
+    assert v(numbers, f"{p}.total") == led.total
+    if n_full == 16:
+        assert led.total == build_ledger(cfg("qwen3.8-27b")).total   # the anchor's own pattern
+
+
+def test_hybrid_parameters_cost(numbers):
+    anchor, full = build_ledger(cfg("qwen3.8-27b")), build_ledger(anchor_with(64))
+    assert v(numbers, "c11.hyb.param_diff") == anchor.total - full.total
+    assert anchor.total - full.total == 48 * v(numbers, "c4.anchor_mixer_diff")
+
+
+def test_qwen3_next_and_jamba(numbers):
+    c = cfg("qwen3-next-80b-a3b")
+    T = c["max_position_embeddings"]
+    kinds = build_ledger(c).arch.layer_types
+    n_full, n_lin = kinds.count("full_attention"), kinds.count("linear_attention")
+    kv = 2 * c["num_key_value_heads"] * c["head_dim"]
+    assert (v(numbers, "c11.next.n_full"), v(numbers, "c11.next.n_linear")) == (n_full, n_lin) == (12, 36)
+    assert v(numbers, "c11.next.cache_gb") == Fraction(2 * (n_full * kv * T + n_lin * gdn_state(c)), 10**9)
+    assert v(numbers, "c11.next.full_cache_gb") == Fraction(2 * (n_full + n_lin) * kv * T, 10**9)
+    j = cfg("jamba-v0.1")
+    d_in = j["mamba_expand"] * j["hidden_size"]
+    state = d_in * j["mamba_d_state"] + (j["mamba_d_conv"] - 1) * d_in
+    L, T = j["num_hidden_layers"], j["max_position_embeddings"]
+    n_attn = sum(1 for i in range(L) if i % j["attn_layer_period"] == j["attn_layer_offset"])
+    kv = 2 * j["num_key_value_heads"] * (j["hidden_size"] // j["num_attention_heads"])
+    assert v(numbers, "c11.jamba.state_elems") == state
+    assert (v(numbers, "c11.jamba.n_attn"), v(numbers, "c11.jamba.n_mamba")) == (n_attn, L - n_attn) == (4, 28)
+    assert v(numbers, "c11.jamba.cache_gb") == Fraction(2 * (n_attn * kv * T + (L - n_attn) * state), 10**9)
+    assert v(numbers, "c11.jamba.full_cache_gb") == Fraction(2 * L * kv * T, 10**9)
+
+
+# -- the widgets' build-time views agree with the calculators; every table state is the calculator's answer ---------
+def test_widget_tables_are_the_calculators_answers():
+    from experiments.lessons.c11_moe_linear import calc
+    c = cfg("qwen3-30b-a3b")
+    led = build_ledger(c)
+    x = calc.moe_ledger(c)
+    assert x["total"] == f"{led.text_backbone:,}" and x["active"] == f"{led.active_per_token:,}"
+    rows = {r["key"]: r for r in x["rows"]}
+    stored, used = routed_from_tree(led)
+    assert rows["routed"]["total"] == f"{stored:,}" and rows["routed"]["active"] == f"{used:,}"
+    assert sum(int(r["total"].replace(",", "")) for r in x["rows"]) == led.text_backbone
+    assert sum(int(r["active"].replace(",", "")) for r in x["rows"]) == led.active_per_token
+    with pytest.raises(ValueError, match="不能多于"):
+        calc.moe_ledger(c, 8, 16)
+    with pytest.raises(ValueError, match="整数"):
+        calc.moe_ledger(c, None, None, "1/16")
+    with pytest.raises(ValueError, match="稠密层共用"):
+        calc.moe_ledger(cfg("jamba-v0.1"), None, None, "2")
+    a = cfg("qwen3.8-27b")
+    table = calc.hybrid_table(a)
+    assert table["16:32768"] == calc.hybrid_memory(a, 16, 32768)
+    assert len(table) == len(calc.FULL_PRESETS) * len(calc.T_CHOICES)
+    assert calc.batch_table(c)["16"] == calc.batch_read(c, 16)
+
+
+# -- the lesson text, the outline, the C4 links ------------------------------------------------------------------
+def test_every_reference_names_a_number(numbers):
+    from sitegen.claims import names, parse
+    text = LESSON.read_text(encoding="utf-8")
+    refs = ROLE.findall(text)
+    claims = [body for role, body in refs if role == "claim"]
+    cited = [body for role, body in refs if role != "claim"]
+    assert len(cited) > 150 and len(claims) >= 40
+    assert not [n for n in cited if n not in numbers]
+    assert not [n for c in claims for n in names(parse(c)) if n not in numbers]
+    # the ten parts, in order
+    heads = re.findall(r"^## (.)", text, re.M)
+    assert heads == list("①②③④⑤⑥⑦⑧⑨⑩")
+    for sub in ("### 朴素方案", "### 它在哪失败", "### 改进方案"):
+        assert sub in text
+
+
+def test_outline_and_c4_links(course):
+    ch = {c["id"]: c for c in course["chapters"]}["C11"]
+    assert ch["status"] == "written" and ch["lesson"] == "c11-moe-linear-attention"
+    c4 = C4.read_text(encoding="utf-8")
+    assert "C11 " not in c4.replace("[C11](c11-moe-linear-attention.html)", "")
+    assert c4.count("[C11](c11-moe-linear-attention.html)") == 5
+    from experiments.lessons.c4_transformer_block.widgets import later_links
+    links = later_links(course["tracker"], course)
+    assert links == [{"title": "Gated DeltaNet 层（线性注意力）", "chapter": "C11",
+                      "chapter_title": ch["title"], "href": "c11-moe-linear-attention.html"}]
