@@ -330,10 +330,10 @@ def later_links(tracker: dict, course: dict) -> list[dict]:
     chapters = {c["id"]: c for c in course.get("chapters", [])}
     out = []
     for s in tracker.get("stages", []):
-        ch = chapters.get(s.get("chapter", ""))
-        if s.get("status") == "later" and ch and ch.get("status") == "written" and ch.get("lesson"):
-            out.append({"title": s["title"], "chapter": ch["id"], "chapter_title": ch.get("title", ""),
-                        "href": ch["lesson"] + ".html"})
+        for ch in (chapters.get(c) for c in s.get("chapters") or [s.get("chapter", "")]):
+            if s.get("status") == "later" and ch and ch.get("status") == "written" and ch.get("lesson"):
+                out.append({"title": s["title"], "chapter": ch["id"], "chapter_title": ch.get("title", ""),
+                            "href": ch["lesson"] + ".html"})
     return out
 
 
