@@ -164,11 +164,12 @@ class PageGuard:
 
 @pytest.fixture
 def guarded_pages(browser):
-    """Factory: new_page() -> a Playwright page in its own guarded context; all are checked at teardown."""
+    """Factory: new_page(**context options, e.g. viewport=, is_mobile=) -> a Playwright page in its own guarded
+    context; all are checked at teardown."""
     guards: list[PageGuard] = []
 
-    def new_page():
-        guard = PageGuard(browser.new_context())
+    def new_page(**context_options):
+        guard = PageGuard(browser.new_context(**context_options))
         guards.append(guard)
         page = guard.new_page()
         page.guard = guard  # tests may call page.guard.assert_clean() early

@@ -132,12 +132,52 @@
     return plot;
   }
 
+  const withMark = (fig, spec) => Object.assign({}, spec, fig.dataset.current ? { current: Number(fig.dataset.current) } : {});
+
   function draw(fig, spec) {
     return loadPlotly().then((P) => {
-      const f = figure(Object.assign({}, spec, fig.dataset.current ? { current: Number(fig.dataset.current) } : {}),
-        false, fig.clientWidth);
+      const f = figure(withMark(fig, spec), false, fig.clientWidth);
       return P.react(plotOf(fig), f.data, f.layout, { responsive: true, displayModeBar: false });
-    }).then(() => fig.classList.add("drawn"));
+    }).then(() => {
+      fig.classList.add("drawn");
+      printSoon(fig);
+    });
+  }
+
+  // Paper: each chart also gets a static SVG image (<img class="chart-print">, shown by the print stylesheet
+  // only), drawn for an A4 column in dark on white. Plotly is loaded only once a chart is seen, so the images are
+  // made then, in idle time: the chart just drawn, then every other chart of the page (printing must not wait).
+  const PRINT = { width: 680, height: 400 };
+  const idle = (fn) => (window.requestIdleCallback ? requestIdleCallback(fn, { timeout: 3000 }) : setTimeout(fn, 200));
+
+  function printImage(fig) {
+    return loadPlotly().then((P) => {
+      const f = figure(withMark(fig, specOf(fig)), true, PRINT.width);
+      const height = PRINT.height + (fig.classList.contains("chart-stacked") ? 100 : 0);
+      return P.toImage({ data: f.data, layout: Object.assign(f.layout, { width: PRINT.width, height: height }) },
+        { format: "svg", width: PRINT.width, height: height });
+    }).then((url) => {
+      let img = fig.querySelector("img.chart-print");
+      if (!img) {
+        img = document.createElement("img");
+        img.className = "chart-print";
+        img.alt = fig.getAttribute("aria-label") || "";
+        fig.querySelector("figcaption").before(img);
+      }
+      img.src = url;
+    });
+  }
+
+  function printSoon(fig) {   // (re)make fig's image once it has stopped changing; then the charts not drawn yet
+    clearTimeout(fig._print);
+    fig._print = setTimeout(() => idle(() => printImage(fig).then(printRest, (err) => console.warn("chart", err))),
+      fig.querySelector("img.chart-print") ? 800 : 0);
+  }
+
+  function printRest() {
+    const next = Array.from(document.querySelectorAll("figure.chart")).find((f) =>
+      !f.querySelector("img.chart-print") && !f.classList.contains("drawn") && !f._print);
+    if (next) { next._print = -1; idle(() => printImage(next).then(printRest, (err) => console.warn("chart", err))); }
   }
 
   function specOf(fig) {
@@ -189,6 +229,7 @@
     mark(fig, T) {   // coalesced: at most one relayout in flight per figure, the newest T wins
       if (!fig) return;
       fig.dataset.current = String(T);   // kept beside the spec: a redraw keeps the line where the slider is
+      if (fig.classList.contains("drawn")) printSoon(fig);
       const first = fig._markT === undefined;
       fig._markT = T;
       if (first) requestAnimationFrame(() => moveMark(fig));
