@@ -19,7 +19,7 @@ import math
 
 import pytest
 
-from browser_fixtures import wait_runtime_ready
+from browser_fixtures import SCROLL_THROUGH, wait_runtime_ready
 from build_fixtures import REPO
 
 PHONE = {"viewport": {"width": 375, "height": 812}, "is_mobile": True, "has_touch": True}
@@ -29,19 +29,6 @@ C4 = "c4-transformer-block.html"
 
 COURSE = json.loads((REPO / "data" / "course.json").read_text(encoding="utf-8"))
 LESSONS = [f"{ch['lesson']}.html" for ch in COURSE["chapters"] if ch.get("status") == "written" and ch.get("lesson")]
-
-SCROLL_THROUGH = """async () => {   // every chart comes into view once (charts draw when seen), then back to the top
-  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-  for (let y = 0; y < document.documentElement.scrollHeight; y += Math.floor(innerHeight * 0.8)) {
-    window.scrollTo(0, y);
-    await sleep(60);
-    const seen = Array.from(document.querySelectorAll("figure.chart")).filter((f) => {
-      const r = f.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; });
-    const t = performance.now();
-    while (seen.some((f) => !f.classList.contains("drawn")) && performance.now() - t < 30000) await sleep(50);
-  }
-  window.scrollTo(0, 0);
-}"""
 
 
 @pytest.fixture(scope="module")

@@ -64,6 +64,7 @@ def test_a_number_recomputed_in_the_browser_explains_itself_like_the_build(repo_
     def rows(pop, classes=("drv-formula", "drv-subst", "drv-value")):
         return [pop.locator("." + c).inner_text() for c in classes]
     built = page.locator('.lesson-body .num[data-num="anchor.total"]').first
+    page.mouse.move(0, 0)   # (the pointer, left over the Run button, would hover whatever scrolls under it)
     built.focus()
     built_pop = page.locator(".num-popover:not([id])")
     assert built_pop.is_visible()
