@@ -164,11 +164,12 @@ class PageGuard:
 
 @pytest.fixture
 def guarded_pages(browser):
-    """Factory: new_page() -> a Playwright page in its own guarded context; all are checked at teardown."""
+    """Factory: new_page(**context options, e.g. viewport=, is_mobile=) -> a Playwright page in its own guarded
+    context; all are checked at teardown."""
     guards: list[PageGuard] = []
 
-    def new_page():
-        guard = PageGuard(browser.new_context())
+    def new_page(**context_options):
+        guard = PageGuard(browser.new_context(**context_options))
         guards.append(guard)
         page = guard.new_page()
         page.guard = guard  # tests may call page.guard.assert_clean() early
@@ -196,6 +197,24 @@ def module_guard(browser):
 def guarded_page(guarded_pages):
     """One guarded page: the test fails if it logs a console error, throws, or asks a non-local host."""
     return guarded_pages()
+
+
+# page.evaluate(SCROLL_THROUGH): scroll the page top to bottom, waiting at each screenful for the charts in view to
+# draw (charts.js draws a chart when it is first seen); back at the top, returns {charts, drawn} (counts).
+SCROLL_THROUGH = """async () => {
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  for (let y = 0; y < document.documentElement.scrollHeight; y += Math.floor(innerHeight * 0.8)) {
+    window.scrollTo(0, y);
+    await sleep(60);
+    const inView = Array.from(document.querySelectorAll("figure.chart")).filter((f) => {
+      const r = f.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; });
+    const t = performance.now();
+    while (inView.some((f) => !f.classList.contains("drawn")) && performance.now() - t < 30000) await sleep(50);
+  }
+  window.scrollTo(0, 0);
+  return { charts: document.querySelectorAll("figure.chart").length,
+           drawn: document.querySelectorAll("figure.chart.drawn").length };
+}"""
 
 
 def wait_runtime_ready(page, timeout_ms: int = RUNTIME_READY_TIMEOUT_MS) -> None:

@@ -1,4 +1,5 @@
-"""On the real C4 page: a number's derivation opens on hover and on Tab, and is announced as its description."""
+"""On the real C4 page: a number's derivation opens on hover and by keyboard (Tab to its paragraph, then → ←), and is
+announced as its description."""
 from browser_fixtures import wait_runtime_ready
 
 from experiments.expr import to_python
@@ -21,11 +22,15 @@ def test_c4_popover_by_hover_and_by_tab(repo_site, http_serve, guarded_page):
     page.mouse.move(1, 1)
     popover.wait_for(state="hidden")
 
-    # by keyboard: Tab from the element just before the number lands on it and opens its derivation
-    page.evaluate("""() => { const nums = [...document.querySelectorAll('.lesson-body .num')];
-                            const n = nums.find(x => x.dataset.num === 'anchor.crossover_T');
-                            const i = nums.indexOf(n); nums[i - 1].focus(); }""")
+    # by keyboard: Tab from just before the number's paragraph lands on its paragraph's one Tab stop (popover.js),
+    # → moves along that paragraph's numbers to it, and its derivation opens
+    steps = page.evaluate("""() => { const n = document.querySelector('.lesson-body .num[data-num="anchor.crossover_T"]');
+                            const p = n.closest('p, li'); const s = document.createElement('span');
+                            s.tabIndex = -1; p.before(s); s.focus();
+                            return [...p.querySelectorAll('.num')].indexOf(n); }""")
     page.keyboard.press("Tab")
+    for _ in range(steps):
+        page.keyboard.press("ArrowRight")
     focused = page.evaluate("document.activeElement.dataset.num")
     assert focused == "anchor.crossover_T"
     cross_pop = page.locator(".num-popover")
@@ -59,6 +64,7 @@ def test_a_number_recomputed_in_the_browser_explains_itself_like_the_build(repo_
     def rows(pop, classes=("drv-formula", "drv-subst", "drv-value")):
         return [pop.locator("." + c).inner_text() for c in classes]
     built = page.locator('.lesson-body .num[data-num="anchor.total"]').first
+    page.mouse.move(0, 0)   # (the pointer, left over the Run button, would hover whatever scrolls under it)
     built.focus()
     built_pop = page.locator(".num-popover:not([id])")
     assert built_pop.is_visible()

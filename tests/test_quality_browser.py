@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_fixtures import CHROMIUM, CHROMIUM_ARGS, PageGuard, wait_runtime_ready
+from browser_fixtures import CHROMIUM, CHROMIUM_ARGS, SCROLL_THROUGH, PageGuard, wait_runtime_ready
 from build_fixtures import REPO, copy_course, run_build
 from sitegen.pages import CSP
 
@@ -38,20 +38,6 @@ KNOWN_AXE: list[tuple[str, str, str, str, str]] = []
 # fail too (axe's "minor" findings are reported by axe only).
 FAILING_IMPACTS = ("moderate", "serious", "critical")
 
-SCROLL_THROUGH = """async () => {
-  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-  for (let y = 0; y < document.documentElement.scrollHeight; y += Math.floor(innerHeight * 0.8)) {
-    window.scrollTo(0, y);
-    await sleep(60);
-    const inView = Array.from(document.querySelectorAll("figure.chart")).filter((f) => {
-      const r = f.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; });
-    const t = performance.now();
-    while (inView.some((f) => !f.classList.contains("drawn")) && performance.now() - t < 30000) await sleep(50);
-  }
-  window.scrollTo(0, 0);
-  return { charts: document.querySelectorAll("figure.chart").length,
-           drawn: document.querySelectorAll("figure.chart.drawn").length };
-}"""
 
 
 # -- fixtures ----------------------------------------------------------------------------------------------------

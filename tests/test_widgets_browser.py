@@ -14,6 +14,7 @@ site served by a plain `python -m http.server` with the network blocked. Recompu
 from __future__ import annotations
 
 import json
+import re
 import socket
 import statistics
 import subprocess
@@ -36,6 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LESSON = "c4-transformer-block.html"
 COURSE = json.loads((ROOT / "data" / "course.json").read_text(encoding="utf-8"))
 REFERENCE = json.loads((ROOT / "data" / "reference_counts.json").read_text(encoding="utf-8"))
+DRAWN = re.compile(r"\bchart\b.*\bdrawn\b")   # a figure charts.js has drawn (it also carries chart-<kind>)
 
 
 # -- fixtures and helpers --------------------------------------------------------------------------------------------
@@ -272,7 +274,7 @@ def test_crossover_model_picker_and_chart(c4, ledger, models):
     build_text = state_text(root)
     root.scroll_into_view_if_needed()
     fig = root.locator("figure.chart")
-    expect(fig).to_have_class("chart drawn", timeout=30_000)
+    expect(fig).to_have_class(DRAWN, timeout=30_000)
     plot = fig.locator(".chart-plot")
 
     def chart_state():
@@ -613,7 +615,7 @@ def test_every_page_reaches_ready_with_no_error_and_no_external_request(guarded_
         assert page.locator("[data-testid=pyodide-status]").first.inner_text() == "Python 运行时已就绪"
         for fig in page.locator("figure.chart").all():     # draw every chart (Plotly loads from the site)
             fig.scroll_into_view_if_needed()
-            expect(fig).to_have_class("chart drawn", timeout=30_000)
+            expect(fig).to_have_class(DRAWN, timeout=30_000)
         page.guard.assert_clean()
         page.close()
 
@@ -653,7 +655,7 @@ def test_built_site_works_from_plain_http_server_with_the_network_off(browser, r
         idle(page, code)
         assert "3,688,704" in code.locator(".code-output").inner_text()
         cross.locator("figure.chart").scroll_into_view_if_needed()
-        expect(cross.locator("figure.chart")).to_have_class("chart drawn", timeout=30_000)
+        expect(cross.locator("figure.chart")).to_have_class(DRAWN, timeout=30_000)
         guard.context.close()
         guard.assert_clean()
     finally:

@@ -43,53 +43,81 @@
 
   const dark = () => window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
   const RED = "#d33";
+  const log10 = Math.log10;
 
-  // Plotly figure {data, layout} for a spec; hover texts come from Python ("%{text}").
-  function figure(spec) {
-    const fg = dark() ? "#ddd" : "#222";
-    const layout = { margin: { l: 70, r: 20, t: 40, b: 60 }, title: { text: spec.title || "", font: { size: 14 } },
-      paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)", font: { color: fg }, autosize: true };
+  // A long category label on two lines: before a bracket, or at the one space of "嵌入 embedding".
+  function wrap(label) {
+    const s = String(label);
+    if (/\s*[（(]/.test(s.slice(1))) return s.replace(/(.)\s*([（(])/, "$1<br>$2");
+    const words = s.split(" ");
+    return words.length === 2 && s.length > 8 ? words.join("<br>") : s;
+  }
+
+  // Plotly figure {data, layout} for a spec; hover texts come from Python ("%{text}"). Phone first: the legend
+  // sits below the plot (a legend beside it takes a third of a phone's width), category labels are on the y axis
+  // of horizontal bars (never rotated and cut), axes make room for their labels (automargin). print: dark text
+  // on white whatever the theme.
+  function figure(spec, print, width) {
+    const narrow = (width || 0) < 560;
+    const fg = !print && dark() ? "#ddd" : "#222";
+    const layout = { margin: { l: 8, r: 16, t: 40, b: 8 }, title: { text: spec.title || "", font: { size: 14 } },
+      paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)", font: { color: fg }, autosize: true,
+      legend: { orientation: "h", x: 0, xanchor: "left", y: 0, yanchor: "bottom", yref: "container",
+        traceorder: "normal" } };
+    const axis = (extra) => Object.assign({ automargin: true }, extra);
     const hover = "%{text}<extra></extra>";
-    if (spec.kind === "bar") {
-      return { data: [{ type: "bar", x: spec.labels, y: spec.values, text: spec.hover, textposition: "none",
-        hovertemplate: hover, marker: { color: "#3b7dd8" } }],
-        layout: Object.assign(layout, { yaxis: { title: { text: "参数" } } }) };
+    if (spec.kind === "bar") {   // horizontal: one bar per part, in the table's order, labels on the left
+      return { data: [{ type: "bar", orientation: "h", y: spec.labels.map(wrap), x: spec.values, text: spec.hover,
+        textposition: "none", hovertemplate: hover, marker: { color: "#3b7dd8" } }],
+        layout: Object.assign(layout, { showlegend: false, xaxis: axis({ title: { text: "参数" } }),
+          yaxis: axis({ autorange: "reversed" }) }) };
     }
-    if (spec.kind === "stacked") {
-      const data = spec.labels.map((label, i) => ({ type: "bar", name: label, x: spec.series,
-        y: spec.values.map((v) => v[i] * 100), text: spec.hover.map((h) => h[i]), textposition: "none",
-        hovertemplate: hover }));
-      return { data: data, layout: Object.assign(layout, { barmode: "stack", yaxis: { title: { text: "占全部参数 %" } } }) };
+    if (spec.kind === "stacked") {   // one horizontal bar per model, its parts stacked to 100 %
+      layout.legend.entrywidth = Math.floor(((width || 600) - 24) / (narrow ? 2 : 3));   // a grid of 2 or 3 columns
+      layout.legend.entrywidthmode = "pixels";
+      const data = spec.labels.map((label, i) => ({ type: "bar", orientation: "h", name: wrap(label),
+        y: spec.series.map(wrap), x: spec.values.map((v) => v[i] * 100), text: spec.hover.map((h) => h[i]),
+        textposition: "none", hovertemplate: hover }));
+      return { data: data, layout: Object.assign(layout, { barmode: "stack", showlegend: true,
+        xaxis: axis({ title: { text: "占全部参数 %" }, range: [0, 100] }), yaxis: axis({ autorange: "reversed" }) }) };
     }
     if (spec.kind === "crossover") {
+      const last = spec.T.length - 1;
       const data = [
         { type: "scatter", mode: "lines", name: "FFN", x: spec.T, y: spec.ffn, text: spec.hover_ffn, hovertemplate: hover },
         { type: "scatter", mode: "lines", name: "全注意力打分", x: spec.T, y: spec.attention,
           text: spec.hover_attention, hovertemplate: hover },
       ];
-      // shapes use data coordinates on log axes; annotations use log10 of them
+      // shapes use data coordinates on log axes; annotations use log10 of them. The x axis ends at the last
+      // point; the y axis has half a decade of headroom above the highest, where the ratio's label sits.
       const shapes = [], annotations = [];
+      const top = Math.max(spec.ffn[last], spec.attention[last], spec.ffn[0]);
+      const bottom = Math.min(spec.attention[0], spec.ffn[0]);
       if (spec.crossover) {
+        const right = log10(spec.crossover) > (log10(spec.T[0]) + log10(spec.T[last])) / 2;
         data.push({ type: "scatter", mode: "markers", name: "交叉点", x: [spec.crossover], y: [spec.ffn[0]],
           text: [spec.crossover_label], hovertemplate: hover, marker: { color: RED, size: 10 } });
         shapes.push({ type: "line", x0: spec.crossover, x1: spec.crossover, yref: "paper", y0: 0, y1: 1,
           line: { dash: "dot", color: RED } });
-        annotations.push({ x: Math.log10(spec.crossover), yref: "paper", y: 1.02, text: spec.crossover_label,
-          showarrow: false, font: { color: RED } });
+        // at the foot of its line, on the side with more room (the lines are up at the crossover's height)
+        annotations.push({ x: log10(spec.crossover), yref: "paper", y: 0.02, yanchor: "bottom",
+          xanchor: right ? "right" : "left", xshift: right ? -4 : 4, text: spec.crossover_label, showarrow: false,
+          font: { color: RED } });
       }
-      const last = spec.T.length - 1;
-      annotations.push({ x: Math.log10(spec.T[last]), y: Math.log10(spec.attention[last]), text: spec.ratio_label,
-        showarrow: true, ax: -60, ay: 30, xanchor: "right" });
+      annotations.push({ x: log10(spec.T[last]), y: log10(spec.attention[last]), text: spec.ratio_label,
+        showarrow: true, ax: -24, ay: -22, xanchor: "right", yanchor: "bottom" });
       const T = Math.min(spec.current || spec.t_max, spec.t_max);  // the slider's T (grey line, moved by mark())
       shapes.push({ type: "line", x0: T, x1: T, yref: "paper", y0: 0, y1: 1, line: { dash: "dash", color: "#888", width: 1 } });
       return { data: data, layout: Object.assign(layout, { shapes: shapes, annotations: annotations, showlegend: true,
-        xaxis: { type: "log", title: { text: "上下文长度 T（对数）" } }, yaxis: { type: "log", title: { text: "每 token FLOPs" } } }) };
+        xaxis: axis({ type: "log", range: [log10(spec.T[0]), log10(spec.T[last])], title: { text: "上下文长度 T（对数）" } }),
+        yaxis: axis({ type: "log", range: [log10(bottom) - 0.2, log10(top) + 0.7], title: { text: "每 token FLOPs" } }) }) };
     }
     if (spec.kind === "lines") {   // several named series over one x axis: {x, series: [{name, y}], xlog, xtitle, ytitle}
       const data = spec.series.map((s) => ({ type: "scatter", mode: "lines+markers", name: s.name, x: spec.x, y: s.y }));
-      const xaxis = { title: { text: spec.xtitle || "" } };
+      const xaxis = axis({ title: { text: narrow ? wrap(spec.xtitle || "") : spec.xtitle || "" } });
       if (spec.xlog) { xaxis.type = "log"; xaxis.tickvals = spec.x; xaxis.ticktext = spec.x.map(String); }
-      return { data: data, layout: Object.assign(layout, { xaxis: xaxis, yaxis: { title: { text: spec.ytitle || "" }, rangemode: "tozero" } }) };
+      return { data: data, layout: Object.assign(layout, { showlegend: true, xaxis: xaxis,
+        yaxis: axis({ title: { text: spec.ytitle || "" }, rangemode: "tozero" }) }) };
     }
     if (spec.kind === "xy") {   // named series, each with its own x: {series: [{name, mode, color, x, y, text}], xtitle, ytitle}
       const data = spec.series.map((s) => ({ type: "scatter", mode: s.mode || "lines", name: s.name, x: s.x, y: s.y,
@@ -110,11 +138,52 @@
     return plot;
   }
 
+  const withMark = (fig, spec) => Object.assign({}, spec, fig.dataset.current ? { current: Number(fig.dataset.current) } : {});
+
   function draw(fig, spec) {
     return loadPlotly().then((P) => {
-      const f = figure(Object.assign({}, spec, fig.dataset.current ? { current: Number(fig.dataset.current) } : {}));
+      const f = figure(withMark(fig, spec), false, fig.clientWidth);
       return P.react(plotOf(fig), f.data, f.layout, { responsive: true, displayModeBar: false });
-    }).then(() => fig.classList.add("drawn"));
+    }).then(() => {
+      fig.classList.add("drawn");
+      printSoon(fig);
+    });
+  }
+
+  // Paper: each chart also gets a static SVG image (<img class="chart-print">, shown by the print stylesheet
+  // only), drawn for an A4 column in dark on white. Plotly is loaded only once a chart is seen, so the images are
+  // made then, in idle time: the chart just drawn, then every other chart of the page (printing must not wait).
+  const PRINT = { width: 680, height: 400 };
+  const idle = (fn) => (window.requestIdleCallback ? requestIdleCallback(fn, { timeout: 3000 }) : setTimeout(fn, 200));
+
+  function printImage(fig) {
+    return loadPlotly().then((P) => {
+      const f = figure(withMark(fig, specOf(fig)), true, PRINT.width);
+      const height = PRINT.height + (fig.classList.contains("chart-stacked") ? 100 : 0);
+      return P.toImage({ data: f.data, layout: Object.assign(f.layout, { width: PRINT.width, height: height }) },
+        { format: "svg", width: PRINT.width, height: height });
+    }).then((url) => {
+      let img = fig.querySelector("img.chart-print");
+      if (!img) {
+        img = document.createElement("img");
+        img.className = "chart-print";
+        img.alt = fig.getAttribute("aria-label") || "";
+        fig.querySelector("figcaption").before(img);
+      }
+      img.src = url;
+    });
+  }
+
+  function printSoon(fig) {   // (re)make fig's image once it has stopped changing; then the charts not drawn yet
+    clearTimeout(fig._print);
+    fig._print = setTimeout(() => idle(() => printImage(fig).then(printRest, (err) => console.warn("chart", err))),
+      fig.querySelector("img.chart-print") ? 800 : 0);
+  }
+
+  function printRest() {
+    const next = Array.from(document.querySelectorAll("figure.chart")).find((f) =>
+      !f.querySelector("img.chart-print") && !f.classList.contains("drawn") && !f._print);
+    if (next) { next._print = -1; idle(() => printImage(next).then(printRest, (err) => console.warn("chart", err))); }
   }
 
   function specOf(fig) {
@@ -129,7 +198,10 @@
       }
     });
   }, { rootMargin: "200px" });
-  document.querySelectorAll("figure.chart").forEach((fig) => seen.observe(fig));
+  document.querySelectorAll("figure.chart").forEach((fig) => {
+    fig.classList.add("chart-" + specOf(fig).kind);   // its height is reserved by kind (widgets.css), before drawing
+    seen.observe(fig);
+  });
 
   // Move the "current T" line to fig._markT (the last shape); runs again if T changed while Plotly worked.
   function moveMark(fig) {
@@ -163,6 +235,7 @@
     mark(fig, T) {   // coalesced: at most one relayout in flight per figure, the newest T wins
       if (!fig) return;
       fig.dataset.current = String(T);   // kept beside the spec: a redraw keeps the line where the slider is
+      if (fig.classList.contains("drawn")) printSoon(fig);
       const first = fig._markT === undefined;
       fig._markT = T;
       if (first) requestAnimationFrame(() => moveMark(fig));

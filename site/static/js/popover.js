@@ -13,6 +13,12 @@
  * The popover opens on hover (mouse), on keyboard focus, and on tap/click (which pins it open until a second tap,
  * a tap elsewhere or Escape). One is open at a time. It is placed below the number, or above it when there is
  * more room there, never over the number it explains.
+ *
+ * Keyboard: a page has hundreds of numbers, so they are not each a Tab stop. The numbers of one paragraph (or
+ * list item, heading, caption; of one table) form a group with a single Tab stop (a "roving tabindex"): Tab
+ * reaches the group's current number, ← → move to its other numbers (the popover says so), Tab leaves. The build
+ * writes tabindex="0" on every number (without this file each one is a Tab stop); this file keeps 0 on one
+ * number per group and -1 on the rest, also for numbers added later (a widget's live number, derivation.js).
  */
 (function () {
   "use strict";
@@ -103,6 +109,49 @@
     hideTimer = setTimeout(hide, HIDE_DELAY);
   }
 
+  // -- roving tabindex: one Tab stop per group of numbers --------------------------------------------------------
+  const NUM = ".num[aria-describedby]";
+  const BLOCK = "p, li, dd, dt, h1, h2, h3, h4, h5, h6, figcaption, blockquote, .headline";
+
+  function groupOf(num) {   // the element whose numbers share one Tab stop
+    return num.closest("table") || num.closest(BLOCK) || num.parentElement;
+  }
+
+  function numbersIn(group) {
+    return Array.from(group.querySelectorAll(NUM)).filter((n) => groupOf(n) === group);
+  }
+
+  function settle(group, current) {   // tabindex 0 on the current number (kept, else the first), -1 on the others
+    const nums = numbersIn(group);
+    if (current) group._rovingCurrent = current;
+    const keep = nums.includes(group._rovingCurrent) ? group._rovingCurrent : nums[0];
+    nums.forEach((n) => { n.tabIndex = n === keep ? 0 : -1; });
+  }
+
+  function settleAll(root) {
+    const groups = new Set();
+    if (root.matches && root.matches(NUM)) groups.add(groupOf(root));
+    root.querySelectorAll(NUM).forEach((n) => groups.add(groupOf(n)));
+    groups.forEach((g) => settle(g));
+  }
+
+  settleAll(document);
+  new MutationObserver((records) => records.forEach((r) => r.addedNodes.forEach((node) => {
+    if (node instanceof Element) settleAll(node);
+  }))).observe(document.body, { childList: true, subtree: true });
+
+  const STEP = { ArrowRight: 1, ArrowLeft: -1 };
+
+  function hint(num) {   // "← → 同段其他数字（2 / 5）" for a keyboard user, when the group has more than one
+    const nums = numbersIn(groupOf(num));
+    if (nums.length < 2) return null;
+    const span = document.createElement("span");
+    span.className = "drv-hint";
+    span.textContent = "← → 同" + (groupOf(num).tagName === "TABLE" ? "表" : "段") + "其他数字（"
+      + (nums.indexOf(num) + 1) + " / " + nums.length + "）";
+    return span;
+  }
+
   function numFrom(target) {
     return target instanceof Element ? target.closest(".num[aria-describedby]") : null;
   }
@@ -128,7 +177,15 @@
   // focus: keyboard users get the popover while the number has focus
   document.addEventListener("focusin", (e) => {
     const num = numFrom(e.target);
-    if (num) show(num, false);
+    if (!num) return;
+    settle(groupOf(num), num);   // Tab comes back to the number last visited
+    show(num, false);
+    const pop = open && open.num === num ? open.pop : null;
+    if (pop === shared && num.matches(":focus-visible")) {   // (a live number's popover is its description: as is)
+      pop.querySelectorAll(".drv-hint").forEach((h) => h.remove());
+      const line = hint(num);
+      if (line) { pop.append(line); place(num, pop); }
+    }
   });
   document.addEventListener("focusout", (e) => {
     if (open && numFrom(e.target) === open.num && !open.pinned) hide();
@@ -152,6 +209,13 @@
       return;
     }
     const num = numFrom(e.target);
+    if (num && e.key in STEP && !e.altKey && !e.ctrlKey && !e.metaKey && !e.shiftKey) {
+      const nums = numbersIn(groupOf(num));
+      const next = nums[nums.indexOf(num) + STEP[e.key]];
+      e.preventDefault();
+      if (next) next.focus();
+      return;
+    }
     if (num && (e.key === "Enter" || e.key === " ")) {
       e.preventDefault();
       if (open && open.num === num && open.pinned) hide();
