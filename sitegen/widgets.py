@@ -5,7 +5,7 @@ its view(options, data) (pure Python, the same functions the browser's answers c
 in site/templates/widgets/ rendered with those values and the helpers below. The page records the widget's
 scripts, so it loads exactly the JavaScript its widgets need, in the order the declarations give.
 
-Template helpers: num(name, style) a computed number pointing at its derivation; md(text) inline Markdown;
+Template helpers: blank (an all-empty row for a <template class="row">), num(name, style) a computed number pointing at its derivation; md(text) inline Markdown;
 chart(spec, label) a Plotly figure drawn when it scrolls into view; json(value, cls) data for the widget's script;
 id, a page-unique id for this widget instance; the filters grouped, pct and attrjson.
 
@@ -63,6 +63,24 @@ def read_precomputed(text: str) -> dict:
     return json.loads(gzip.decompress(base64.b64decode(text)))
 
 
+class Blank:
+    """A row with every field empty: a macro called with it writes the row's <template class="row"> (the browser
+    fills each data-f cell), so the build's rows and the browser's come from one piece of markup."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return ""
+
+    __getitem__ = __getattr__
+
+    def __iter__(self):
+        return iter(())
+
+    def __bool__(self):
+        return False
+
+
 def _tools(ctx):
     def num(name: str, style: str = "n") -> Markup:
         number = ctx.number(name, style)
@@ -82,7 +100,7 @@ def _tools(ctx):
                       f'{json_script(spec, "chart-spec")}'
                       f'<figcaption>{html.escape(label)}</figcaption></figure>')
 
-    return {"num": num, "md": md, "chart": chart, "json": json_script, "uid": ctx.page.next_id}
+    return {"num": num, "md": md, "chart": chart, "json": json_script, "uid": ctx.page.next_id, "blank": Blank()}
 
 
 def canonical(value) -> str:

@@ -49,8 +49,8 @@ def _layer_rows(node) -> list[dict]:
             name = f"{prefix}{c.name}"
             if c.shape is not None:
                 copies = mult * c.n
-                shape = " × ".join(f"{s:,}" for s in c.shape)
-                rows.append({"name": name, "shape": f"{copies:,} × ({shape})" if copies > 1 else shape,
+                shape = " × ".join(str(s) for s in c.shape)   # no digit groups inside a shape
+                rows.append({"name": name, "shape": f"{copies} × ({shape})" if copies > 1 else shape,
                              "count": n(copies * c.per_copy)})
             else:
                 go(c, name + ".", mult * c.n)
@@ -361,7 +361,7 @@ def _ledger(config):
 
 def _context_length(T) -> int:
     if isinstance(T, bool) or not isinstance(T, int) or T < 1:
-        raise ValueError(f"T must be a positive integer, got {T!r}")
+        raise ValueError(f"上下文长度 T 需要是正整数，得到 {T!r}")
     return T
 
 
