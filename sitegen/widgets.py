@@ -155,7 +155,7 @@ def renderer(widget: Widget):
         ctx.page.need_script(*widget.scripts())
         ctx.page.calls.extend(widget.calls)
         out = _env.get_template(widget.template).render(**_tools(ctx), **values, id=ctx.page.next_id(widget.name))
-        return out + (precomputed_script(answers) if answers else "")
+        return out + (str(precomputed_script(answers)) if answers else "")
     render.options = widget.options   # the wrapper's data-options: the defaults overlaid with the lesson's options
     return render
 
