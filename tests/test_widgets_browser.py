@@ -366,7 +366,7 @@ def test_tracker_baseline_runs_the_numpy_forward_pass(c4, ledger):
     # the numpy outputs are shown in the chosen stage's details
     root.locator('.stage[data-stage="lm_head"] .stage-button').click()
     expect(root.locator('.stage[data-stage="lm_head"] .stage-actual')).to_be_visible()
-    assert "(5, 2,048)" in root.locator('.stage[data-stage="lm_head"] .stage-actual').inner_text()
+    assert "(5, 2048)" in root.locator('.stage[data-stage="lm_head"] .stage-actual').inner_text()
 
     root.locator('button.tracker-model[data-model="anchor"]').click()
     idle(c4, root)

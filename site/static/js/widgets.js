@@ -213,6 +213,7 @@
   // The widget's status line, just after its controls: why it waits (the runtime) or that it is busy.
   function status(root, kind, text) {
     let box = root.querySelector(":scope .widget-status");
+    if (!box && !text) return;
     if (!box) {
       box = el("p", { class: "widget-status", role: "status", "aria-live": "polite", hidden: true });
       const controls = root.querySelector(".controls, .pickers, .byo-actions");
