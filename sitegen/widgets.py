@@ -53,7 +53,7 @@ def json_script(value, cls: str) -> Markup:
 def precomputed_script(answers: dict) -> Markup:
     """<script type="application/gzip+base64" class="precomputed">: the answers' JSON, gzipped (deterministic:
     no file name, mtime 0) and base64-encoded; widgets.js inflates it."""
-    raw = json.dumps(answers, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8")
+    raw = json.dumps(answers, ensure_ascii=False, separators=(",", ":")).encode("utf-8")   # (answers keep Python's key order)
     packed = base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
     return Markup(f'<script type="application/gzip+base64" class="precomputed">{packed}</script>')
 
