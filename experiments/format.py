@@ -158,6 +158,7 @@ def share(num: int, den: int) -> str:
 
 
 def shape_str(shape) -> str:
-    """A tensor shape the way Python prints a tuple, digits grouped: (5,), (5, 5,120)."""
-    dims = [f"{int(s):,}" for s in shape]
+    """A tensor shape the way Python prints a tuple: (5,), (5, 5120). No digit groups inside a shape: a comma
+    there would read as one more dimension."""
+    dims = [str(int(s)) for s in shape]
     return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"

@@ -7,7 +7,11 @@ discovers every such package, so nothing is listed by hand anywhere else. From t
   loads the widget's script (site/static/js/<script>) after the shared core (widgets.js) and before charts.js;
 - the browser (experiments/api.py) answers ``experiments.api:NAME`` for every entry point a widget declares in
   ``calls``, with the same functions;
-- the worker warms the modules those entry points live in (api.warm_modules), in declaration order.
+- the worker warms the modules those entry points live in (api.warm_modules), in declaration order;
+- the build answers ahead of time what the widget's enumerable controls can ask (``states``): states(options,
+  data) -> [(entry point name, args), ...], args plain JSON where ``{"$model": alias}`` stands for that model's
+  config; sitegen/widgets.py calls each entry point with those args (through experiments.api, as the browser
+  would) and embeds the answers in the page, where widgets.js's call() finds them before Python is loaded.
 
 Function references are "module:function" strings relative to the lesson package (or absolute,
 "experiments.x:f"), resolved only when first used, so importing the declarations costs nothing: the browser's
@@ -43,6 +47,7 @@ class Widget:
     script: str | None = None                   # site/static/js/<script> makes it live; None: static as built
     needs: tuple[str, ...] = ()                 # other scripts it uses, e.g. ("derivation.js", "charts.js")
     calls: Mapping[str, str] = field(default_factory=dict)      # browser entry point -> "module:function"
+    states: str | None = None                   # "module:function": states(options, data) -> [(call, args)]
     package: str = ""                           # set by Lesson: where relative references are resolved
 
     def scripts(self) -> tuple[str, ...]:
@@ -84,6 +89,15 @@ def resolve(ref: str, package: str = "") -> Callable:
     if not module.startswith("experiments"):
         module = f"{package}.{module}" if module else package
     return getattr(importlib.import_module(module), name)
+
+
+MODEL_REF = "$model"              # {"$model": alias} in a precomputed call's args: that model's config
+
+
+def model_ref(alias: str) -> dict:
+    """The placeholder a states() function writes for a built-in model's config (the browser sends the config of
+    data/models.json; both sides key the answer by the alias)."""
+    return {MODEL_REF: alias}
 
 
 @dataclass

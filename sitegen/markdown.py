@@ -8,7 +8,8 @@ A lesson is a Markdown file with YAML front matter. On top of CommonMark it unde
 
     ```{widget} ledger-total         a widget: the body is YAML options; the build-time HTML comes from
     model: anchor                    widget_renderers[name](options, context), wrapped in
-    ```                              <div class="widget" data-widget=... data-options='{JSON}'>
+    ```                              <div class="widget" data-widget=... data-options='{JSON}'> (JSON: the
+                                     declared defaults overlaid with the options)
 
     {n}`anchor.total`                a computed number in a style (n, pct, wan, yi, B, M, x, optionally with a
                                      digit count: {pct0}, {B1}), described by its entry in the page's 数字口径 list
@@ -396,7 +397,9 @@ def _resolve_widgets(state: StateCore) -> None:
         except Exception as e:  # noqa: BLE001 - any renderer failure is reported at the lesson line, no traceback
             page.error(line, f"widget {name}: {e.__class__.__name__}: {e}")
             continue
-        token.meta["widget"] = (name, options, inner if inner.endswith("\n") else inner + "\n")
+        merged = getattr(page.widgets[name], "options", None)   # a declared widget: its defaults + these options
+        token.meta["widget"] = (name, merged(options) if merged else options,
+                                inner if inner.endswith("\n") else inner + "\n")
 
 
 # -- numbers ---------------------------------------------------------------------------------------------------

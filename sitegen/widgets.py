@@ -5,12 +5,22 @@ its view(options, data) (pure Python, the same functions the browser's answers c
 in site/templates/widgets/ rendered with those values and the helpers below. The page records the widget's
 scripts, so it loads exactly the JavaScript its widgets need, in the order the declarations give.
 
-Template helpers: num(name, style) a computed number pointing at its derivation; md(text) inline Markdown;
+Template helpers: blank (an all-empty row for a <template class="row">), num(name, style) a computed number pointing at its derivation; md(text) inline Markdown;
 chart(spec, label) a Plotly figure drawn when it scrolls into view; json(value, cls) data for the widget's script;
 id, a page-unique id for this widget instance; the filters grouped, pct and attrjson.
+
+Answers before Python: a widget that declares ``states`` gets, after its HTML, a <script class="precomputed"
+type="application/gzip+base64"> holding {key: answer} for every (entry point, args) its states() lists, each
+computed by calling experiments.api exactly as the browser would. The JSON is gzipped (then base64): the answers
+repeat the same labels and counts across models, and gzip keeps a lesson page with a hundred of them far below
+its 400 KiB budget; the browser inflates it with DecompressionStream (where that is missing, Python answers). key = entry point name + " " + canonical(args) with every
+built-in model's config written as {"$model": alias}; site/static/js/widgets.js builds the same key for a call
+(canon()) and answers from the table at once, asking Python only for what is not in it.
 """
 from __future__ import annotations
 
+import base64
+import gzip
 import html
 import json
 from pathlib import Path
@@ -19,7 +29,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from experiments import lessons
-from experiments.widget import OptionError, Widget, WidgetData
+from experiments.widget import MODEL_REF, OptionError, Widget, WidgetData
 
 from .errors import LessonError
 from .markdown import number_html, render_markdown
@@ -38,6 +48,37 @@ def json_script(value, cls: str) -> Markup:
     payload = (json.dumps(value, ensure_ascii=False, separators=(",", ":"))
                .replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e"))
     return Markup(f'<script type="application/json" class="{html.escape(cls)}">{payload}</script>')
+
+
+def precomputed_script(answers: dict) -> Markup:
+    """<script type="application/gzip+base64" class="precomputed">: the answers' JSON, gzipped (deterministic:
+    no file name, mtime 0) and base64-encoded; widgets.js inflates it."""
+    raw = json.dumps(answers, ensure_ascii=False, separators=(",", ":")).encode("utf-8")   # (answers keep Python's key order)
+    packed = base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
+    return Markup(f'<script type="application/gzip+base64" class="precomputed">{packed}</script>')
+
+
+def read_precomputed(text: str) -> dict:
+    """The answers a precomputed script holds (for tests and for looking at a built page)."""
+    return json.loads(gzip.decompress(base64.b64decode(text)))
+
+
+class Blank:
+    """A row with every field empty: a macro called with it writes the row's <template class="row"> (the browser
+    fills each data-f cell), so the build's rows and the browser's come from one piece of markup."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return ""
+
+    __getitem__ = __getattr__
+
+    def __iter__(self):
+        return iter(())
+
+    def __bool__(self):
+        return False
 
 
 def _tools(ctx):
@@ -59,20 +100,63 @@ def _tools(ctx):
                       f'{json_script(spec, "chart-spec")}'
                       f'<figcaption>{html.escape(label)}</figcaption></figure>')
 
-    return {"num": num, "md": md, "chart": chart, "json": json_script, "uid": ctx.page.next_id}
+    return {"num": num, "md": md, "chart": chart, "json": json_script, "uid": ctx.page.next_id, "blank": Blank()}
+
+
+def canonical(value) -> str:
+    """The text a call's args are keyed by, identical to widgets.js canon(): JSON with sorted keys and no spaces,
+    floats that are whole numbers written as integers (JavaScript has one number type)."""
+    if isinstance(value, dict):
+        return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + canonical(value[k]) for k in sorted(value)) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(canonical(v) for v in value) + "]"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _with_configs(value, data: WidgetData):
+    """args with every {"$model": alias} replaced by that model's config (what the browser sends)."""
+    if isinstance(value, dict):
+        if set(value) == {MODEL_REF}:
+            return data.models[value[MODEL_REF]].doc["config"]
+        return {k: _with_configs(v, data) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_with_configs(v, data) for v in value]
+    return value
+
+
+def precompute(widget: Widget, options: dict, data: WidgetData) -> dict:
+    """{key: answer} for the calls the widget's states() lists (see the module docstring)."""
+    if not widget.states:
+        return {}
+    from experiments import api
+    answers = {}
+    for name, args in widget.resolve(widget.states)(options, data):
+        if name not in widget.calls:
+            raise OptionError(widget.name, "states", "entry points the widget declares in calls "
+                              f"({', '.join(widget.calls)})", name)
+        key = f"{name} {canonical(args)}"
+        if key not in answers:
+            answers[key] = json.loads(api.entry_point(name)(json.dumps(_with_configs(args, data))))
+    return answers
 
 
 def renderer(widget: Widget):
     """renderer(options, ctx) -> HTML for one declared widget (sitegen.markdown calls it per widget block)."""
     def render(given: dict, ctx) -> str:
+        data = WidgetData(ctx.data["models"], ctx.data)
         try:
             options = widget.options(given)
-            values = widget.resolve(widget.view)(options, WidgetData(ctx.data["models"], ctx.data))
+            values = widget.resolve(widget.view)(options, data)
+            answers = precompute(widget, options, data)
         except OptionError as e:
             raise LessonError(ctx.file, ctx.line, str(e)) from None
         ctx.page.need_script(*widget.scripts())
         ctx.page.calls.extend(widget.calls)
-        return _env.get_template(widget.template).render(**_tools(ctx), **values, id=ctx.page.next_id(widget.name))
+        out = _env.get_template(widget.template).render(**_tools(ctx), **values, id=ctx.page.next_id(widget.name))
+        return out + (str(precomputed_script(answers)) if answers else "")
+    render.options = widget.options   # the wrapper's data-options: the defaults overlaid with the lesson's options
     return render
 
 

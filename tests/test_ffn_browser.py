@@ -106,13 +106,13 @@ def test_swiglu_budget(page):
     fam = ffn.config_family(ffn.FAMILY, "3.5", 128)
     assert table(page, ".sw-family") == [[str(r["L"]), r["d"], r["d_ff"], r["width"], r["share_layer"],
                                           r["share_total"], r["total"]] for r in fam["rows"]]
-    assert "sw_ratio=3.5" in page.url and "sw_d=1024" in page.url
+    assert "ffn-swiglu-budget.ratio=3.5" in page.url and "ffn-swiglu-budget.d=1024" in page.url
 
 
 def test_swiglu_state_from_the_url(module_guard, site):
     p = module_guard.new_page()
     p.add_init_script(COUNT_UPDATES)
-    p.goto(site + PAGE + "?sw_d=2048&sw_ratio=4&sw_m=2&sw_align=1")
+    p.goto(site + PAGE + "?ffn-swiglu-budget.d=2048&ffn-swiglu-budget.ratio=4&ffn-swiglu-budget.matrices=2&ffn-swiglu-budget.align=1")
     wait_runtime_ready(p)
     p.wait_for_function("() => (window.__updates['ffn-swiglu'] || 0) > 0", timeout=60_000)
     b = ffn.swiglu_budget(2048, "4", 2, 1)
@@ -146,7 +146,7 @@ def test_memory_calculator_moe_model(page):
     wait_update(page, "ffn-memory", before)
     cfg = _doc("qwen3-30b-a3b")["config"]
     _memory_matches(page, ffn.decode(cfg, "INT4", "2.039", 64, "312"), ffn.batch_series(cfg, "INT4", "2.039", "312"))
-    assert "mem_model=qwen3_30b_a3b" in page.url
+    assert "ffn-memory.model=qwen3_30b_a3b" in page.url
 
 
 def test_memory_calculator_pasted_config(page):

@@ -364,11 +364,11 @@ def test_tracker_baseline_runs_the_numpy_forward_pass(c4, ledger):
     actual = root.locator(".stage").evaluate_all("""(lis) => Object.fromEntries(lis.map((li) => [li.dataset.stage,
         [li.querySelector(".actual-shape").textContent, li.querySelector(".actual-check").textContent]]))""")
     assert actual == {k: [a["actual"], "✓"] for k, a in view["actual"].items()}
-    assert actual["full_attention"][0] == "(5, 256) ×4 层" and actual["softmax"][0] == "(2,048,)"
+    assert actual["full_attention"][0] == "(5, 256) ×4 层" and actual["softmax"][0] == "(2048,)"
     # the numpy outputs are shown in the chosen stage's details
     root.locator('.stage[data-stage="lm_head"] .stage-button').click()
     expect(root.locator('.stage[data-stage="lm_head"] .stage-actual')).to_be_visible()
-    assert "(5, 2,048)" in root.locator('.stage[data-stage="lm_head"] .stage-actual').inner_text()
+    assert "(5, 2048)" in root.locator('.stage[data-stage="lm_head"] .stage-actual').inner_text()
 
     root.locator('button.tracker-model[data-model="anchor"]').click()
     idle(c4, root)

@@ -41,7 +41,7 @@ def num(text: str) -> int:
 
 # -- formatting -----------------------------------------------------------------------------------------------------
 def test_formatting_helpers():
-    assert shape_str([5]) == "(5,)" and shape_str((5, 5120)) == "(5, 5,120)" and shape_str([]) == "()"
+    assert shape_str([5]) == "(5,)" and shape_str((5, 5120)) == "(5, 5120)" and shape_str([]) == "()"
     assert signed(11017952) == "+11,017,952" and signed(-3) == "−3" and signed(0) == "0"
     assert log_points(1024)[0] == 1 and log_points(1024)[-1] == 1024
     assert all(a < b for a, b in zip(log_points(262144), log_points(262144)[1:]))
@@ -139,8 +139,8 @@ def test_tracker_anchor_stages_and_checks(ledgers):
     by_id = {s["id"]: s for s in stages}
     assert list(by_id) == ["tokens", "embedding", "linear_attention", "full_attention", "final_norm", "lm_head",
                            "softmax"]
-    assert by_id["embedding"]["out"] == "(5, 5,120)" and by_id["lm_head"]["out"] == "(5, 248,320)"
-    assert by_id["softmax"]["out"] == "(248,320,)" and by_id["tokens"]["out"] == "(5,)"
+    assert by_id["embedding"]["out"] == "(5, 5120)" and by_id["lm_head"]["out"] == "(5, 248320)"
+    assert by_id["softmax"]["out"] == "(248320,)" and by_id["tokens"]["out"] == "(5,)"
     for sid in ("embedding", "linear_attention", "full_attention", "final_norm", "lm_head"):
         assert by_id[sid]["check"] == "✓", sid
     assert by_id["full_attention"]["title"] == "门控全注意力层" and by_id["full_attention"]["n_layers"] == 16
@@ -166,7 +166,7 @@ def test_tracker_actual_shapes_from_the_numpy_forward_pass(ledgers):
     actual = tracker_actual(stages, s["stages"])
     assert set(actual) == {st["id"] for st in stages}
     assert all(a["match"] for a in actual.values())
-    assert actual["full_attention"]["actual"] == "(5, 256) ×4 层" and actual["softmax"]["actual"] == "(2,048,)"
+    assert actual["full_attention"]["actual"] == "(5, 256) ×4 层" and actual["softmax"]["actual"] == "(2048,)"
     view = baseline_view(s, stages)
     assert view["params"] == "3,688,704" and view["agrees"] and view["actual"] == actual
     assert [x["shape"] for x in view["stages"]] == [shape_str(shape) for _, shape in s["stages"]]
@@ -189,7 +189,7 @@ def test_api_ledger_json_and_views(path, ledgers):
 def test_api_crossover_and_compare():
     anchor = config_of("qwen3.8-27b")
     assert json.loads(api.crossover_at(json.dumps([anchor, 4096]))) == crossover_at(build_ledger(anchor), 4096)
-    with pytest.raises(ValueError, match="T must be a positive integer"):
+    with pytest.raises(ValueError, match="上下文长度 T 需要是正整数"):
         api.crossover_at(json.dumps([anchor, 0]))
     data = json.loads(api.ledger_compare(json.dumps([[["gpt2", "GPT-2", config_of("gpt2")],
                                                       ["anchor", "Q", anchor]]])))

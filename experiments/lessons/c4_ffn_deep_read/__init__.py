@@ -1,7 +1,8 @@
 """Lesson C4+ FFN 精读 (lessons/c4-ffn-deep-read.md): its numbers, calculators and widgets.
 
 calc.py holds the calculators (the same functions give the build's first state and the browser's answers),
-numbers.py the lesson's numbers (ffn.*), widgets.py the build-time views and browser entry points. Each widget's
+numbers.py the lesson's numbers (ffn.*), widgets.py the build-time views, browser entry points and the states the
+build answers ahead of time (``states``). Each widget's
 defaults are declared here, once: the calculators take every input explicitly, and the lesson's numbers that
 describe a widget's first state read these dictionaries.
 """
@@ -27,15 +28,15 @@ LESSON = Lesson(
     numbers="numbers:register",
     widgets=(
         Widget("ffn-swiglu-budget", "ffn_swiglu.html", "widgets:swiglu_view", SWIGLU_DEFAULTS, script=_FFN,
-               calls={"ffn_swiglu_budget": "calc:swiglu_budget", "ffn_config_family": "widgets:config_family_call"}),
+               states="widgets:swiglu_states", calls={"ffn_swiglu_budget": "calc:swiglu_budget", "ffn_config_family": "widgets:config_family_call"}),
         Widget("ffn-memory", "ffn_memory.html", "widgets:memory_view", MEMORY_DEFAULTS, script=_FFN,
-               calls={"ffn_memory": "calc:decode", "ffn_batch_series": "calc:batch_series"}),
+               states="widgets:memory_states", calls={"ffn_memory": "calc:decode", "ffn_batch_series": "calc:batch_series"}),
         Widget("ffn-training-memory", "ffn_training.html", "widgets:training_view", TRAINING_DEFAULTS, script=_FFN,
-               calls={"ffn_training_memory": "calc:training_memory"}),
+               states="widgets:training_states", calls={"ffn_training_memory": "calc:training_memory"}),
         Widget("ffn-flops", "ffn_flops.html", "widgets:flops_view", FLOPS_DEFAULTS, script=_FFN,
-               calls={"ffn_flops": "calc:flops_budget"}),
+               states="widgets:flops_states", calls={"ffn_flops": "calc:flops_budget"}),
         Widget("ffn-moe", "ffn_moe.html", "widgets:moe_view", MOE_DEFAULTS, script=_FFN,
-               calls={"ffn_moe": "calc:moe_explore"}),
+               states="widgets:moe_states", calls={"ffn_moe": "calc:moe_explore"}),
         Widget("ffn-int4", "ffn_int4.html", "widgets:int4_view", INT4_DEFAULTS, script=_FFN, needs=("charts.js",),
                calls={"ffn_int4_probe": "calc:int4_probe"}),
         # the sources' missing parts (extra.py): prefill vs decode, the share formula, depth vs width

@@ -36,30 +36,38 @@ TERA = 10**12
 SECONDS_PER_DAY = 86400
 
 
-def parse_fraction(value, what: str, low=Fraction(0), high=None, inclusive_low: bool = False) -> Fraction:
-    """'8/3', '3.5', 4, 3.35 -> an exact Fraction (floats via their decimal text); range-checked."""
+def _got(value) -> str:
+    """How a message names what the learner gave: 「abc」, an empty field as 空白."""
+    text = str(value).strip() if value is not None else ""
+    return f"「{text}」" if text else "空白"
+
+
+def parse_fraction(value, what: str, low=Fraction(0), high=None, inclusive_low: bool = False,
+                   example: str = "3.5") -> Fraction:
+    """'8/3', '3.5', 4, 3.35 -> an exact Fraction (floats via their decimal text); range-checked. `example`: what
+    the message suggests for this field (a ratio: 8/3、3.5; a bandwidth: 3.35)."""
     if isinstance(value, bool):
-        raise ValueError(f"{what}：需要一个数，得到 {value!r}")
+        raise ValueError(f"{what}：需要一个数（例如 {example}），得到{_got(value)}")
     try:
         x = Fraction(str(value).strip()) if isinstance(value, (str, float)) else Fraction(value)
     except (ValueError, ZeroDivisionError, TypeError):
-        raise ValueError(f"{what}：需要一个数（例如 8/3、3.5），得到 {value!r}") from None
+        raise ValueError(f"{what}：需要一个数（例如 {example}），得到{_got(value)}") from None
     if (x < low) if inclusive_low else (x <= low):
-        raise ValueError(f"{what}：需要大于{'等于' if inclusive_low else ''} {low} 的数，得到 {value!r}")
+        raise ValueError(f"{what}：需要大于{'等于' if inclusive_low else ''} {low} 的数，得到{_got(value)}")
     if high is not None and x > high:
-        raise ValueError(f"{what}：不能超过 {high}，得到 {value!r}")
+        raise ValueError(f"{what}：不能超过 {high}，得到{_got(value)}")
     return x
 
 
 def parse_int(value, what: str, low: int = 1, high: int = 10**7) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError(f"{what}：需要一个整数，得到 {value!r}")
+        raise ValueError(f"{what}：需要一个整数，得到{_got(value)}")
     try:
         x = Fraction(str(value).strip())
     except (ValueError, ZeroDivisionError):
-        raise ValueError(f"{what}：需要一个整数，得到 {value!r}") from None
+        raise ValueError(f"{what}：需要一个整数，得到{_got(value)}") from None
     if x.denominator != 1 or not low <= x <= high:
-        raise ValueError(f"{what}：需要 {low:,} 到 {high:,} 之间的整数，得到 {value!r}")
+        raise ValueError(f"{what}：需要 {low:,} 到 {high:,} 之间的整数，得到{_got(value)}")
     return int(x)
 
 
@@ -107,7 +115,7 @@ def alignment_table(ratio: Fraction, align: int, ds=ALIGN_DS, known: list | None
 def swiglu_budget(d, ratio, matrices, align, known: list | None = None) -> dict:
     """The explorer: your (d, ratio, matrices, alignment) next to the three reference designs at the same d."""
     d = parse_int(d, "d_model", 64, 65536)
-    r = parse_fraction(ratio, "倍数 d_ff / d", high=Fraction(64))
+    r = parse_fraction(ratio, "倍数 d_ff / d", high=Fraction(64), example="8/3、3.5")
     matrices = parse_int(matrices, "矩阵数", 2, 3)
     align = parse_int(align, "对齐粒度", 1, 4096)
     mine = _budget_row("你的设定", d, r, matrices, align)
@@ -133,7 +141,7 @@ def llama_config(n_layers: int, d: int, d_ff: int, vocab: int = 32000, head_dim:
 
 
 def config_family(rows, ratio, align, vocab=32000) -> dict:
-    r = parse_fraction(ratio, "倍数 d_ff / d", high=Fraction(64))
+    r = parse_fraction(ratio, "倍数 d_ff / d", high=Fraction(64), example="8/3、3.5")
     align = parse_int(align, "对齐粒度", 1, 4096)
     vocab = parse_int(vocab, "词表", 1, 10**6)
     out = []
@@ -238,8 +246,8 @@ def compute_takeover_batch(w: StepWeights, nbytes: Fraction, bw: Fraction, peak:
 
 def _decode_inputs(config, dtype, bandwidth_tbps, peak_tflops):
     ledger = _ledger(config)
-    bw = parse_fraction(bandwidth_tbps, "显存带宽（TB/s）", high=Fraction(1000))
-    peak = parse_fraction(peak_tflops, "峰值算力（TFLOPS）", high=Fraction(100000))
+    bw = parse_fraction(bandwidth_tbps, "显存带宽（TB/s）", high=Fraction(1000), example="3.35")
+    peak = parse_fraction(peak_tflops, "峰值算力（TFLOPS）", high=Fraction(100000), example="989.4")
     return ledger, step_weights(ledger), dtype_bytes(dtype), bw, peak
 
 
@@ -372,13 +380,13 @@ def training_memory(config, recipe, batch, seq, checkpointing) -> dict:
 def flops_budget(config, tokens_b, sustained_tflops, gpus, tokens_per_param) -> dict:
     """Training compute of one model on D tokens: 6·N·D with N the parameters each token passes through."""
     ledger = _ledger(config)
-    D = parse_fraction(tokens_b, "训练 token 数（十亿）", high=Fraction(10**6)) * GB
+    D = parse_fraction(tokens_b, "训练 token 数（十亿）", high=Fraction(10**6), example="2000") * GB
     if D.denominator != 1:
         raise ValueError("训练 token 数需要是整数个 token")
     D = int(D)
-    s = parse_fraction(sustained_tflops, "每卡持续吞吐（TFLOPS）", high=Fraction(100000))
+    s = parse_fraction(sustained_tflops, "每卡持续吞吐（TFLOPS）", high=Fraction(100000), example="400")
     gpus = parse_int(gpus, "GPU 数", 1, 10**6)
-    chin = parse_fraction(tokens_per_param, "每参数 token 数参考值", high=Fraction(10**4))
+    chin = parse_fraction(tokens_per_param, "每参数 token 数参考值", high=Fraction(10**4), example="20")
     N_total, N = ledger.total, ledger.active_per_token
     matmul = views.matmul_weights(ledger)
     fwd = 2 * N
@@ -418,7 +426,8 @@ def moe_summary(ledger) -> dict:
     total = ledger.text_backbone
     active = ledger.active_per_token
     ffn_active = ledger.sum_kind("ffn", active=True)
-    return {"experts": n(moe.get("n_experts", 0)), "top_k": n(moe.get("top_k", 0)),
+    shape = f'{n(moe.get("n_experts", 0))} / {n(moe.get("top_k", 0))} / {n(moe.get("expert_d_ff", 0))}'
+    return {"experts": n(moe.get("n_experts", 0)), "top_k": n(moe.get("top_k", 0)), "shape": shape,
             "width": n(moe.get("expert_d_ff", 0)), "shared": n(moe.get("n_shared", 0)),
             "total": format_value(total, "B1"), "total_raw": total, "active": format_value(active, "B2"),
             "active_raw": active, "ratio": format_value(Fraction(total, active), "x1"),
@@ -552,7 +561,8 @@ def _row_sq(a):
 
 
 def _sig(x: float, digits: int = 4) -> str:
-    return f"{x:.{digits}g}"
+    """A float to `digits` significant digits, trailing zeros kept (0.002000 next to 0.001622, not 0.002)."""
+    return f"{x:#.{digits}g}".rstrip(".")
 
 
 def int4_probe(rows=PROBE_DEFAULTS["rows"], cols=PROBE_DEFAULTS["cols"], outlier_pct=PROBE_DEFAULTS["outlier_pct"],
@@ -564,8 +574,8 @@ def int4_probe(rows=PROBE_DEFAULTS["rows"], cols=PROBE_DEFAULTS["cols"], outlier
         raise ValueError(f"行数需要是 2 的幂（分组要整除行数），得到 {rows}")
     if rows * cols > MAX_PROBE_WEIGHTS:
         raise ValueError(f"矩阵太大：行数 × 列数不能超过 {MAX_PROBE_WEIGHTS:,}")
-    p = parse_fraction(outlier_pct, "离群行占比（%）", high=Fraction(100), inclusive_low=True)
-    s = parse_fraction(outlier_scale, "离群行放大倍数", high=Fraction(1000))
+    p = parse_fraction(outlier_pct, "离群行占比（%）", high=Fraction(100), inclusive_low=True, example="1、2.5")
+    s = parse_fraction(outlier_scale, "离群行放大倍数", high=Fraction(1000), example="10")
     seed = parse_int(seed, "随机种子", 0, 2**32 - 1)
     w, mask, plain = probe_matrix(rows, cols, p, s, seed)
     normal = ~mask
@@ -584,26 +594,28 @@ def int4_probe(rows=PROBE_DEFAULTS["rows"], cols=PROBE_DEFAULTS["cols"], outlier
         e_plain = tree_sum(_row_sq(quantize_int4(plain, g, plain_max[g]) - plain))
         rms = math.sqrt(e_sq / count)
         rel = math.sqrt(e_sq / w_sq)
-        rel_normal = math.sqrt(e_sq_normal / w_sq_normal) if w_sq_normal else 0.0
+        rel_normal = math.sqrt(e_sq_normal / w_sq_normal) if w_sq_normal else None   # None: no ordinary rows
         rel_plain = math.sqrt(e_plain / plain_sq)
         out.append({"group": g, "group_label": n(g) + ("（整列一组）" if g == rows else ""),
-                    "rms": _sig(rms), "rel": f"{rel * 100:.2f}%", "rel_normal": f"{rel_normal * 100:.2f}%",
+                    "rms": _sig(rms), "rel": f"{rel * 100:.2f}%",
+                    "rel_normal": "—" if rel_normal is None else f"{rel_normal * 100:.2f}%",
                     "rel_plain": f"{rel_plain * 100:.2f}%",
                     "bits": format_value(4 + Fraction(16, g), "x3"),
                     "raw": {"rms": repr(rms), "rel": repr(rel), "rel_normal": repr(rel_normal),
                             "rel_plain": repr(rel_plain)},
                     "rel_value": rel, "rel_normal_value": rel_normal, "rel_plain_value": rel_plain})
-    return {"rows": n(rows), "cols": n(cols), "weights": n(count), "outliers": n(int(mask.sum())),
+    return {"rows": n(rows), "cols": n(cols), "shape": f"{rows} × {cols}", "weights": n(count),
+            "outliers": n(int(mask.sum())),
             "chart": int4_chart(out),
             "outlier_pct": trim_decimal(p) + "%", "outlier_scale": trim_decimal(s),
             "seed": seed, "sigma": repr(SIGMA), "rms_w": _sig(math.sqrt(w_sq / count)),
-            "checksum": repr(w_sq), "groups": out}
+            "checksum": _sig(w_sq, 8), "checksum_raw": repr(w_sq), "groups": out}
 
 
 def int4_chart(groups: list[dict]) -> dict:
     """The 'lines' chart spec (site/static/js/charts.js) of relative RMS error (%) against group size."""
-    def series(key):
-        return [float(f"{g[key] * 100:.4f}") for g in groups]
+    def series(key):   # (no ordinary rows: no point)
+        return [None if g[key] is None else float(f"{g[key] * 100:.4f}") for g in groups]
     return {"kind": "lines", "title": "INT4 相对均方根误差 vs 分组大小", "x": [g["group"] for g in groups], "xlog": True,
             "xtitle": "分组大小（共享一个缩放因子的输入通道数，对数轴）", "ytitle": "相对均方根误差（%）",
             "series": [{"name": "整个矩阵（含离群行）", "y": series("rel_value")},

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ...widget import OptionError
+from ...widget import OptionError, model_ref
 from . import GPUS
 from . import calc as ffn
 
@@ -130,3 +130,63 @@ def int4_view(o: dict, data) -> dict:
     p = ffn.int4_probe(rows, cols, str(pct), str(scale), seed)
     return {"p": p, "spec": p["chart"], "rows": rows, "cols": cols, "pct": str(pct), "scale": str(scale),
             "seed": seed, "rows_choices": ROWS_CHOICES, "cols_choices": COLS_CHOICES}
+
+
+# -- what the build answers ahead of time (experiments.widget.Widget.states) ----------------------------------------
+# The browser sends every control's value as its text (checkboxes as true/false) and Python parses it, so the args
+# below are the controls' texts. Each list holds the first state and its neighbours along each enumerable control
+# (one control changed at a time), not their product; free fields (widths, bandwidths, batch sizes to type) and
+# pasted configs are Python's.
+def _axes(first: dict, choices: dict) -> list[dict]:
+    """The first state, then for each key in `choices` every other choice with the rest as first."""
+    states = [dict(first)]
+    for key, values in choices.items():
+        states += [{**first, key: v} for v in values if v != first[key]]
+    return states
+
+
+def swiglu_states(o: dict, data) -> list:
+    known = known_widths(data)
+    first = {"d": str(o["d"]), "ratio": str(o["ratio"]), "matrices": str(o["matrices"]), "align": str(o["align"])}
+    out = []
+    for s in _axes(first, {"matrices": ["2", "3"], "align": [str(a) for a in ALIGN_CHOICES],
+                           "ratio": list(RATIO_CHOICES)}):
+        out.append(("ffn_swiglu_budget", [s["d"], s["ratio"], s["matrices"], s["align"], known]))
+        out.append(("ffn_config_family", [s["ratio"], s["align"]]))
+    return out
+
+
+def memory_states(o: dict, data) -> list:
+    presets = {g["key"]: g for g in gpus(data)}
+    first = {"model": o["model"], "dtype": str(o["dtype"]), "gpu": o["gpu"], "batch": str(o["batch"])}
+    out = []
+    for s in _axes(first, {"model": [a for a, _ in data.choices()], "dtype": list(DTYPE_CHOICES),
+                           "gpu": list(presets), "batch": [str(b) for b in BATCH_CHOICES]}):
+        g = presets[s["gpu"]]
+        out.append(("ffn_memory", [model_ref(s["model"]), s["dtype"], g["bw"], s["batch"], g["peak"]]))
+        out.append(("ffn_batch_series", [model_ref(s["model"]), s["dtype"], g["bw"], g["peak"]]))
+    return out
+
+
+def training_states(o: dict, data) -> list:
+    first = {"model": o["model"], "recipe": o["recipe"], "checkpointing": bool(o["checkpointing"])}
+    return [("ffn_training_memory", [model_ref(s["model"]), s["recipe"], str(o["batch"]), str(o["seq"]),
+                                     s["checkpointing"]])
+            for s in _axes(first, {"model": [a for a, _ in data.choices()], "recipe": list(ffn.RECIPE_ZH),
+                                   "checkpointing": [False, True]})]
+
+
+def flops_states(o: dict, data) -> list:
+    v = flops_view(o, data)
+    return [("ffn_flops", [model_ref(a), v["tokens_b"], v["tflops"], str(v["gpus"]), v["chin"]])
+            for a, _ in data.choices()]
+
+
+def moe_states(o: dict, data) -> list:
+    """Picking a starting model sets its own experts, top-k and width: one answer per MoE model."""
+    out = []
+    for a, mn in data.choices():
+        m = mn.arch.moe
+        if m:
+            out.append(("ffn_moe", [model_ref(a), str(m["n_experts"]), str(m["top_k"]), str(m["expert_d_ff"])]))
+    return out

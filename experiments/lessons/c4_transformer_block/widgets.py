@@ -16,6 +16,7 @@ from ...errors import ConfigError
 from ...ledger import Ledger
 from ...format import format_value, n, shape_str, share, signed
 from ...labels import PART_ZH, layer_label
+from ...widget import model_ref
 
 # -- 总账 -------------------------------------------------------------------------------------------------------
 def ledger_total(ledger: Ledger, name: str = "") -> dict:
@@ -48,8 +49,8 @@ def _layer_rows(node) -> list[dict]:
             name = f"{prefix}{c.name}"
             if c.shape is not None:
                 copies = mult * c.n
-                shape = " × ".join(f"{s:,}" for s in c.shape)
-                rows.append({"name": name, "shape": f"{copies:,} × ({shape})" if copies > 1 else shape,
+                shape = " × ".join(str(s) for s in c.shape)   # no digit groups inside a shape
+                rows.append({"name": name, "shape": f"{copies} × ({shape})" if copies > 1 else shape,
                              "count": n(copies * c.per_copy)})
             else:
                 go(c, name + ".", mult * c.n)
@@ -113,9 +114,11 @@ def ledger_compare(models: list[tuple[str, str, Ledger]]) -> dict:
              "shares": [float(Fraction(parts.get(k, 0), ledger.total)) for k in keys]}
             for alias, name, ledger, parts in per]
     labels = [PART_ZH.get(k, k) for k in keys]
-    chart = {"kind": "stacked", "labels": labels, "series": [c["name"] for c in cols],
+    names = [c["name"] for c in cols]   # a model in two columns: two bars, each named by its column
+    series = [f"{name}（第 {j + 1} 列）" if names.count(name) > 1 else name for j, name in enumerate(names)]
+    chart = {"kind": "stacked", "labels": labels, "series": series,
              "values": [c["shares"] for c in cols],
-             "hover": [[f"{c['name']} · {labels[i]}：{row['cells'][j]['count']}（{row['cells'][j]['share']}）"
+             "hover": [[f"{series[j]} · {labels[i]}：{row['cells'][j]['count']}（{row['cells'][j]['share']}）"
                         for i, row in enumerate(rows)] for j, c in enumerate(cols)],
              "title": "各部件占全部参数的比例"}
     return {"rows": rows, "cols": cols, "keys": keys, "labels": labels, "chart": chart}
@@ -392,7 +395,7 @@ def _ledger(config):
 
 def _context_length(T) -> int:
     if isinstance(T, bool) or not isinstance(T, int) or T < 1:
-        raise ValueError(f"T must be a positive integer, got {T!r}")
+        raise ValueError(f"上下文长度 T 需要是正整数，得到 {T!r}")
     return T
 
 
@@ -432,6 +435,8 @@ def crossover_view_call(config, name: str = "", T=None) -> dict:
     view = crossover_series(ledger, name=name or "")
     t_max = view["t_max_raw"]
     view["at"] = crossover_at(ledger, t_max if T is None else min(_context_length(T), t_max))
+    for key in ("T", "ffn", "attention"):   # the chart carries the series; the page needs them once
+        view.pop(key)
     return view
 
 
@@ -485,3 +490,38 @@ def byo_views_call(text, others=None) -> dict:
     except Exception:  # noqa: BLE001 - a popover is an extra; never fail the whole result for it
         out["numbers"] = {}
     return {"ok": True, **out}
+
+
+# -- what the build answers ahead of time (experiments.widget.Widget.states): the calls of the enumerable controls --
+def _pick_calls(name: str, data, *extra) -> list:
+    """One call per model of the pickers: (name, [that model's config, *extra(alias, model)])."""
+    return [(name, [model_ref(a), *(f(a, mn) for f in extra)]) for a, mn in data.choices()]
+
+
+def ledger_total_states(o: dict, data) -> list:
+    return _pick_calls("total_view", data, lambda a, mn: mn.name)
+
+
+def ledger_layer_states(o: dict, data) -> list:
+    return _pick_calls("layer_view", data)
+
+
+def crossover_states(o: dict, data) -> list:
+    return _pick_calls("crossover_view", data, lambda a, mn: mn.name, lambda a, mn: None)
+
+
+def ledger_compare_states(o: dict, data) -> list:
+    """Each column set to each model, the other columns as built (neighbours of the first state, not the product)."""
+    first = list(o["models"])
+    out = []
+    for i in range(len(first)):
+        for a, _ in data.choices():
+            chosen = first[:i] + [a] + first[i + 1:]
+            out.append(("ledger_compare", [[[x, data.models[x].name, model_ref(x)] for x in chosen]]))
+    return out
+
+
+def tracker_states(o: dict, data) -> list:
+    view = tracker_view(o, data)["data"]
+    return [("tracker", [model_ref(a), view["settings"], view["reference"][a], a in view["course_titles"]])
+            for a, _ in tracker_view(o, data)["models"]]

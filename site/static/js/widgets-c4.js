@@ -7,7 +7,7 @@
   "use strict";
 
   const W = window.courseWidgets;
-  const { getState, setState, models, el, whenReady, pickAlias, latest, chart, call } = W;
+  const { getState, setState, models, el, live, pickAlias, latest, chart, call } = W;
   const rt = window.courseRuntime;
 
   // -- shared renderers (mirror the templates in site/templates/widgets/) -------------------------------------------
@@ -145,9 +145,9 @@
         chart(root, lt.chart);
       })));
     const picker = modelPicker(root, ns, recompute);
-    whenReady(root, ".model-picker");
+    live(root, ".model-picker");
     if (getState(ns, "den") === "backbone") applyDen("backbone");
-    rt.ready.then(() => picker.restore(), () => {});
+    picker.restore();
   }
 
   // -- 一层里: one layer of each type, matrix by matrix, and their difference; any model -----------------------------
@@ -158,8 +158,8 @@
         root.querySelector(".layer-body").replaceChildren(...layerBody(ll));
       })));
     const picker = modelPicker(root, ns, recompute);
-    whenReady(root, ".model-picker");
-    rt.ready.then(() => picker.restore(), () => {});
+    live(root, ".model-picker");
+    picker.restore();
   }
 
   // -- 三个模型并排: any model from data/ in any column ----------------------------------------------------------------
@@ -177,16 +177,14 @@
       recompute(chosen);
     }
     selects.forEach((s) => s.addEventListener("change", changed));
-    whenReady(root, "select.compare-model");
+    live(root, "select.compare-model");
     const wanted = (getState(ns, "models") || "").split(",");
-    rt.ready.then(() => {
-      let any = false;
-      selects.forEach((s, i) => {
-        const a = pickAlias(s, wanted[i]);
-        if (a && a !== s.value) { s.value = a; any = true; }
-      });
-      if (any) changed();
-    }, () => {});
+    let any = false;
+    selects.forEach((s, i) => {
+      const a = pickAlias(s, wanted[i]);
+      if (a && a !== s.value) { s.value = a; any = true; }
+    });
+    if (any) changed();
   }
 
   // -- 参数 ≠ 计算: a log slider over the context length T and a model picker --------------------------------------------
@@ -245,12 +243,10 @@
       want.alias = a;   // the context length stays (clipped to the new model's native context)
       recompute({ label: "model" });
     });
-    whenReady(root, ".t-slider, .model-picker");
-    rt.ready.then(() => {
-      const t = parseInt(getState(ns, "T"), 10);
-      if (t > 0) want.T = t;
-      if (!picker.restore() && t > 0) recompute({ label: "T" });
-    }, () => {});
+    live(root, ".t-slider, .model-picker");
+    const t = parseInt(getState(ns, "T"), 10);
+    if (t > 0) want.T = t;
+    if (!picker.restore() && t > 0) recompute({ label: "T" });
   }
 
   // -- the data-flow tracker: stages, a model toggle, and for our baseline a real numpy forward pass --------------------
@@ -319,13 +315,11 @@
     });
     root.querySelector(".run-forward").addEventListener("click", () => run(null));
 
-    whenReady(root, "button.tracker-model, .run-forward");
+    live(root, "button.tracker-model, .run-forward");
     select(getState(ns, "stage") || stageIds()[0], false);
-    rt.ready.then(() => {
-      const wanted = getState(ns, "model");
-      const b = Array.from(root.querySelectorAll("button.tracker-model")).find((x) => x.dataset.model === wanted);
-      if (b && wanted !== alias) setModel(wanted);
-    }, () => {});
+    const wanted = getState(ns, "model");
+    const b = Array.from(root.querySelectorAll("button.tracker-model")).find((x) => x.dataset.model === wanted);
+    if (b && wanted !== alias) setModel(wanted);
   }
 
   // -- our baseline: run the real numpy forward pass in the page ------------------------------------------------------
@@ -340,7 +334,7 @@
         status.textContent = r.status;
       }, (e) => { status.textContent = "运行失败：" + e.message; throw e; });
     });
-    whenReady(root, ".run-baseline");
+    live(root, ".run-baseline");
     root.querySelector(".run-baseline").addEventListener("click", () => run(null));
     // initialise the 3.7M weights once the runtime is up (in the worker, off the page's thread), so that a press
     // of the button runs only the forward pass
@@ -393,7 +387,7 @@
       call("byo_views", [text, compare.filter((a) => ms[a]).map((a) => [a, ms[a].name, ms[a].config])])).then((r) => {
       if (r.ok) show(r); else fail(r);
     }));
-    whenReady(root, ".byo-run, .byo-example");
+    live(root, ".byo-run, .byo-example");
     root.querySelector("[data-testid=byo-config-run]").addEventListener("click", () => run(input.value));
     input.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && e.shiftKey) { e.preventDefault(); run(input.value); }

@@ -3,20 +3,30 @@
  * files (widgets-c4.js, widgets-ffn.js), which the build adds only to the pages that use them.
  *
  * Every widget arrives complete from the build (site/templates/widgets/). The widget files only add behaviour.
- * Anything that needs a number calls the same Python the build used, through window.courseRuntime
- * (runtime-client.js) and experiments/api.py, and writes the strings Python returns: no number is formatted here.
- * Text from the learner or from Python is written with textContent, never innerHTML.
+ * Anything that needs a number calls the same Python the build used, through call(entryPoint, args), and writes
+ * the strings Python returns: no number is formatted here. Text from the learner or from Python is written with
+ * textContent, never innerHTML; a table's rows are clones of the <template class="row"> the build put in it
+ * (fill()), so every label and cell's markup is spelled once, in the template.
  *
- * A widget's state lives in the URL query (e.g. ?crossover.model=deepseek_v3&crossover.T=4096, sw_d=2048), so a
- * link reproduces what the learner saw. Defaults are left out of the URL. A second widget of the same kind on a
- * page is "<widget>-2".
+ * Answers before Python: the build answered what a widget's enumerable controls can ask (sitegen/widgets.py,
+ * <script class="precomputed">, gzip+base64 JSON keyed by entry point + canonical args with built-in models'
+ * configs written {"$model": alias}); call() answers from it at once and asks Python (runtime-client.js) only
+ * for the rest. A request that needs Python before it is loaded waits in a queue; the widget says so beside its
+ * controls (.widget-status), and a recompute that takes longer than BUSY_MS says 计算中….
+ *
+ * A widget's state lives in the URL query as <widget>.<key> (e.g. ?crossover.model=deepseek_v3,
+ * ffn-memory.dtype=FP32), so a link reproduces what the learner saw. Defaults are left out of the URL: they are
+ * the wrapper's data-options (the declaration's defaults overlaid with the lesson's options) or, for an option
+ * whose default depends on others, the value the build put in the control. A second widget of the same kind on a
+ * page is "<widget>-2". Moving through the page's history (Back after a table-of-contents link) keeps them.
  *
  * window.courseWidgets holds the helpers below and mount({name: setup}), which sets up every widget of those
  * names on the page. This file mounts the editable code cells, which every lesson may use.
  *
  * For tests: window.courseWidgets.timings lists {widget, ms} for every recompute (input event -> DOM updated;
- * "crossover:T" for the slider, "crossover:model" for the picker);
- * each widget root gets data-busy while a recompute is pending and fires "course:updated" when done.
+ * "crossover:T" for the slider, "crossover:model" for the picker); .answered counts {build, python} answers;
+ * each widget root gets data-busy while a recompute is pending (data-pending="python" while it waits for the
+ * runtime, data-stale after an error) and fires "course:updated" when done.
  */
 (function () {
   "use strict";
@@ -24,14 +34,26 @@
   const rt = window.courseRuntime;
   const params = new URLSearchParams(location.search);
   const timings = [];
+  const answered = { build: 0, python: 0 };
+  const BUSY_MS = 100;
+  const TEXT = {
+    loading: "需要 Python 运行时，正在加载…",
+    queued: "需要 Python 运行时，正在加载…这次计算已排队，加载完成后自动进行。",
+    failed: "Python 运行时加载失败，这些设定暂时无法计算。",
+    busy: "计算中…",
+    error: "计算失败：",
+    stale: "（下面显示的仍是上一次成功计算的结果，与当前设定不符）",
+    internal: "内部错误，无法完成这次计算",
+  };
   let modelsPromise = null;
 
-  // -- small helpers ---------------------------------------------------------------------------------------------
+  // -- URL state -------------------------------------------------------------------------------------------------
+  const written = {};   // every key a widget wrote (null: removed), re-applied when the page's history moves
   function getState(ns, key) {
     return params.get(ns + "." + key);
   }
 
-  function setParams(values) {   // {key: value}; null/"" removes the key (the default state). Reads the URL afresh:
+  function writeUrl(values) {
     const now = new URLSearchParams(location.search);   // other widgets may have written their own keys meanwhile
     Object.entries(values).forEach(([k, v]) => {
       if (v === null || v === undefined || v === "") now.delete(k); else now.set(k, String(v));
@@ -40,8 +62,84 @@
     history.replaceState(history.state, "", location.pathname + (q ? "?" + q : "") + location.hash);
   }
 
+  function setParams(values) {   // {key: value}; null/"" removes the key (the default state)
+    Object.entries(values).forEach(([k, v]) => { written[k] = v === undefined || v === "" ? null : v; });
+    writeUrl(values);
+  }
+
   function setState(ns, key, value) { setParams({ [ns + "." + key]: value }); }
 
+  // Back/forward between entries of this page (a table-of-contents link) restores an older URL, while the
+  // widgets keep what the learner chose: write their keys into it again.
+  ["popstate", "hashchange"].forEach((ev) => window.addEventListener(ev, () => writeUrl(written)));
+
+  function options(root) {   // the wrapper's data-options: the declaration's defaults + the lesson's options
+    const w = root.closest(".widget[data-options]");
+    try { return w ? JSON.parse(w.dataset.options) : {}; } catch (e) { return {}; }
+  }
+
+  function builtValue(c) {   // what the build put in a control
+    if (c.type === "checkbox") return c.defaultChecked;
+    if (c.tagName === "SELECT") {
+      const o = Array.from(c.options).find((x) => x.defaultSelected) || c.options[0];
+      return o ? o.value : "";
+    }
+    return c.defaultValue;
+  }
+
+  function valueOf(c) { return c.type === "checkbox" ? c.checked : c.value.trim(); }
+
+  // Controls kept in the URL as <ns>.<key>: {key: selector}. A key's default is the wrapper's option of that name
+  // (when set), else the control's build-time value. values() gives each control's text (checkboxes: booleans),
+  // which is what Python gets: it parses and range-checks them itself.
+  function bind(root, ns, spec) {
+    const opts = options(root);
+    const c = {}, dflt = {};
+    Object.entries(spec).forEach(([key, sel]) => {
+      c[key] = root.querySelector(sel);
+      const o = opts[key];
+      dflt[key] = o === null || o === undefined || typeof o === "object" ? builtValue(c[key])
+        : c[key].type === "checkbox" ? Boolean(o) : String(o);
+    });
+    function text(key, v) { return c[key].type === "checkbox" ? (v ? "1" : "0") : v; }
+    return {
+      c: c,
+      values() {
+        const out = {};
+        Object.keys(c).forEach((k) => { out[k] = valueOf(c[k]); });
+        return out;
+      },
+      isDefault(key) { return valueOf(c[key]) === dflt[key]; },
+      record(skip) {   // skip: keys not to keep (e.g. bandwidth while a preset GPU sets it)
+        const out = {};
+        Object.keys(c).forEach((k) => {
+          out[ns + "." + k] = (skip && skip.includes(k)) || valueOf(c[k]) === dflt[k] ? null : text(k, valueOf(c[k]));
+        });
+        setParams(out);
+      },
+      // Sets the controls the URL names (a value a control cannot take is dropped from the URL); true if any
+      // control changed.
+      restore(keys) {
+        let any = false;
+        (keys || Object.keys(c)).forEach((k) => {
+          const v = getState(ns, k);
+          if (v === null) return;
+          const x = c[k], before = valueOf(x);
+          if (x.type === "checkbox") x.checked = v === "1";
+          else if (x.tagName === "SELECT" && !Array.from(x.options).some((o) => o.value === v)) { setState(ns, k, null); return; }
+          else {
+            x.value = v;
+            if (x.value !== v || (x.validity && !x.validity.valid)) { x.value = before; setState(ns, k, null); return; }
+          }
+          if (valueOf(x) !== before) any = true;
+        });
+        return any;
+      },
+      onChange(fn) { Object.values(c).forEach((x) => x.addEventListener("change", fn)); },
+    };
+  }
+
+  // -- small helpers ---------------------------------------------------------------------------------------------
   function models() {   // data/models.json: alias -> {id, name, config}; written by the build
     if (!modelsPromise) {
       modelsPromise = fetch(new URL("data/models.json", document.baseURI)).then((r) => {
@@ -62,8 +160,71 @@
     return node;
   }
 
+  // Fills a clone of the build's markup with data, by attributes the templates put on it:
+  //   data-f="key"          textContent = data[key] (hidden when data[key] is empty, if data-hide-empty is set)
+  //   data-attr="a:key,..."  attribute a = data[key]
+  //   data-each="key"       its <template class="row"> cloned and filled once per item of data[key]
+  function fill(node, data) {
+    const apply = (n) => {
+      if (n.dataset.f) {
+        const v = data[n.dataset.f];
+        n.textContent = v === null || v === undefined ? "" : String(v);
+        if (n.hasAttribute("data-hide-empty")) n.hidden = !n.textContent;
+      }
+      if (n.dataset.attr) n.dataset.attr.split(",").forEach((pair) => {
+        const [a, key] = pair.split(":");
+        const v = data[key];
+        if (v === null || v === undefined || v === false) n.removeAttribute(a); else n.setAttribute(a, String(v));
+      });
+    };
+    (function walk(parent) {
+      for (const n of Array.from(parent.children)) {
+        if (n.tagName === "TEMPLATE") continue;
+        apply(n);
+        if (n.dataset.each) rows(n, data[n.dataset.each] || []); else walk(n);
+      }
+    })(node);
+    apply(node);
+    return node;
+  }
+
+  // Replaces the rows of a container (a tbody, a list ...) by its <template class="row"> filled once per item.
+  function rows(container, items) {
+    const t = container.querySelector(":scope > template.row") ||
+      container.parentElement.querySelector(":scope > template.row");
+    const made = items.map((item) => fill(t.content.firstElementChild.cloneNode(true), item));
+    Array.from(container.children).forEach((n) => { if (n !== t) n.remove(); });
+    container.append(...made);
+  }
+
   function whenReady(root, selector) {   // controls that need Python stay disabled until it is ready
     rt.ready.then(() => root.querySelectorAll(selector).forEach((b) => { b.disabled = false; }), () => {});
+  }
+
+  // Controls work at once: what the build did not answer waits for Python, and the widget says so.
+  function live(root, selector) {
+    root.querySelectorAll(selector).forEach((b) => { b.disabled = false; });
+    if (rt.state !== "ready" && root.querySelector("[data-needs-python]")) {
+      status(root, "note", TEXT.loading);
+      rt.ready.then(() => status(root, "note", ""), () => status(root, "note", TEXT.failed));
+    }
+  }
+
+  // The widget's status line, just after its controls: why it waits (the runtime) or that it is busy.
+  function status(root, kind, text) {
+    let box = root.querySelector(":scope .widget-status");
+    if (!box && !text) return;
+    if (!box) {
+      box = el("p", { class: "widget-status", role: "status", "aria-live": "polite", hidden: true });
+      const controls = root.querySelector(".controls, .pickers, .byo-actions");
+      if (controls) controls.after(box); else root.prepend(box);
+      root.querySelectorAll("[data-needs-python]").forEach((c) => c.setAttribute("aria-describedby",
+        ((c.getAttribute("aria-describedby") || "") + " " + (box.id = box.id || "ws-" + Math.random().toString(36).slice(2))).trim()));
+    }
+    box.dataset[kind] = text;
+    const shown = box.dataset.busy || box.dataset.note || "";
+    box.textContent = shown;
+    box.hidden = !shown;
   }
 
   // The alias of a model named in the URL by alias or by file id (deepseek_v3 or deepseek-v3), if the picker has it.
@@ -73,11 +234,25 @@
     return null;
   }
 
+  // Shows an error (or clears it: message ""). The results still on screen are from the last good state: the
+  // message says so and the root gets data-stale until the next success.
   function showError(root, message) {
-    const box = root.querySelector(":scope > .widget-error");
+    const box = root.querySelector(".widget-error");
+    if (message) root.dataset.stale = "true"; else delete root.dataset.stale;
     if (!box) return;
     box.hidden = !message;
-    box.textContent = message ? "计算失败：" + message : "";
+    box.textContent = message ? TEXT.error + message + TEXT.stale : "";
+  }
+
+  // A Python error as the learner reads it: the course's messages are Chinese after the exception's class name
+  // ("ValueError: 批大小：…"); anything else is an internal error (logged for a developer, not shown).
+  function learnerMessage(e) {
+    const text = String((e && e.message) || e || "");
+    const m = /^[A-Za-z_][\w.]*(?:Error|Exception|Warning)?: ([\s\S]*)$/.exec(text);
+    const rest = (m ? m[1] : text).trim();
+    if (/[\u4e00-\u9fff]/.test(rest)) return rest;
+    console.warn("widget call:", text);
+    return TEXT.internal;
   }
 
   // Runs job(arg) with at most one call in flight: while one runs, only the newest request waits (a slider drag
@@ -90,13 +265,20 @@
       next = null;
       running = true;
       root.dataset.busy = "true";
+      const slow = setTimeout(() => {   // (the build's answers take a few ms: a wait this long is Python's)
+        if (rt.state !== "ready") root.dataset.pending = "python";
+        status(root, "busy", root.dataset.pending ? TEXT.queued : TEXT.busy);
+      }, BUSY_MS);
       Promise.resolve().then(() => job(arg)).then(() => {
         showError(root, "");
         timings.push({ widget: name + (arg && arg.label ? ":" + arg.label : ""), ms: performance.now() - t0 });
-      }, (e) => showError(root, e.message)).finally(() => {
+      }, (e) => showError(root, learnerMessage(e))).finally(() => {
+        clearTimeout(slow);
         running = false;
         if (next) pump(); else {
+          status(root, "busy", "");
           delete root.dataset.busy;
+          delete root.dataset.pending;
           root.dispatchEvent(new CustomEvent("course:updated", { bubbles: true }));
         }
       });
@@ -113,8 +295,50 @@
     window.courseCharts.update(root.querySelector("figure.chart"), spec).catch((e) => console.warn("chart", e));
   }
 
+  // -- answers: the build's, else Python's ---------------------------------------------------------------------------
+  let table = null;
+  function precomputed() {   // {answers, aliasOf} of every script.precomputed on the page, or null
+    if (!table) {
+      const scripts = Array.from(document.querySelectorAll("script.precomputed"));
+      table = !scripts.length || typeof DecompressionStream === "undefined" ? Promise.resolve(null)
+        : Promise.all([models()].concat(scripts.map((s) => inflate(s.textContent)))).then(([ms, ...parts]) => ({
+          answers: Object.assign({}, ...parts),
+          aliasOf: new Map(Object.entries(ms).map(([a, m]) => [m.config, a])),
+        })).catch((e) => { console.warn("precomputed answers", e); return null; });
+    }
+    return table;
+  }
+
+  function inflate(b64) {   // gzip+base64 -> the JSON value
+    const bytes = Uint8Array.from(atob(b64.trim()), (ch) => ch.charCodeAt(0));
+    return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).json();
+  }
+
+  // The key of a call's args, as sitegen/widgets.py canonical() writes it: sorted keys, no spaces, a built-in
+  // model's config (the very object models() gave) as {"$model": alias}.
+  function canon(v, aliasOf) {
+    if (v && typeof v === "object") {
+      if (aliasOf.has(v)) return '{"$model":' + JSON.stringify(aliasOf.get(v)) + "}";
+      if (Array.isArray(v)) return "[" + v.map((x) => canon(x, aliasOf)).join(",") + "]";
+      return "{" + Object.keys(v).sort().map((k) => JSON.stringify(k) + ":" + canon(v[k], aliasOf)).join(",") + "}";
+    }
+    return JSON.stringify(v === undefined ? null : v);
+  }
+
   function call(fn, args) {
-    return rt.call("experiments.api:" + fn, args);
+    return precomputed().then((t) => {
+      const key = t && fn + " " + canon(args || [], t.aliasOf);
+      if (t && Object.prototype.hasOwnProperty.call(t.answers, key)) {
+        answered.build += 1;
+        return JSON.parse(JSON.stringify(t.answers[key]));   // a copy: callers may keep what they get
+      }
+      return python(fn, args);
+    });
+  }
+
+  function python(fn, args) {
+    return rt.ready.then(() => rt.call("experiments.api:" + fn, args), () => { throw new Error(TEXT.failed); })
+      .then((r) => { answered.python += 1; return r; }, (e) => { throw new Error(learnerMessage(e)); });
   }
 
   // -- editable code cells: run with the button or Shift+Enter; stdout and tracebacks shown and announced -------------
@@ -172,8 +396,10 @@
   }
 
   window.courseWidgets = {
-    timings: timings, mount: mount, getState: getState, setState: setState, setParams: setParams, models: models,
-    el: el, whenReady: whenReady, pickAlias: pickAlias, showError: showError, latest: latest, chart: chart, call: call,
+    timings: timings, answered: answered, mount: mount, getState: getState, setState: setState, setParams: setParams,
+    models: models, el: el, whenReady: whenReady, live: live, pickAlias: pickAlias, showError: showError,
+    latest: latest, chart: chart, call: call, bind: bind, fill: fill, rows: rows, options: options,
   };
+  if (document.querySelector("script.precomputed")) precomputed();   // inflate while the page settles
   mount({ code: codeCell });
 })();

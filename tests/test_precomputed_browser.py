@@ -1,0 +1,268 @@
+"""Answers before Python (issue #13): every enumerable control of both lessons answers from what the build computed,
+with the Python runtime's files blocked; the same controls give the same texts once the runtime is ready; what
+needs Python says so beside the controls and runs once the runtime is there; and the widget bugs of #13.6.
+
+The real course is built once (tests/build_fixtures.py: repo_site). The blocked pages abort every request under
+pyodide/ and py/ (so the runtime can never load) in a context of their own: the aborted loads log console
+errors by design, so that context is checked for uncaught page errors and outside requests only.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from browser_fixtures import _is_local, wait_runtime_ready
+from experiments.ledger import build_ledger
+from experiments.lessons.c4_ffn_deep_read import calc as ffn
+from experiments.lessons.c4_ffn_deep_read.widgets import BATCH_CHOICES, DTYPE_CHOICES
+from experiments.lessons.c4_transformer_block.widgets import crossover_series, ledger_compare, ledger_layer, ledger_total
+
+ROOT = Path(__file__).resolve().parent.parent
+C4, FFN = "c4-transformer-block.html", "c4-ffn-deep-read.html"
+CITATIONS = json.loads((ROOT / "data" / "citations.json").read_text(encoding="utf-8"))
+H100 = (str(CITATIONS["h100_bandwidth_tbps"]["value"]), str(CITATIONS["h100_bf16_tflops"]["value"]))
+A100 = (str(CITATIONS["a100_bandwidth_tbps"]["value"]), str(CITATIONS["a100_bf16_tflops"]["value"]))
+
+
+@pytest.fixture(scope="module")
+def site(repo_site, http_serve) -> str:
+    return http_serve(repo_site.out)
+
+
+@pytest.fixture(scope="module")
+def models(repo_site) -> dict:
+    return json.loads((repo_site.out / "data" / "models.json").read_text(encoding="utf-8"))
+
+
+def blocked_page(browser, url: str):
+    """A page whose Python runtime cannot load (pyodide/ and py/ aborted); fails on page errors, outside requests."""
+    context = browser.new_context()
+    problems: list[str] = []
+    context.route("**/*", lambda route: route.continue_() if _is_local(route.request.url)
+                  else (problems.append(route.request.url), route.abort()))
+    context.route("**/pyodide/**", lambda route: route.abort())
+    context.route("**/py/**", lambda route: route.abort())
+    page = context.new_page()
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.goto(url)
+    page.problems = problems
+    return page
+
+
+def root(page, name: str):
+    return page.locator(f'.widget[data-widget="{name}"] .widget-static > *').first
+
+
+def idle(page, r) -> None:
+    page.wait_for_function("(el) => !el.dataset.busy", arg=r.element_handle(), timeout=30_000)
+
+
+def choose(page, r, selector: str, value: str) -> None:
+    r.locator(selector).first.select_option(value)
+    idle(page, r)
+
+
+def tbody(r, selector: str) -> list[list[str]]:
+    return r.locator(selector).first.evaluate("""(t) => Array.from(t.querySelectorAll("tbody tr")).map((tr) =>
+        Array.from(tr.cells).map((c) => c.textContent.trim()))""")
+
+
+def text(r, testid: str) -> str:
+    return r.locator(f'[data-testid="{testid}"]').first.text_content().strip()
+
+
+MEMORY_FIELDS = (("mem-params", "params"), ("mem-weights-gb", "weights"), ("mem-tstep", "t_step"),
+                 ("mem-bound", "bound"), ("mem-tps", "tok_s_stream"), ("mem-takeover", "takeover"),
+                 ("mem-dtype-label", "dtype"))
+
+
+def drive(page, models, check: bool) -> list:
+    """Every enumerable control of both lessons, one at a time from the first state; returns what each showed
+    (and, with check, compares it with CPython)."""
+    seen = []
+    base = page.url.split("?")[0].rsplit("/", 1)[0] + "/"
+    page.goto(base + FFN)
+    mem = root(page, "ffn-memory")
+    first = {"model": "llama7b", "dtype": "BF16", "gpu": "h100", "batch": "1"}
+    axes = [("model", ".mem-model", [a for a in models if a != "llama7b"]),
+            ("dtype", ".mem-dtype", [d for d in DTYPE_CHOICES if d != "BF16"]),
+            ("gpu", ".mem-gpu", ["a100"]), ("batch", ".mem-batch", [str(b) for b in BATCH_CHOICES if b != 1])]
+    for key, sel, values in axes:
+        for v in values + [first[key]]:
+            choose(page, mem, sel, v)
+            state = {**first, key: v}
+            shown = [text(mem, t) for t, _ in MEMORY_FIELDS] + [tbody(mem, ".mem-batches")]
+            seen.append(shown)
+            if check:
+                bw, peak = A100 if state["gpu"] == "a100" else H100
+                cfg = models[state["model"]]["config"]
+                r = ffn.decode(cfg, state["dtype"], bw, state["batch"], peak)
+                assert shown[:-1] == [r[k] for _, k in MEMORY_FIELDS], state
+                series = ffn.batch_series(cfg, state["dtype"], bw, peak)
+                assert shown[-1] == [[x["batch"], x["t_step"], x["tok_s_stream"], x["tok_s_total"], x["bound"]]
+                                     for x in series["rows"]], state
+    tr = root(page, "ffn-training-memory")
+    for sel, values in ((".tr-model", list(models) + ["llama7b"]),
+                        (".tr-recipe", list(ffn.RECIPE_ZH) + ["mixed_adamw"])):
+        for v in values:
+            choose(page, tr, sel, v)
+            seen.append(text(tr, "tr-total"))
+            if check:
+                model = v if sel == ".tr-model" else "llama7b"
+                recipe = v if sel == ".tr-recipe" else "mixed_adamw"
+                assert seen[-1] == ffn.training_memory(models[model]["config"], recipe, 4, 4096, False)["total"]
+    moe = root(page, "ffn-moe")
+    for v in [a for a in models if build_ledger(models[a]["config"]).arch.moe]:
+        choose(page, moe, ".moe-model", v)
+        seen.append(tbody(moe, ".moe-compare"))
+    page.goto(base + C4)
+    total = root(page, "ledger-total")
+    for a in list(models) + ["anchor"]:
+        choose(page, total, ".model-picker", a)
+        seen.append(tbody(total, "table"))
+        if check:
+            lt = ledger_total(build_ledger(models[a]["config"]), models[a]["name"])
+            assert seen[-1] == [[r["label"], r["count"], r["share_total"], r["share_backbone"]] for r in lt["rows"]]
+    layer = root(page, "ledger-layer")
+    for a in list(models) + ["anchor"]:
+        choose(page, layer, ".model-picker", a)
+        seen.append(tbody(layer, ".layer-columns table"))
+        if check:
+            ll = ledger_layer(build_ledger(models[a]["config"]))
+            assert seen[-1] == [[r["name"], r["shape"], r["count"]] for r in ll["layers"][0]["rows"]]
+    compare = root(page, "ledger-compare")
+    cols = ["gpt2", "llama7b", "anchor"]
+    for i in range(3):
+        for a in list(models) + [cols[i]]:
+            compare.locator("select.compare-model").nth(i).select_option(a)
+            idle(page, compare)
+            seen.append(tbody(compare, "table"))
+            if check:
+                chosen = cols[:i] + [a] + cols[i + 1:]
+                data = ledger_compare([(x, models[x]["name"], build_ledger(models[x]["config"])) for x in chosen])
+                assert seen[-1] == [[r["label"]] + [c["count"] + c["share"] for c in r["cells"]]
+                                    for r in data["rows"]]
+    cross = root(page, "crossover")
+    for a in list(models) + ["anchor"]:
+        choose(page, cross, ".model-picker", a)
+        seen.append(cross.locator(".crossover-point").text_content())
+        if check:
+            assert seen[-1] == crossover_series(build_ledger(models[a]["config"]))["crossover_point"]
+    return seen
+
+
+def test_enumerable_controls_answer_without_python_and_match_python(browser, site, models, guarded_page):
+    page = blocked_page(browser, site + FFN)
+    offline = drive(page, models, check=True)
+    assert page.evaluate("courseWidgets.answered.python") == 0 and page.evaluate("courseWidgets.answered.build") > 60   # (the C4 page)
+    # nothing asked for Python, so no widget says it is waiting or failed
+    assert page.locator(".widget-error:not([hidden])").count() == 0
+    assert not page.problems, page.problems
+    page.context.close()
+    guarded_page.goto(site + FFN)
+    wait_runtime_ready(guarded_page)
+    assert drive(guarded_page, models, check=False) == offline
+
+
+def test_a_control_that_needs_python_says_so_and_runs_when_ready(browser, site, guarded_page):
+    page = blocked_page(browser, site + FFN)
+    sw = root(page, "ffn-swiglu-budget")
+    note = sw.locator(".widget-status")
+    assert note.text_content() == "需要 Python 运行时，正在加载…" or "加载失败" in note.text_content()
+    assert not sw.locator(".sw-d").is_disabled()                                  # not a silent disabled control
+    page.context.close()
+    # with the runtime loading: the request is queued, visibly, then runs
+    guarded_page.goto(site + FFN)
+    w = root(guarded_page, "ffn-swiglu-budget")
+    w.locator(".sw-d").fill("1024")
+    w.locator(".sw-d").dispatch_event("change")
+    if guarded_page.evaluate("courseRuntime.state") != "ready":
+        guarded_page.wait_for_function("(el) => el.dataset.pending === 'python' || !el.dataset.busy",
+                                       arg=w.element_handle())
+    wait_runtime_ready(guarded_page)
+    idle(guarded_page, w)
+    assert text(w, "sw-dff") == ffn.swiglu_budget(1024, "8/3", 3, 256)["mine"]["d_ff"]
+    assert w.locator(".widget-status").is_hidden()
+
+
+# -- #13.6 -----------------------------------------------------------------------------------------------------------
+def test_memory_dtype_label_follows_the_dtype(browser, site):
+    page = blocked_page(browser, site + FFN)
+    mem = root(page, "ffn-memory")
+    choose(page, mem, ".mem-dtype", "FP32")
+    assert text(mem, "mem-dtype-label") == "FP32"
+    assert "ffn-memory.dtype=FP32" in page.url
+    choose(page, mem, ".mem-dtype", "BF16")                                        # the default leaves the URL
+    assert "ffn-memory.dtype" not in page.url
+    page.context.close()
+
+
+def test_gpu_from_the_url_computes_with_its_figures(browser, site, models):
+    page = blocked_page(browser, site + FFN + "?ffn-memory.gpu=a100")
+    mem = root(page, "ffn-memory")
+    page.wait_for_function("(el) => !el.dataset.busy && el.querySelector('.mem-bw').value === '%s'" % A100[0],
+                           arg=mem.element_handle())
+    idle(page, mem)
+    r = ffn.decode(models["llama7b"]["config"], "BF16", A100[0], 1, A100[1])
+    assert mem.locator(".mem-peak").input_value() == A100[1]
+    assert text(mem, "mem-tstep") == r["t_step"] and text(mem, "mem-takeover") == r["takeover"]
+    page.context.close()
+
+
+def test_bad_number_in_the_url_is_ignored_not_read_as_zero(guarded_page, site):
+    guarded_page.goto(site + FFN + "?ffn-training-memory.batch=abc")
+    tr = root(guarded_page, "ffn-training-memory")
+    wait_runtime_ready(guarded_page)
+    idle(guarded_page, tr)
+    assert tr.locator(".tr-batch").input_value() == "4"
+    assert "得到 0" not in tr.inner_text() and tr.locator(".widget-error").is_hidden()
+    assert "ffn-training-memory.batch" not in guarded_page.url
+
+
+def test_same_model_twice_in_the_comparison_is_two_bars(guarded_page, site):
+    guarded_page.goto(site + C4)
+    compare = root(guarded_page, "ledger-compare")
+    compare.locator("select.compare-model").nth(0).select_option("anchor")
+    idle(guarded_page, compare)
+    spec = json.loads(compare.locator("script.chart-spec").text_content())
+    assert len(set(spec["series"])) == 3 and all(abs(sum(v) - 1) < 1e-9 for v in spec["values"])
+
+
+def test_back_after_a_contents_link_keeps_the_widgets_keys(guarded_page, site):
+    guarded_page.goto(site + C4)
+    first = guarded_page.locator("nav a[href^='#'], .toc a[href^='#']").first
+    first.click()
+    total = root(guarded_page, "ledger-total")
+    choose(guarded_page, total, ".model-picker", "gpt2")
+    assert "ledger-total.model=gpt2" in guarded_page.url
+    guarded_page.go_back()
+    guarded_page.wait_for_function("() => location.search.includes('ledger-total.model=gpt2')")
+    assert total.locator(".model-picker").input_value() == "gpt2"
+
+
+def test_an_error_is_chinese_and_marks_the_old_results_stale(guarded_page, site):
+    guarded_page.goto(site + FFN)
+    wait_runtime_ready(guarded_page)
+    mem = root(guarded_page, "ffn-memory")
+    mem.locator(".mem-bw").fill("abc")
+    mem.locator(".mem-bw").dispatch_event("change")
+    idle(guarded_page, mem)
+    message = mem.locator(".widget-error").text_content()
+    assert "显存带宽（TB/s）：需要一个数（例如 3.35），得到「abc」" in message
+    assert "Error" not in message and "上一次" in message
+    assert mem.evaluate("(el) => el.dataset.stale") == "true"
+    mem.locator(".mem-gpu").select_option("h100")
+    idle(guarded_page, mem)
+    assert mem.evaluate("(el) => el.dataset.stale") is None and mem.locator(".widget-error").is_hidden()
+
+
+def test_int4_probe_strings():
+    p = ffn.int4_probe(16, 4, "100", "10", 0)
+    assert all(g["rel_normal"] == "—" for g in p["groups"])                      # no ordinary rows at 100%
+    p = ffn.int4_probe(1024, 64, "1", "10", 0)
+    digits = {len(g["rms"].replace("0.", "").lstrip("0")) for g in p["groups"]}
+    assert digits == {4} and "e" not in p["checksum"] and len(p["checksum"].replace(".", "")) <= 9
+    with pytest.raises(ValueError, match="例如 3.35"):
+        ffn.parse_fraction("x", "显存带宽（TB/s）", example="3.35")
