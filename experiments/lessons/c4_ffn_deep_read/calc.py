@@ -408,7 +408,20 @@ def flops_budget(config, tokens_b, sustained_tflops, gpus, tokens_per_param) -> 
 MOE_KEYS = {"qwen3_moe": ("num_experts", "num_experts_per_tok", "moe_intermediate_size"),
             "qwen3_next": ("num_experts", "num_experts_per_tok", "moe_intermediate_size"),
             "deepseek_v3": ("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size"),
-            "gpt_oss": ("num_local_experts", "num_experts_per_tok", "intermediate_size")}
+            "gpt_oss": ("num_local_experts", "num_experts_per_tok", "intermediate_size"),
+            "mixtral": ("num_local_experts", "num_experts_per_tok", "intermediate_size"),
+            "qwen2_moe": ("num_experts", "num_experts_per_tok", "moe_intermediate_size"),
+            "deepseek_v2": ("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size"),
+            "glm4_moe": ("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size"),
+            "granitemoe": ("num_local_experts", "num_experts_per_tok", "intermediate_size"),
+            "minimax_m2": ("num_local_experts", "num_experts_per_tok", "intermediate_size")}
+# (families whose expert width shares its key with dense layers, such as Jamba's intermediate_size, are left out:
+# changing the experts' width there would change the dense layers too)
+
+
+def explorable(ledger) -> bool:
+    """Whether moe_explore can vary this model's experts, top-k and expert width."""
+    return bool(ledger.arch.moe) and ledger.arch.family in MOE_KEYS
 
 
 def moe_keys(config: dict) -> tuple[str, str, str]:

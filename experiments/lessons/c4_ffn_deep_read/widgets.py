@@ -110,7 +110,7 @@ def flops_view(o: dict, data) -> dict:
 
 
 def moe_view(o: dict, data) -> dict:
-    moe_models = [(a, mn) for a, mn in data.choices() if mn.arch.moe]
+    moe_models = [(a, mn) for a, mn in data.choices() if ffn.explorable(mn.ledger)]
     aliases = o["models"] or [a for a, _ in moe_models]
     table = ffn.moe_table([(mn.name, _config(mn)) for mn in (data.model("ffn-moe", a, "models")[1] for a in aliases)])
     alias, mn = data.model("ffn-moe", o["model"])
@@ -187,6 +187,6 @@ def moe_states(o: dict, data) -> list:
     out = []
     for a, mn in data.choices():
         m = mn.arch.moe
-        if m:
+        if ffn.explorable(mn.ledger):
             out.append(("ffn_moe", [model_ref(a), str(m["n_experts"]), str(m["top_k"]), str(m["expert_d_ff"])]))
     return out
