@@ -28,8 +28,9 @@ def group_digits(value) -> str:
 
 class Expr:
     """A node. ``prec`` is how tightly its text binds (1: + -, 2: · /, 2.5: a leading minus, 3: a power, 4: a name,
-    number or call, as in Python); a parent parenthesises a child that binds less tightly than itself. ``_render(side)`` writes the node with its
-    children's ``formula`` or ``substituted`` text; ``children`` supply the symbols."""
+    number or call, as in Python); a parent parenthesises a child that binds less tightly than itself.
+    ``_render(side)`` writes the node from its children's ``formula`` or ``substituted`` text; ``children`` supply
+    the symbols."""
     prec = 9
     children: tuple = ()
 
@@ -47,8 +48,8 @@ class Expr:
         return self._render("substituted")
 
     def side_prec(self, side: str) -> float:
-        """How tightly the text of one side binds, where it differs from the formula's (a number p/q binds as a
-        division, a negative number as a minus sign, a substituted √ as the power ``** 0.5`` it is written as)."""
+        """How tightly the text written for one side binds: ``prec``, except where the text says otherwise (a number
+        p/q binds as a division, a negative number as a minus sign, a substituted √ as the ``** 0.5`` it is)."""
         return self.prec
 
     def symbols(self) -> dict[str, object]:
