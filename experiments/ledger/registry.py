@@ -27,12 +27,17 @@ class Family:
     architectures: tuple[str, ...] = ()
 
 
+def _one_builder(build: Callable, architectures: dict[str, tuple[str, ...]]) -> tuple[Family, ...]:
+    """The families one builder reads, told apart by its ``model_type`` argument: model_type -> class names."""
+    return tuple(Family(model_type, partial(build, model_type=model_type), classes)
+                 for model_type, classes in architectures.items())
+
+
 REGISTRY: tuple[Family, ...] = (
     Family("gpt2", gpt2.build_gpt2, ("GPT2LMHeadModel", "GPT2Model")),
-    Family("llama", partial(llama.build_llama_like, model_type="llama"), ("LlamaForCausalLM",)),
-    Family("mistral", partial(llama.build_llama_like, model_type="mistral"), ("MistralForCausalLM",)),
-    Family("qwen2", partial(llama.build_llama_like, model_type="qwen2"), ("Qwen2ForCausalLM",)),
-    Family("qwen3", partial(llama.build_llama_like, model_type="qwen3"), ("Qwen3ForCausalLM",)),
+    *_one_builder(llama.build_llama_like, {
+        "llama": ("LlamaForCausalLM",), "mistral": ("MistralForCausalLM",), "qwen2": ("Qwen2ForCausalLM",),
+        "qwen3": ("Qwen3ForCausalLM",)}),
     Family("qwen3_5", qwen3_5.build_qwen3_5, ("Qwen3_5ForConditionalGeneration", "Qwen3_5ForCausalLM")),
     Family("qwen3_moe", qwen3_moe.build_qwen3_moe, ("Qwen3MoeForCausalLM",)),
     Family("gpt_oss", gpt_oss.build_gpt_oss, ("GptOssForCausalLM",)),
@@ -40,14 +45,11 @@ REGISTRY: tuple[Family, ...] = (
     Family("qwen3_next", qwen3_next.build_qwen3_next, ("Qwen3NextForCausalLM",)),
     # -- gemma / cohere / olmo group (issue #12): gemma, gemma2, gemma3_text, gemma3, cohere, cohere2, olmo,
     #    olmo2, exaone4, smollm3
-    Family("gemma", partial(gemma.build_gemma, model_type="gemma"), ("GemmaForCausalLM",)),
-    Family("gemma2", partial(gemma.build_gemma, model_type="gemma2"), ("Gemma2ForCausalLM",)),
-    Family("gemma3_text", partial(gemma.build_gemma, model_type="gemma3_text"), ("Gemma3ForCausalLM",)),
+    *_one_builder(gemma.build_gemma, {
+        "gemma": ("GemmaForCausalLM",), "gemma2": ("Gemma2ForCausalLM",), "gemma3_text": ("Gemma3ForCausalLM",)}),
     Family("gemma3", gemma.build_gemma3, ("Gemma3ForConditionalGeneration",)),
-    Family("cohere", partial(cohere.build_cohere, model_type="cohere"), ("CohereForCausalLM",)),
-    Family("cohere2", partial(cohere.build_cohere, model_type="cohere2"), ("Cohere2ForCausalLM",)),
-    Family("olmo", partial(olmo.build_olmo, model_type="olmo"), ("OlmoForCausalLM",)),
-    Family("olmo2", partial(olmo.build_olmo, model_type="olmo2"), ("Olmo2ForCausalLM",)),
+    *_one_builder(cohere.build_cohere, {"cohere": ("CohereForCausalLM",), "cohere2": ("Cohere2ForCausalLM",)}),
+    *_one_builder(olmo.build_olmo, {"olmo": ("OlmoForCausalLM",), "olmo2": ("Olmo2ForCausalLM",)}),
     Family("exaone4", exaone4.build_exaone4, ("Exaone4ForCausalLM",)),
     Family("smollm3", smollm3.build_smollm3, ("SmolLM3ForCausalLM",)),
     # -- issue #12, group dB: parallel blocks, fused projections, LayerNorm/bias families, llama variants --
@@ -57,16 +59,14 @@ REGISTRY: tuple[Family, ...] = (
     Family("falcon", falcon.build_falcon, ("FalconForCausalLM",)),
     Family("starcoder2", starcoder2.build_starcoder2, ("Starcoder2ForCausalLM",)),
     Family("glm4", glm4.build_glm4, ("Glm4ForCausalLM",)),
-    Family("granite", partial(llama_variants.build_llama_variant, model_type="granite"), ("GraniteForCausalLM",)),
-    Family("ernie4_5", partial(llama_variants.build_llama_variant, model_type="ernie4_5"),
-           ("Ernie4_5ForCausalLM", "Ernie4_5_ForCausalLM")),
-    Family("hunyuan_v1_dense", partial(llama_variants.build_llama_variant, model_type="hunyuan_v1_dense"),
-           ("HunYuanDenseV1ForCausalLM",)),
+    *_one_builder(llama_variants.build_llama_variant, {
+        "granite": ("GraniteForCausalLM",), "ernie4_5": ("Ernie4_5ForCausalLM", "Ernie4_5_ForCausalLM"),
+        "hunyuan_v1_dense": ("HunYuanDenseV1ForCausalLM",)}),
     # -- end group dB --
     # -- group mA (issue #12): MoE families -----------------------------------------------------------------
-    Family("mixtral", partial(mixtral.build_mixtral_like, model_type="mixtral"), ("MixtralForCausalLM",)),
-    Family("granitemoe", partial(mixtral.build_mixtral_like, model_type="granitemoe"), ("GraniteMoeForCausalLM",)),
-    Family("minimax_m2", partial(mixtral.build_mixtral_like, model_type="minimax_m2"), ("MiniMaxM2ForCausalLM",)),
+    *_one_builder(mixtral.build_mixtral_like, {
+        "mixtral": ("MixtralForCausalLM",), "granitemoe": ("GraniteMoeForCausalLM",),
+        "minimax_m2": ("MiniMaxM2ForCausalLM",)}),
     Family("qwen2_moe", qwen2_moe.build_qwen2_moe, ("Qwen2MoeForCausalLM",)),
     Family("deepseek_v2", deepseek_v2.build_deepseek_v2, ("DeepseekV2ForCausalLM",)),
     Family("glm4_moe", glm4_moe.build_glm4_moe, ("Glm4MoeForCausalLM",)),
