@@ -18,7 +18,7 @@ from ..arch import Arch, Model
 from ..blocks import attention, norm, siglip_vision, swiglu
 from ..config import Reader
 from ..tree import Node, group, leaf
-from ._common import build_layers, gqa_arch, standard_text, tied_context
+from ._common import build_layers, gqa_arch, standard_text
 from ._windows import every_nth_global, listed_layer_types, pattern_layer_types, window_of
 
 # model_type: (vocab_size, hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
@@ -65,7 +65,8 @@ def _gemma_text(r: Reader, model_type: str, prefix: str, nested: bool, tied: boo
     head_dim = r.int("head_dim", default=256)         # the config classes' default, not hidden_size / heads
     attn_bias = r.bool("attention_bias", default=False)
     if tied is None:
-        tied, ctx = tied_context(r, True, ctx0)
+        tied = r.bool("tie_word_embeddings", default=True)
+    ctx = r.int("max_position_embeddings", default=ctx0)
     if model_type == "gemma":
         types = ["full_attention"] * L
     elif model_type == "gemma2":                      # Gemma2Config: even layers slide, odd layers are global

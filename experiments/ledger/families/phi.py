@@ -54,7 +54,7 @@ def build_phi3(r: Reader) -> Model:
     kv, score = 2 * n_kv * head_dim, 2 * n_heads * head_dim
     arch = gqa_arch("phi3", d, L, V, ctx, n_heads, n_kv, head_dim,
                     d_ff=d_ff, ffn_matrices=3, layer_types=[kind] * L,
-                    tied_embeddings=tied, sliding_window=window, kv_elems_per_token=kv, score_width=score,
+                    tied_embeddings=tied, sliding_window=window,
                     mixers={kind: Mixer(kv_elems_per_token=kv, score_width=score, window=window)},
                     symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size", **({"W": "sliding_window"} if window else {})))
     return Model(text, arch)
