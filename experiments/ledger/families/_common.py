@@ -11,7 +11,7 @@ FFNs, suffixed ``_dense`` / ``_moe``.
 """
 from __future__ import annotations
 
-from ..arch import Arch
+from ..arch import Arch, Mixer
 from ..blocks import decoder_layer, gated_deltanet, norm
 from ..config import MAX_LAYERS, Reader
 from ..tree import Node, group, leaf
@@ -80,6 +80,14 @@ def gqa_sizes(r: Reader) -> tuple[int, int, int, int, int, int]:
     """sizes() then gqa_heads(): d, L, V, heads, KV heads, head_dim."""
     d, L, V = sizes(r)
     return (d, L, V, *gqa_heads(r, d))
+
+def every_layer_windowed(kind: str, L: int, window: int | None, n_heads: int, n_kv: int, head_dim: int) -> dict:
+    """Arch fields of a gated or two-matrix FFN model whose every layer is ``kind`` (sliding_attention when the
+    config sets sliding_window, every layer then attending to at most that many tokens): the layer types, the
+    window, that kind's Mixer and the symbols (W only with a window)."""
+    return {"layer_types": [kind] * L, "sliding_window": window,
+            "mixers": {kind: Mixer(**gqa_widths(n_heads, n_kv, head_dim), window=window)},
+            "symbols": dict(BASE_SYMBOLS, d_ff="intermediate_size", **({"W": "sliding_window"} if window else {}))}
 
 def gqa_heads(r: Reader, d: int, head_dim_key: str = "head_dim", head_dim_default: int | None = None):
     """heads() on the usual keys: num_attention_heads, num_key_value_heads, head_dim, hidden_size."""

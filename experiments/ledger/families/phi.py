@@ -12,11 +12,12 @@ phi3: pre-norm RMSNorm blocks with q, k and v fused into one ``qkv_proj`` and ga
 """
 from __future__ import annotations
 
-from ..arch import Mixer, Model
+from ..arch import Model
 from ..blocks import attention, decoder_layer, fused_attention, gated_fused, mlp2, norm
 from ..config import Reader
 from ..tree import group, leaf
-from ._common import BASE_SYMBOLS, embed_tokens, gqa_arch, gqa_heads, sizes, standard_text, text_tree, tied_context
+from ._common import (BASE_SYMBOLS, embed_tokens, every_layer_windowed, gqa_arch, gqa_heads, sizes, standard_text,
+                      text_tree, tied_context)
 
 
 def build_phi(r: Reader) -> Model:
@@ -51,10 +52,6 @@ def build_phi3(r: Reader) -> Model:
     layer = decoder_layer(mixer, gated_fused(d, d_ff),
                           [norm("input_layernorm", d), norm("post_attention_layernorm", d)], kind, L)
     text = standard_text([layer], V, d, tied)
-    kv, score = 2 * n_kv * head_dim, 2 * n_heads * head_dim
-    arch = gqa_arch("phi3", d, L, V, ctx, n_heads, n_kv, head_dim,
-                    d_ff=d_ff, ffn_matrices=3, layer_types=[kind] * L,
-                    tied_embeddings=tied, sliding_window=window,
-                    mixers={kind: Mixer(kv_elems_per_token=kv, score_width=score, window=window)},
-                    symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size", **({"W": "sliding_window"} if window else {})))
+    arch = gqa_arch("phi3", d, L, V, ctx, n_heads, n_kv, head_dim, d_ff=d_ff, ffn_matrices=3,
+                    tied_embeddings=tied, **every_layer_windowed(kind, L, window, n_heads, n_kv, head_dim))
     return Model(text, arch)

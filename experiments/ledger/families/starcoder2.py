@@ -7,10 +7,10 @@ layer and builds a sliding-window mask), so every layer is a sliding-window laye
 """
 from __future__ import annotations
 
-from ..arch import Mixer, Model
+from ..arch import Model
 from ..blocks import attention, decoder_layer, mlp2, norm
 from ..config import Reader
-from ._common import BASE_SYMBOLS, embed_tokens, gqa_arch, gqa_heads, lm_head, sizes, text_tree, tied_context
+from ._common import embed_tokens, every_layer_windowed, gqa_arch, gqa_heads, lm_head, sizes, text_tree, tied_context
 
 
 def build_starcoder2(r: Reader) -> Model:
@@ -25,10 +25,6 @@ def build_starcoder2(r: Reader) -> Model:
                           [norm("input_layernorm", d, True), norm("post_attention_layernorm", d, True)], kind, L)
     text = text_tree([embed_tokens(V, d)], [layer], norm("norm", d, True),
                      lm_head(V, d, tied))
-    kv, score = 2 * n_kv * head_dim, 2 * n_heads * head_dim
-    arch = gqa_arch("starcoder2", d, L, V, ctx, n_heads, n_kv, head_dim,
-                    d_ff=d_ff, ffn_matrices=2, layer_types=[kind] * L,
-                    tied_embeddings=tied, sliding_window=window,
-                    mixers={kind: Mixer(kv_elems_per_token=kv, score_width=score, window=window)},
-                    symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size", **({"W": "sliding_window"} if window else {})))
+    arch = gqa_arch("starcoder2", d, L, V, ctx, n_heads, n_kv, head_dim, d_ff=d_ff, ffn_matrices=2,
+                    tied_embeddings=tied, **every_layer_windowed(kind, L, window, n_heads, n_kv, head_dim))
     return Model(text, arch)
