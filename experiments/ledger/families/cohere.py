@@ -47,7 +47,6 @@ def build_cohere(r: Reader, model_type: str) -> Model:
         symbols["d_h"] = "hidden_size ÷ num_attention_heads"
     if window:
         symbols.update(W="sliding_window", L_full="layer_types")
-    arch = gqa_arch(model_type, d, L, V, ctx, n_heads, n_kv, head_dim,
-                    d_ff=d_ff, ffn_matrices=3, layer_types=types,
+    arch = gqa_arch(model_type, d, L, V, ctx, n_heads, n_kv, head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=types,
                     tied_embeddings=tied, sliding_window=window, symbols=symbols)
     return Model(text, arch)

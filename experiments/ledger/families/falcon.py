@@ -54,8 +54,7 @@ def build_falcon(r: Reader) -> Model:
                      lm_head(V, d, tied))
     kv_key = "num_kv_heads" if new_arch else "multi_query (1) or num_attention_heads"
     arch = gqa_arch("falcon", d, L, V, ctx, n_heads, n_kv, head_dim,
-                    d_ff=d_ff, ffn_matrices=2, layer_types=["full_attention"] * L,
-                    tied_embeddings=tied,
+                    d_ff=d_ff, ffn_matrices=2, layer_types=["full_attention"] * L, tied_embeddings=tied,
                     symbols={"d": "hidden_size", "L": "num_hidden_layers", "V": "vocab_size",
                              "d_ff": "ffn_hidden_size (or 4·hidden_size)", "h": "num_attention_heads", "h_kv": kv_key,
                              "T_max": "max_position_embeddings"})

@@ -94,8 +94,7 @@ def _gemma_text(r: Reader, model_type: str, prefix: str, nested: bool, tied: boo
                "d_h": p + "head_dim", "T_max": p + "max_position_embeddings"}
     if window:
         symbols.update(W=p + "sliding_window", L_full=p + "layer_types")
-    arch = gqa_arch(model_type, d, L, V, ctx, n_heads, n_kv, head_dim,
-                    d_ff=d_ff, ffn_matrices=3, layer_types=types,
+    arch = gqa_arch(model_type, d, L, V, ctx, n_heads, n_kv, head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=types,
                     tied_embeddings=tied, sliding_window=window, symbols=symbols)
     return text, arch
 

@@ -24,7 +24,6 @@ def build_glm4(r: Reader) -> Model:
                           "full_attention", L)
     text = standard_text([layer], V, d, tied)
     arch = gqa_arch("glm4", d, L, V, ctx, n_heads, n_kv, head_dim,
-                    d_ff=d_ff, ffn_matrices=3, layer_types=["full_attention"] * L,
-                    tied_embeddings=tied,
+                    d_ff=d_ff, ffn_matrices=3, layer_types=["full_attention"] * L, tied_embeddings=tied,
                     symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size"))
     return Model(text, arch)

@@ -37,9 +37,7 @@ def build_gpt_oss(r: Reader) -> Model:
                            ffn, lambda: layer_norms(d))
     text = standard_text(layers, V, d, tied)
     arch = gqa_arch("gpt_oss", d, L, V, ctx, n_heads, n_kv, head_dim,
-                    d_ff=expert_d_ff, ffn_matrices=3, layer_types=mixers,
-                    tied_embeddings=tied,
-                    sliding_window=window,
+                    d_ff=expert_d_ff, ffn_matrices=3, layer_types=mixers, tied_embeddings=tied, sliding_window=window,
                     moe=moe_info(n_experts, top_k, expert_d_ff, 0, 0, flags),
                     symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size", E=experts_key, k="num_experts_per_tok",
                                  d_e="intermediate_size", W="sliding_window", L_full="layer_types"))

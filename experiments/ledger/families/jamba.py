@@ -62,8 +62,7 @@ def build_jamba(r: Reader) -> Model:
     text = text_tree([embed_tokens(V, d)], layers, norm("final_layernorm", d),
                      lm_head(V, d, tied))
     state = mamba1_state(d_inner, d_state, kernel)
-    arch = gqa_arch("jamba", d, L, V, ctx, n_heads, n_kv, head_dim,
-                    d_ff=d_ff, ffn_matrices=3, layer_types=mixers,
+    arch = gqa_arch("jamba", d, L, V, ctx, n_heads, n_kv, head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=mixers,
                     tied_embeddings=tied,
                     linear_state_elems=state, mixers={"mamba1": Mixer(state_elems=state)},
                     moe=moe_info(n_experts, top_k, d_ff, 0, 0, flags),

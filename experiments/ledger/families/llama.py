@@ -35,9 +35,7 @@ def build_llama_like(r: Reader, model_type: str) -> Model:
                           [norm("input_layernorm", d), norm("post_attention_layernorm", d)], kind, L)
     text = standard_text([layer], V, d, tied)
     arch = gqa_arch(model_type, d, L, V, ctx, n_heads, n_kv, head_dim,
-                    d_ff=d_ff, ffn_matrices=3, layer_types=[kind] * L,
-                    tied_embeddings=tied,
-                    sliding_window=window,
+                    d_ff=d_ff, ffn_matrices=3, layer_types=[kind] * L, tied_embeddings=tied, sliding_window=window,
                     symbols={"d": "hidden_size", "L": "num_hidden_layers", "V": "vocab_size",
                              "d_ff": "intermediate_size", "h": "num_attention_heads", "h_kv": "num_key_value_heads",
                              "d_h": "head_dim", "T_max": "max_position_embeddings"})

@@ -38,7 +38,6 @@ def build_llama_variant(r: Reader, model_type: str) -> Model:
     layer = decoder_layer(mixer, swiglu(d, d_ff, mlp_bias), layer_norms(d), "full_attention", L)
     text = standard_text([layer], V, d, tied)
     arch = gqa_arch(model_type, d, L, V, ctx, n_heads, n_kv, head_dim,
-                    d_ff=d_ff, ffn_matrices=3, layer_types=["full_attention"] * L,
-                    tied_embeddings=tied,
+                    d_ff=d_ff, ffn_matrices=3, layer_types=["full_attention"] * L, tied_embeddings=tied,
                     symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size"))
     return Model(text, arch)

@@ -58,8 +58,7 @@ def build_mixtral_like(r: Reader, model_type: str) -> Model:
     layers = build_layers(mixers, mixers, flags, mixer, ffn, lambda: layer_norms(d))
     text = standard_text(layers, V, d, tied)
     arch = gqa_arch(model_type, d, L, V, ctx, n_heads, n_kv, head_dim,
-                    d_ff=expert_d_ff, ffn_matrices=3, layer_types=mixers,
-                    tied_embeddings=tied, sliding_window=window,
+                    d_ff=expert_d_ff, ffn_matrices=3, layer_types=mixers, tied_embeddings=tied, sliding_window=window,
                     moe=moe_info(n_experts, top_k, expert_d_ff, 0, 0, flags),
                     symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size", E="num_local_experts",
                                  k="num_experts_per_tok", d_e="intermediate_size",

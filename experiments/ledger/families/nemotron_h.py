@@ -108,8 +108,7 @@ def build_nemotron_h(r: Reader) -> Model:
         symbols.update(E="n_routed_experts", k="num_experts_per_tok", d_e="moe_intermediate_size",
                        d_s="moe_shared_expert_intermediate_size")
     arch = gqa_arch("nemotron_h", d, L, V, ctx, n_heads, n_kv, head_dim,
-                    d_ff=d_ff or expert_d_ff, ffn_matrices=2, layer_types=types,
-                    tied_embeddings=tied,
+                    d_ff=d_ff or expert_d_ff, ffn_matrices=2, layer_types=types, tied_embeddings=tied,
                     linear_state_elems=state,
                     mixers={"mamba": Mixer(state_elems=state), "mlp": Mixer(), "moe": Mixer()},
                     moe=moe_info(n_experts, top_k, expert_d_ff, 1, shared_d_ff, [t == "moe" for t in types]),

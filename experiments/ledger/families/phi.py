@@ -36,8 +36,7 @@ def build_phi(r: Reader) -> Model:
     text = text_tree([embed_tokens(V, d)], [layer], norm("final_layernorm", d, True),
                      head)
     arch = gqa_arch("phi", d, L, V, ctx, n_heads, n_kv, head_dim,
-                    d_ff=d_ff, ffn_matrices=2, layer_types=["full_attention"] * L,
-                    tied_embeddings=tied,
+                    d_ff=d_ff, ffn_matrices=2, layer_types=["full_attention"] * L, tied_embeddings=tied,
                     symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size"))
     return Model(text, arch)
 

@@ -35,8 +35,7 @@ def build_qwen3_5(r: Reader) -> Model:
     mtp = mtp_tree(n_mtp, d, decoder_layer(full_attn(), swiglu(d, d_ff), layer_norms(), "full_attention", n_mtp)) \
         if n_mtp else None
     vision = build_vision(r.sub("vision_config")) if r.has("vision_config") else None
-    arch = gqa_arch("qwen3_5", d, L, V, ctx, n_heads, n_kv, head_dim,
-                    d_ff=d_ff, ffn_matrices=3, layer_types=types,
+    arch = gqa_arch("qwen3_5", d, L, V, ctx, n_heads, n_kv, head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=types,
                     tied_embeddings=tied,
                     linear_state_elems=gdn_info["state"],
                     symbols={"d": "text_config.hidden_size", "L": "text_config.num_hidden_layers",
