@@ -27,21 +27,37 @@ def group_digits(value) -> str:
 
 
 class Expr:
+    """A node. ``prec`` is how tightly its text binds (1: + -, 2: · /, 2.5: a leading minus, 3: a power, 4: a name,
+    number or call, as in Python); a parent parenthesises a child that binds less tightly than itself.
+    ``_render(side)`` writes the node from its children's ``formula`` or ``substituted`` text; ``children`` supply
+    the symbols."""
     prec = 9
+    children: tuple = ()
 
     @property
     def value(self):
         raise NotImplementedError
 
-    def formula(self) -> str:
+    def _render(self, side: str) -> str:
         raise NotImplementedError
 
+    def formula(self) -> str:
+        return self._render("formula")
+
     def substituted(self) -> str:
-        raise NotImplementedError
+        return self._render("substituted")
+
+    def side_prec(self, side: str) -> float:
+        """How tightly the text written for one side binds: ``prec``, except where the text says otherwise (a number
+        p/q binds as a division, a negative number as a minus sign, a substituted √ as the ``** 0.5`` it is)."""
+        return self.prec
 
     def symbols(self) -> dict[str, object]:
         """Symbol name -> value for every symbol used (for the derivation's 'where' line)."""
-        return {}
+        out: dict[str, object] = {}
+        for child in self.children:
+            out.update(child.symbols())
+        return out
 
     # operators build trees; plain numbers become constants
     def __add__(self, other): return BinOp("+", self, lift(other))
@@ -58,6 +74,22 @@ class Expr:
         return f"<{self.formula()} = {self.substituted()} = {group_digits(self.value)}>"
 
 
+def _number_text(value) -> str:
+    """A number as written in a substituted form: digit groups, and a float with every digit Python needs to read
+    it back (group_digits' 10 significant digits where those suffice, so the usual short forms stay)."""
+    text = group_digits(value)
+    if isinstance(value, float) and math.isfinite(value) and float(text.replace(",", "")) != value:
+        text = f"{value:,}"
+    return text
+
+
+def _number_prec(text: str) -> float:
+    """How tightly a number's text binds: 'p/q' as a division, '-x' as a minus sign, any other as a name."""
+    if "/" in text:
+        return 2
+    return 2.5 if text.startswith("-") else 4
+
+
 class Const(Expr):
     prec = 4
 
@@ -68,10 +100,11 @@ class Const(Expr):
     def value(self):
         return self._value
 
-    def formula(self) -> str:
-        return group_digits(self._value)
+    def _render(self, side: str) -> str:
+        return _number_text(self._value)
 
-    substituted = formula
+    def side_prec(self, side: str) -> float:
+        return _number_prec(self.formula())
 
 
 class Sym(Expr):
@@ -85,22 +118,39 @@ class Sym(Expr):
     def value(self):
         return self._value
 
-    def formula(self) -> str:
-        return self.name
+    def _render(self, side: str) -> str:
+        return self.name if side == "formula" else _number_text(self._value)
 
-    def substituted(self) -> str:
-        return group_digits(self._value)
+    def side_prec(self, side: str) -> float:
+        return _number_prec(self.substituted()) if side == "substituted" else self.prec
 
     def symbols(self):
         return {self.name: self._value}
 
 
-class BinOp(Expr):
+class _Infix(Expr):
+    """A binary operator written between its operands: parenthesise the left operand when it binds less tightly,
+    the right one also when it binds equally and the operator is not associative (- and /)."""
+    _SHOW: dict[str, tuple[str, str]] = {}
+
+    def __init__(self, op: str, left: Expr, right: Expr):
+        self.op, self.left, self.right = op, left, right
+        self.children = (left, right)
+
+    def _render(self, side: str) -> str:
+        def wrap(child: Expr, is_right: bool) -> str:
+            text, prec = getattr(child, side)(), child.side_prec(side)
+            tight = prec < self.prec or (is_right and prec == self.prec and self.op in "-/")
+            return f"({text})" if tight else text
+        return wrap(self.left, False) + self._SHOW[self.op][side == "substituted"] + wrap(self.right, True)
+
+
+class BinOp(_Infix):
     _PREC = {"+": 1, "-": 1, "*": 2, "/": 2}
     _SHOW = {"+": (" + ", " + "), "-": (" - ", " - "), "*": (" · ", " × "), "/": (" / ", " / ")}
 
     def __init__(self, op: str, left: Expr, right: Expr):
-        self.op, self.left, self.right = op, left, right
+        super().__init__(op, left, right)
         self.prec = self._PREC[op]
 
     @property
@@ -115,143 +165,90 @@ class BinOp(Expr):
         q = Fraction(a) / Fraction(b)
         return q.numerator if q.denominator == 1 else q
 
-    def _render(self, side: str, which: int) -> str:
-        def wrap(child: Expr, is_right: bool) -> str:
-            text = getattr(child, side)()
-            tight = child.prec < self.prec or (is_right and child.prec == self.prec and self.op in "-/")
-            return f"({text})" if tight else text
-        return wrap(self.left, False) + self._SHOW[self.op][which] + wrap(self.right, True)
 
-    def formula(self) -> str:
-        return self._render("formula", 0)
+class _Unary(Expr):
+    """A node of one operand, written around it."""
 
-    def substituted(self) -> str:
-        return self._render("substituted", 1)
-
-    def symbols(self):
-        return {**self.left.symbols(), **self.right.symbols()}
+    def __init__(self, arg: Expr):
+        self.arg = arg
+        self.children = (arg,)
 
 
-class Pow(Expr):
+class Pow(_Unary):
     prec = 3
 
     def __init__(self, base: Expr, exponent: int):
         if exponent not in _SUPERSCRIPT:
             raise ValueError("only squares and cubes are written as powers")
+        super().__init__(base)
         self.base, self.exponent = base, exponent
 
     @property
     def value(self):
         return self.base.value ** self.exponent
 
-    def _render(self, text: str, base: Expr) -> str:
-        if base.prec < self.prec:
+    def _render(self, side: str) -> str:
+        text = getattr(self.base, side)()
+        if self.base.side_prec(side) <= self.prec:          # (c²)³, (-3)², ((16) ** 0.5)², (2/3)²
             text = f"({text})"
         return text + _SUPERSCRIPT[self.exponent]
 
-    def formula(self):
-        return self._render(self.base.formula(), self.base)
-
-    def substituted(self):
-        return self._render(self.base.substituted(), self.base)
-
-    def symbols(self):
-        return self.base.symbols()
-
 
 # -- floating-point nodes (value computed exactly as Python evaluates the substituted text) -------------------
-class Sqrt(Expr):
+class Sqrt(_Unary):
     """√(base): formula ``√(2 · L)``, substituted ``(2 × 4) ** 0.5``."""
     prec = 4
 
-    def __init__(self, base: Expr):
-        self.base = base
-
     @property
     def value(self):
-        return self.base.value ** 0.5
+        return self.arg.value ** 0.5
 
-    def formula(self) -> str:
-        return f"√({self.base.formula()})"
+    def _render(self, side: str) -> str:
+        text = getattr(self.arg, side)()
+        return f"√({text})" if side == "formula" else f"({text}) ** 0.5"
 
-    def substituted(self) -> str:
-        return f"({self.base.substituted()}) ** 0.5"
-
-    def symbols(self):
-        return self.base.symbols()
+    def side_prec(self, side: str) -> float:
+        return self.prec if side == "formula" else Pow.prec
 
 
-class Exp(Expr):
+class Exp(_Unary):
     """exp(arg), e.g. ``exp(-x)`` -> ``exp(-10)``."""
     prec = 4
-
-    def __init__(self, arg: Expr):
-        self.arg = arg
 
     @property
     def value(self):
         return math.exp(self.arg.value)
 
-    def formula(self) -> str:
-        return f"exp({self.arg.formula()})"
-
-    def substituted(self) -> str:
-        return f"exp({self.arg.substituted()})"
-
-    def symbols(self):
-        return self.arg.symbols()
+    def _render(self, side: str) -> str:
+        return f"exp({getattr(self.arg, side)()})"
 
 
-class Neg(Expr):
-    prec = 4
-
-    def __init__(self, arg: Expr):
-        self.arg = arg
+class Neg(_Unary):
+    prec = 4            # '-a · b' and 'c - -b' read as meant; a power of it is parenthesised by side_prec
 
     @property
     def value(self):
         return -self.arg.value
 
-    def _wrap(self, text: str) -> str:
-        return f"-{text}" if self.arg.prec >= 4 else f"-({text})"
+    def _render(self, side: str) -> str:
+        text = getattr(self.arg, side)()
+        return f"-{text}" if self.arg.side_prec(side) >= 4 else f"-({text})"
 
-    def formula(self) -> str:
-        return self._wrap(self.arg.formula())
-
-    def substituted(self) -> str:
-        return self._wrap(self.arg.substituted())
-
-    def symbols(self):
-        return self.arg.symbols()
+    def side_prec(self, side: str) -> float:
+        return 2.5
 
 
-class RealDiv(Expr):
+class RealDiv(_Infix):
     """a / b in floating point (expr's own ``/`` is exact rational arithmetic, which floats would not match)."""
     prec = 2
+    _SHOW = {"/": (" / ", " / ")}
 
     def __init__(self, left: Expr, right: Expr):
-        self.left, self.right = left, right
+        super().__init__("/", left, right)
 
     @property
     def value(self):
         return self.left.value / self.right.value
-
-    def _render(self, side: str) -> str:
-        left, right = getattr(self.left, side)(), getattr(self.right, side)()
-        if self.left.prec < self.prec:
-            left = f"({left})"
-        if self.right.prec <= self.prec:
-            right = f"({right})"
-        return f"{left} / {right}"
-
-    def formula(self) -> str:
-        return self._render("formula")
-
-    def substituted(self) -> str:
-        return self._render("substituted")
-
-    def symbols(self):
-        return {**self.left.symbols(), **self.right.symbols()}
 
 
 def lift(x) -> Expr:

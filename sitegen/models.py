@@ -54,16 +54,35 @@ def _read_text(path: Path, rel: str) -> tuple[str | None, ConfigError | None]:
         return None, ConfigError([Problem("", "UTF-8 text")], rel)
 
 
-def read_config(path: Path, rel: str) -> tuple[dict | None, list[ConfigError]]:
-    """A published config.json, checked by the ledger engine."""
-    from experiments.ledger import read_model
+def _read_document(path: Path, rel: str, parse, syntax_error: type[Exception], describe
+                   ) -> tuple[object, list[ConfigError]]:
+    """(the parsed file, []) or (None, [the one ConfigError naming the file]): missing, unreadable, not UTF-8, or
+    text that `parse` refuses with `syntax_error` (described by `describe(error)`)."""
     text, error = _read_text(path, rel)
     if error:
         return None, [error]
     try:
-        config = json.loads(text)
-    except json.JSONDecodeError as e:
-        return None, [ConfigError([Problem("", f"valid JSON (line {e.lineno}, column {e.colno}: {e.msg})")], rel)]
+        return parse(text), []
+    except syntax_error as e:
+        return None, [ConfigError([Problem("", describe(e))], rel)]
+
+
+def _json_syntax(e: json.JSONDecodeError) -> str:
+    return f"valid JSON (line {e.lineno}, column {e.colno}: {e.msg})"
+
+
+def _yaml_syntax(e: yaml.YAMLError) -> str:
+    mark = getattr(e, "problem_mark", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+    return f"valid YAML ({where}{getattr(e, 'problem', None) or e})"
+
+
+def read_config(path: Path, rel: str) -> tuple[dict | None, list[ConfigError]]:
+    """A published config.json, checked by the ledger engine."""
+    from experiments.ledger import read_model
+    config, errors = _read_document(path, rel, json.loads, json.JSONDecodeError, _json_syntax)
+    if errors:
+        return None, errors
     try:
         read_model(config)
     except ConfigError as e:
@@ -73,15 +92,9 @@ def read_config(path: Path, rel: str) -> tuple[dict | None, list[ConfigError]]:
 
 def read_meta(path: Path, rel: str, model_id: str) -> tuple[dict | None, list[ConfigError]]:
     """meta.yaml: a mapping whose id is the folder name and whose name is the display name."""
-    text, error = _read_text(path, rel)
-    if error:
-        return None, [error]
-    try:
-        meta = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        return None, [ConfigError([Problem("", f"valid YAML ({where}{getattr(e, 'problem', None) or e})")], rel)]
+    meta, errors = _read_document(path, rel, yaml.safe_load, yaml.YAMLError, _yaml_syntax)
+    if errors:
+        return None, errors
     if not isinstance(meta, dict):
         return None, [ConfigError([Problem("", "a YAML mapping with id, name, family and source", meta, True)],
                                   rel)]

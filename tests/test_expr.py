@@ -3,8 +3,8 @@
 The module's contract (its docstring): one tree gives a value, a formula (symbols, ``·``) and a substituted form
 (numbers with digit-group commas, ``×``), and the substituted form read as Python (× -> *, ÷ -> /, ² -> **2,
 commas dropped) evaluates to the value. The expected strings and values below are written out by hand.
-Known breaches of the contract are listed at the end as strict xfails: each turns into a failure once fixed,
-so the marker is removed with the fix.
+The cases at the end once broke the contract (powers of powers, of negatives and of square roots, fraction- and
+float-valued symbols); they now hold it.
 """
 from __future__ import annotations
 
@@ -257,14 +257,12 @@ def test_every_tree_here_round_trips_through_the_modules_own_evaluate():
         assert evaluate(e.substituted(), exact=False) == e.value, e
 
 
-# -- known breaches of the contract (strict xfails: fixing one makes its test fail until the marker goes) -------
-@pytest.mark.xfail(strict=True, reason="Pow does not parenthesise a Pow base: 'd²³' reads as d**(2**3) in Python")
+# -- cases that once broke the contract: parentheses a power or a division needs, every digit of a float ------
 def test_power_of_a_power():
     e = (c ** 2) ** 3
     assert py_value(e.substituted()) == e.value == 729
 
 
-@pytest.mark.xfail(strict=True, reason="Pow does not parenthesise a negative base: '-3²' is -(3**2) in Python")
 @pytest.mark.parametrize("base", [Neg(Sym("x", 3)), Const(-3), Sym("x", -3)], ids=["Neg", "negative Const",
                                                                                   "negative Sym"])
 def test_square_of_a_negative(base):
@@ -272,13 +270,11 @@ def test_square_of_a_negative(base):
     assert py_value(e.substituted()) == e.value == 9
 
 
-@pytest.mark.xfail(strict=True, reason="Pow does not parenthesise Sqrt's substituted form '(x) ** 0.5'")
 def test_square_of_a_sqrt():
     e = Sqrt(Sym("x", 16)) ** 2
     assert py_value(e.substituted(), exact=False) == e.value == 16.0
 
 
-@pytest.mark.xfail(strict=True, reason="a Fraction-valued Sym substitutes as bare 'p/q', which a / or ² splits")
 @pytest.mark.parametrize("build, value", [(lambda: 2 / Sym("r", Fraction(1, 3)), 6),
                                           (lambda: Sym("r", Fraction(2, 3)) ** 2, Fraction(4, 9))],
                          ids=["divided by", "squared"])
@@ -287,8 +283,6 @@ def test_fraction_valued_symbol(build, value):
     assert py_value(e.substituted()) == e.value == value
 
 
-@pytest.mark.xfail(strict=True, reason="group_digits keeps 10 significant digits of a float, so the substituted "
-                                       "form of a float symbol no longer evaluates to the value")
 def test_float_symbol_keeps_all_its_digits():
     e = Sym("x", 0.1234567890123) * 1
     assert py_value(e.substituted(), exact=False) == e.value

@@ -51,13 +51,17 @@ class Reader:
             raise ConfigError(self.problems)
 
     # -- typed getters ------------------------------------------------------------------------------------
+    def _absent(self, key: str, default, expected: str, stand_in):
+        """A missing or null key: its default, or (with none) a 'missing' problem and the stand-in."""
+        if default is MISSING:
+            self._add(key, f"{expected} (the key is missing)")
+            return stand_in
+        return default
+
     def int(self, key: str, default=MISSING, minimum: int = 1, maximum: int = MAX_SIZE) -> int:
         value = self.config.get(key, MISSING)
         if value is None or value is MISSING:
-            if default is MISSING:
-                self._add(key, f"an integer >= {minimum} (the key is missing)")
-                return max(minimum, 1)
-            return default
+            return self._absent(key, default, f"an integer >= {minimum}", max(minimum, 1))
         if isinstance(value, bool) or not isinstance(value, int):
             if isinstance(value, float) and value.is_integer():
                 value = int(value)
@@ -75,10 +79,7 @@ class Reader:
     def bool(self, key: str, default=MISSING) -> bool:
         value = self.config.get(key, MISSING)
         if value is MISSING or value is None:
-            if default is MISSING:
-                self._add(key, "true or false (the key is missing)")
-                return False
-            return default
+            return self._absent(key, default, "true or false", False)
         if not isinstance(value, bool):
             self._add(key, "true or false", value)
             return False
@@ -87,49 +88,37 @@ class Reader:
     def str(self, key: str, default=MISSING, choices: tuple[str, ...] | None = None) -> str:
         value = self.config.get(key, MISSING)
         if value is MISSING or value is None:
-            if default is MISSING:
-                self._add(key, "a string (the key is missing)")
-                return ""
-            return default
+            return self._absent(key, default, "a string", "")
         if not isinstance(value, str) or (choices and value not in choices):
             self._add(key, "one of " + ", ".join(choices) if choices else "a string", value)
             return choices[0] if choices else ""
         return value
 
     def int_list(self, key: str, default=MISSING, minimum: int = 0) -> list[int]:
-        value = self.config.get(key, MISSING)
-        if value is MISSING or value is None:
-            if default is MISSING:
-                self._add(key, "a list of integers (the key is missing)")
-                return []
-            return default
-        if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) and v >= minimum
-                                                  for v in value):
-            self._add(key, f"a list of integers >= {minimum}", value)
-            return []
-        return value
+        return self._list(key, default, "integers", f"integers >= {minimum}",
+                          lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= minimum)
 
     def str_list(self, key: str, default=MISSING, choices: tuple[str, ...] = ()) -> list[str]:
+        return self._list(key, default, "strings", " / ".join(choices) if choices else "strings",
+                          lambda v: isinstance(v, str) and (not choices or v in choices))
+
+    def _list(self, key: str, default, items: str, valid_items: str, is_valid) -> list:
+        """A list whose every entry passes is_valid; problems say 'a list of <items>' (missing) or 'a list of
+        <valid_items>' (a wrong value)."""
         value = self.config.get(key, MISSING)
         if value is MISSING or value is None:
-            if default is MISSING:
-                self._add(key, "a list of strings (the key is missing)")
-                return []
-            return default
-        if not isinstance(value, list) or not all(isinstance(v, str) and (not choices or v in choices)
-                                                  for v in value):
-            self._add(key, "a list of " + (" / ".join(choices) if choices else "strings"), value)
+            return self._absent(key, default, f"a list of {items}", [])
+        if not isinstance(value, list) or not all(is_valid(v) for v in value):
+            self._add(key, f"a list of {valid_items}", value)
             return []
         return value
 
     def sub(self, key: str, default=MISSING) -> "Reader | None":
         value = self.config.get(key, MISSING)
         if value is MISSING or value is None:
-            if default is MISSING:
-                self._add(key, "a JSON object (the key is missing)")
-                return Reader({}, self.path(key), self.problems, self.rejected)
-            return default
+            return self._absent(key, default, "a JSON object", Reader({}, self.path(key), self.problems,
+                                                                     self.rejected))
         if not isinstance(value, dict):
             self._add(key, "a JSON object", value)
-            return Reader({}, self.path(key), self.problems, self.rejected)
+            value = {}
         return Reader(value, self.path(key), self.problems, self.rejected)

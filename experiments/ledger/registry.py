@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Callable
 
-from .families import deepseek_v3, gpt2, gpt_oss, llama, qwen3_5, qwen3_moe, qwen3_next
+from .families import gpt2, gpt_oss, llama, qwen3_5, qwen3_moe, qwen3_next
 from .families import cohere, exaone4, gemma, olmo, smollm3
 from .families import falcon, glm4, gpt_neox, llama_variants, phi as phi_families, starcoder2
 # group mA (issue #12: MoE families)
@@ -27,59 +27,57 @@ class Family:
     architectures: tuple[str, ...] = ()
 
 
+def _families(module, architectures: dict[str, tuple[str, ...]], shared: str = "") -> tuple[Family, ...]:
+    """The families one module reads, model_type -> its ``architectures`` class names: each read by the module's
+    ``build_<model_type>``, or, with ``shared``, all by that one builder, told the model_type."""
+    return tuple(Family(model_type, partial(getattr(module, shared), model_type=model_type) if shared
+                        else getattr(module, f"build_{model_type}"), classes)
+                 for model_type, classes in architectures.items())
+
+
 REGISTRY: tuple[Family, ...] = (
-    Family("gpt2", gpt2.build_gpt2, ("GPT2LMHeadModel", "GPT2Model")),
-    Family("llama", partial(llama.build_llama_like, model_type="llama"), ("LlamaForCausalLM",)),
-    Family("mistral", partial(llama.build_llama_like, model_type="mistral"), ("MistralForCausalLM",)),
-    Family("qwen2", partial(llama.build_llama_like, model_type="qwen2"), ("Qwen2ForCausalLM",)),
-    Family("qwen3", partial(llama.build_llama_like, model_type="qwen3"), ("Qwen3ForCausalLM",)),
-    Family("qwen3_5", qwen3_5.build_qwen3_5, ("Qwen3_5ForConditionalGeneration", "Qwen3_5ForCausalLM")),
-    Family("qwen3_moe", qwen3_moe.build_qwen3_moe, ("Qwen3MoeForCausalLM",)),
-    Family("gpt_oss", gpt_oss.build_gpt_oss, ("GptOssForCausalLM",)),
-    Family("deepseek_v3", deepseek_v3.build_deepseek_v3, ("DeepseekV3ForCausalLM",)),
-    Family("qwen3_next", qwen3_next.build_qwen3_next, ("Qwen3NextForCausalLM",)),
+    *_families(gpt2, {"gpt2": ("GPT2LMHeadModel", "GPT2Model")}),
+    *_families(llama, {"llama": ("LlamaForCausalLM",), "mistral": ("MistralForCausalLM",),
+                       "qwen2": ("Qwen2ForCausalLM",), "qwen3": ("Qwen3ForCausalLM",)}, shared="build_llama_like"),
+    *_families(qwen3_5, {"qwen3_5": ("Qwen3_5ForConditionalGeneration", "Qwen3_5ForCausalLM")}),
+    *_families(qwen3_moe, {"qwen3_moe": ("Qwen3MoeForCausalLM",)}),
+    *_families(gpt_oss, {"gpt_oss": ("GptOssForCausalLM",)}),
+    *_families(deepseek_v2, {"deepseek_v3": ("DeepseekV3ForCausalLM",)}, shared="build_deepseek"),
+    *_families(qwen3_next, {"qwen3_next": ("Qwen3NextForCausalLM",)}),
     # -- gemma / cohere / olmo group (issue #12): gemma, gemma2, gemma3_text, gemma3, cohere, cohere2, olmo,
     #    olmo2, exaone4, smollm3
-    Family("gemma", partial(gemma.build_gemma, model_type="gemma"), ("GemmaForCausalLM",)),
-    Family("gemma2", partial(gemma.build_gemma, model_type="gemma2"), ("Gemma2ForCausalLM",)),
-    Family("gemma3_text", partial(gemma.build_gemma, model_type="gemma3_text"), ("Gemma3ForCausalLM",)),
-    Family("gemma3", gemma.build_gemma3, ("Gemma3ForConditionalGeneration",)),
-    Family("cohere", partial(cohere.build_cohere, model_type="cohere"), ("CohereForCausalLM",)),
-    Family("cohere2", partial(cohere.build_cohere, model_type="cohere2"), ("Cohere2ForCausalLM",)),
-    Family("olmo", partial(olmo.build_olmo, model_type="olmo"), ("OlmoForCausalLM",)),
-    Family("olmo2", partial(olmo.build_olmo, model_type="olmo2"), ("Olmo2ForCausalLM",)),
-    Family("exaone4", exaone4.build_exaone4, ("Exaone4ForCausalLM",)),
-    Family("smollm3", smollm3.build_smollm3, ("SmolLM3ForCausalLM",)),
+    *_families(gemma, {"gemma": ("GemmaForCausalLM",), "gemma2": ("Gemma2ForCausalLM",),
+                       "gemma3_text": ("Gemma3ForCausalLM",)}, shared="build_gemma"),
+    *_families(gemma, {"gemma3": ("Gemma3ForConditionalGeneration",)}),
+    *_families(cohere, {"cohere": ("CohereForCausalLM",), "cohere2": ("Cohere2ForCausalLM",)}, shared="build_cohere"),
+    *_families(olmo, {"olmo": ("OlmoForCausalLM",), "olmo2": ("Olmo2ForCausalLM",)}, shared="build_olmo"),
+    *_families(exaone4, {"exaone4": ("Exaone4ForCausalLM",)}),
+    *_families(smollm3, {"smollm3": ("SmolLM3ForCausalLM",)}),
     # -- issue #12, group dB: parallel blocks, fused projections, LayerNorm/bias families, llama variants --
-    Family("phi", phi_families.build_phi, ("PhiForCausalLM",)),
-    Family("phi3", phi_families.build_phi3, ("Phi3ForCausalLM",)),
-    Family("gpt_neox", gpt_neox.build_gpt_neox, ("GPTNeoXForCausalLM",)),
-    Family("falcon", falcon.build_falcon, ("FalconForCausalLM",)),
-    Family("starcoder2", starcoder2.build_starcoder2, ("Starcoder2ForCausalLM",)),
-    Family("glm4", glm4.build_glm4, ("Glm4ForCausalLM",)),
-    Family("granite", partial(llama_variants.build_llama_variant, model_type="granite"), ("GraniteForCausalLM",)),
-    Family("ernie4_5", partial(llama_variants.build_llama_variant, model_type="ernie4_5"),
-           ("Ernie4_5ForCausalLM", "Ernie4_5_ForCausalLM")),
-    Family("hunyuan_v1_dense", partial(llama_variants.build_llama_variant, model_type="hunyuan_v1_dense"),
-           ("HunYuanDenseV1ForCausalLM",)),
+    *_families(phi_families, {"phi": ("PhiForCausalLM",), "phi3": ("Phi3ForCausalLM",)}),
+    *_families(gpt_neox, {"gpt_neox": ("GPTNeoXForCausalLM",)}),
+    *_families(falcon, {"falcon": ("FalconForCausalLM",)}),
+    *_families(starcoder2, {"starcoder2": ("Starcoder2ForCausalLM",)}),
+    *_families(glm4, {"glm4": ("Glm4ForCausalLM",)}),
+    *_families(llama_variants, {"granite": ("GraniteForCausalLM",),
+                                "ernie4_5": ("Ernie4_5ForCausalLM", "Ernie4_5_ForCausalLM"),
+                                "hunyuan_v1_dense": ("HunYuanDenseV1ForCausalLM",)}, shared="build_llama_variant"),
     # -- end group dB --
     # -- group mA (issue #12): MoE families -----------------------------------------------------------------
-    Family("mixtral", partial(mixtral.build_mixtral_like, model_type="mixtral"), ("MixtralForCausalLM",)),
-    Family("granitemoe", partial(mixtral.build_mixtral_like, model_type="granitemoe"), ("GraniteMoeForCausalLM",)),
-    Family("minimax_m2", partial(mixtral.build_mixtral_like, model_type="minimax_m2"), ("MiniMaxM2ForCausalLM",)),
-    Family("qwen2_moe", qwen2_moe.build_qwen2_moe, ("Qwen2MoeForCausalLM",)),
-    Family("deepseek_v2", deepseek_v2.build_deepseek_v2, ("DeepseekV2ForCausalLM",)),
-    Family("glm4_moe", glm4_moe.build_glm4_moe, ("Glm4MoeForCausalLM",)),
-    Family("hunyuan_v1_moe", hunyuan_v1_moe.build_hunyuan_v1_moe, ("HunYuanMoEV1ForCausalLM",)),
-    Family("ernie4_5_moe", ernie4_5_moe.build_ernie4_5_moe, ("Ernie4_5_MoeForCausalLM",)),
+    *_families(mixtral, {"mixtral": ("MixtralForCausalLM",), "granitemoe": ("GraniteMoeForCausalLM",),
+                         "minimax_m2": ("MiniMaxM2ForCausalLM",)}, shared="build_mixtral_like"),
+    *_families(qwen2_moe, {"qwen2_moe": ("Qwen2MoeForCausalLM",)}),
+    *_families(deepseek_v2, {"deepseek_v2": ("DeepseekV2ForCausalLM",)}, shared="build_deepseek"),
+    *_families(glm4_moe, {"glm4_moe": ("Glm4MoeForCausalLM",)}),
+    *_families(hunyuan_v1_moe, {"hunyuan_v1_moe": ("HunYuanMoEV1ForCausalLM",)}),
+    *_families(ernie4_5_moe, {"ernie4_5_moe": ("Ernie4_5_MoeForCausalLM",)}),
     # -- end group mA ---------------------------------------------------------------------------------------
     # -- group mB: chunked / hybrid / state-space families (llama4, gemma4, nemotron_h, jamba, falcon_h1) --
-    Family("llama4", llama4.build_llama4, ("Llama4ForConditionalGeneration",)),
-    Family("llama4_text", llama4.build_llama4_text, ("Llama4ForCausalLM",)),
-    Family("nemotron_h", nemotron_h.build_nemotron_h, ("NemotronHForCausalLM",)),
-    Family("jamba", jamba.build_jamba, ("JambaForCausalLM",)),
-    Family("falcon_h1", falcon_h1.build_falcon_h1, ("FalconH1ForCausalLM",)),
-    Family("gemma4", gemma4.build_gemma4, ("Gemma4ForConditionalGeneration",)),
+    *_families(llama4, {"llama4": ("Llama4ForConditionalGeneration",), "llama4_text": ("Llama4ForCausalLM",)}),
+    *_families(nemotron_h, {"nemotron_h": ("NemotronHForCausalLM",)}),
+    *_families(jamba, {"jamba": ("JambaForCausalLM",)}),
+    *_families(falcon_h1, {"falcon_h1": ("FalconH1ForCausalLM",)}),
+    *_families(gemma4, {"gemma4": ("Gemma4ForConditionalGeneration",)}),
     # -- end group mB --
 )
 

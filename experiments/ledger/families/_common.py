@@ -1,5 +1,6 @@
-"""Helpers every family builder shares: layer grouping, the text tree, heads, hybrid layer types, Gated DeltaNet,
-MTP, and the MoE layer plumbing (expert counts, dense/MoE layer groups).
+"""Helpers every family builder shares: the usual reads (sizes, heads, tied embeddings and context, a listed
+layer_types), the standard text tree and the Arch of a GQA model, layer grouping, hybrid layer types, Gated
+DeltaNet, MTP, and the MoE layer plumbing (expert counts, dense/MoE layer groups, the MoE Arch fields).
 
 Which keys each family reads, and their defaults, follow the Hugging Face `transformers` configuration classes
 of the same name. Ledger conventions for MoE (see blocks.moe): an MoE FFN is one node of kind "ffn" holding the
@@ -10,8 +11,9 @@ FFNs, suffixed ``_dense`` / ``_moe``.
 """
 from __future__ import annotations
 
+from ..arch import Arch, Mixer
 from ..blocks import decoder_layer, gated_deltanet, norm
-from ..config import Reader
+from ..config import MAX_LAYERS, Reader
 from ..tree import Node, group, leaf
 
 
@@ -22,12 +24,39 @@ def layer_runs(types: list[str]) -> list[tuple[str, int]]:
         counts[t] = counts.get(t, 0) + 1
     return list(counts.items())
 
+def sizes(r: Reader, *more: str) -> tuple[int, ...]:
+    """d, L, V (hidden_size, num_hidden_layers, vocab_size), then the integer keys in ``more``, in that order."""
+    return (r.int("hidden_size"), r.int("num_hidden_layers", maximum=MAX_LAYERS), r.int("vocab_size"),
+            *(r.int(key) for key in more))
+
+def tied_context(r: Reader, tied_default: bool, ctx_default: int) -> tuple[bool, int]:
+    """(tie_word_embeddings, max_position_embeddings) with the family's defaults."""
+    return r.bool("tie_word_embeddings", default=tied_default), r.int("max_position_embeddings", default=ctx_default)
+
 def text_tree(embed: list[Node], layers: list[Node], final_norm: Node, lm_head: Node | None) -> Node:
     return group("text", [group("embedding", embed, kind="embedding"), group("layers", layers), final_norm,
                           lm_head])
 
+def embed_tokens(vocab: int, d: int) -> Node:
+    return leaf("embed_tokens.weight", vocab, d, matmul=False)
+
 def lm_head(vocab: int, d: int, tied: bool) -> Node | None:
     return None if tied else group("lm_head", [leaf("weight", vocab, d)], kind="lm_head")
+
+def standard_text(layers: list[Node], vocab: int, d: int, tied: bool) -> Node:
+    """The usual text backbone: embed_tokens, the layers, a final RMSNorm ``norm``, lm_head unless tied."""
+    return text_tree([embed_tokens(vocab, d)], layers, norm("norm", d), lm_head(vocab, d, tied))
+
+def gqa_widths(n_heads: int, n_kv: int, head_dim: int) -> dict[str, int]:
+    """Per attended token: K and V cached (2 · KV heads · head_dim) and scored (2 · heads · head_dim)."""
+    return {"kv_elems_per_token": 2 * n_kv * head_dim, "score_width": 2 * n_heads * head_dim}
+
+def gqa_arch(family: str, d: int, L: int, V: int, ctx: int, n_heads: int, n_kv: int, head_dim: int,
+             **rest) -> Arch:
+    """The Arch of a model whose attention layers are (grouped-query) multi-head attention: sizes, heads and
+    their cache/score widths filled in, the family's other fields as given."""
+    return Arch(family=family, d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
+                n_kv_heads=n_kv, head_dim=head_dim, **gqa_widths(n_heads, n_kv, head_dim), **rest)
 
 def heads(r: Reader, d: int, heads_key: str, kv_key: str | None, head_dim_key: str | None, d_key: str,
            head_dim_default: int | None = None):
@@ -46,6 +75,34 @@ def heads(r: Reader, d: int, heads_key: str, kv_key: str | None, head_dim_key: s
             r.fail(heads_key, f"a divisor of the hidden size ({d})", n_heads, involves=(d_key,))
         head_dim = max(d // n_heads, 1)
     return n_heads, n_kv, head_dim
+
+def gqa_sizes(r: Reader) -> tuple[int, int, int, int, int, int]:
+    """sizes() then gqa_heads(): d, L, V, heads, KV heads, head_dim."""
+    d, L, V = sizes(r)
+    return (d, L, V, *gqa_heads(r, d))
+
+def every_layer_windowed(kind: str, L: int, window: int | None, n_heads: int, n_kv: int, head_dim: int) -> dict:
+    """Arch fields of a gated or two-matrix FFN model whose every layer is ``kind`` (sliding_attention when the
+    config sets sliding_window, every layer then attending to at most that many tokens): the layer types, the
+    window, that kind's Mixer and the symbols (W only with a window)."""
+    return {"layer_types": [kind] * L, "sliding_window": window,
+            "mixers": {kind: Mixer(**gqa_widths(n_heads, n_kv, head_dim), window=window)},
+            "symbols": dict(BASE_SYMBOLS, d_ff="intermediate_size", **({"W": "sliding_window"} if window else {}))}
+
+def gqa_heads(r: Reader, d: int, head_dim_key: str = "head_dim", head_dim_default: int | None = None):
+    """heads() on the usual keys: num_attention_heads, num_key_value_heads, head_dim, hidden_size."""
+    return heads(r, d, "num_attention_heads", "num_key_value_heads", head_dim_key, "hidden_size", head_dim_default)
+
+def listed_types(r: Reader, L: int, choices: tuple[str, ...], fallback: str) -> list[str] | None:
+    """The config's ``layer_types`` (L entries out of ``choices``), None when it has none. A list of the wrong
+    length is reported; a wrong list gives ``fallback`` on every layer."""
+    if not r.has("layer_types"):
+        return None
+    types = r.str_list("layer_types", choices=choices)
+    if types and len(types) != L:
+        r.fail("layer_types", f"a list of {L} entries (num_hidden_layers)", f"{len(types)} entries",
+               involves=("num_hidden_layers",))
+    return types if len(types) == L else [fallback] * L
 
 # ---------------------------------------------------------------------------------------------------------------
 # qwen3_5: hybrid Gated DeltaNet + gated full attention, MTP, vision tower, text_config nesting
@@ -113,12 +170,32 @@ def moe_info(n_experts, top_k, expert_d_ff, n_shared, shared_d_ff, moe_flags) ->
     return {"n_experts": n_experts, "top_k": top_k, "n_shared": n_shared, "expert_d_ff": expert_d_ff,
             "shared_d_ff": shared_d_ff, "n_moe_layers": sum(moe_flags)}
 
+def moe_arch(moe_flags: list[bool], d_ff: int | None, expert_d_ff: int, n_experts: int, top_k: int,
+             n_shared: int, shared_d_ff: int, **symbols: str) -> dict:
+    """Arch fields of a gated-FFN model with MoE layers: d_ff (the dense FFN's width, intermediate_size, if any
+    layer is dense, else one expert's, moe_intermediate_size), moe_info, and the symbols (the usual ones, d_ff's
+    key, then ``symbols``)."""
+    dense = not all(moe_flags)
+    return {"d_ff": d_ff if dense else expert_d_ff, "ffn_matrices": 3,
+            "moe": moe_info(n_experts, top_k, expert_d_ff, n_shared, shared_d_ff, moe_flags),
+            "symbols": dict(BASE_SYMBOLS, d_ff="intermediate_size" if dense else "moe_intermediate_size", **symbols)}
+
 def qwen_moe_flags(r: Reader, n_layers: int, n_experts: int) -> list[bool]:
     """Qwen MoE rule (transformers Qwen3Moe/Qwen3Next DecoderLayer): layer i is MoE unless listed in
     mlp_only_layers, if there are experts and (i + 1) is a multiple of decoder_sparse_step."""
     step = r.int("decoder_sparse_step", default=1)
     dense_only = set(layer_indices(r, "mlp_only_layers", n_layers))
     return [i not in dense_only and n_experts > 0 and (i + 1) % step == 0 for i in range(n_layers)]
+
+def qwen_moe_sizes(r: Reader, n_layers: int, shared: bool):
+    """The Qwen MoE keys (Qwen2Moe / Qwen3Moe / Qwen3Next): (experts, top-k, expert width, shared-expert width,
+    per-layer MoE flags, dense width). Zero experts is allowed (every layer dense); shared_expert_intermediate_size
+    is read only with ``shared`` and experts."""
+    n_experts, top_k, expert_d_ff = experts(r, "num_experts", "num_experts_per_tok", "moe_intermediate_size",
+                                             allow_zero=True)
+    shared_d_ff = r.int("shared_expert_intermediate_size") if shared and n_experts else 0
+    flags = qwen_moe_flags(r, n_layers, n_experts)
+    return n_experts, top_k, expert_d_ff, shared_d_ff, flags, dense_d_ff(r, flags)
 
 def dense_d_ff(r: Reader, moe_flags: list[bool]) -> int | None:
     """intermediate_size is only used by dense layers: required if there is one, otherwise read if present."""

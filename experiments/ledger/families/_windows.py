@@ -11,19 +11,14 @@ tokens; a global one is ``full_attention`` (ledger.arch.Arch.mixer gives each it
 from __future__ import annotations
 
 from ..config import Reader
+from ._common import BASE_SYMBOLS, listed_types
 
 MIXERS = ("sliding_attention", "full_attention")
 
 
 def listed_layer_types(r: Reader, L: int) -> list[str] | None:
     """The config's `layer_types` (validated: L entries of sliding_attention / full_attention), or None."""
-    if not r.has("layer_types"):
-        return None
-    types = r.str_list("layer_types", choices=MIXERS)
-    if types and len(types) != L:
-        r.fail("layer_types", f"a list of {L} entries (num_hidden_layers)", f"{len(types)} entries",
-               involves=("num_hidden_layers",))
-    return types if len(types) == L else ["full_attention"] * L
+    return listed_types(r, L, MIXERS, "full_attention")
 
 
 def every_nth_global(L: int, pattern: int) -> list[str]:
@@ -47,3 +42,12 @@ def window_of(r: Reader, types: list[str], default: int | None) -> int | None:
     if "sliding_window" in r.config and r.config["sliding_window"] is None:
         return None
     return r.int("sliding_window", default=default)
+
+
+def window_symbols(window: int | None) -> dict[str, str]:
+    """The config keys behind the symbols of a gated-FFN model with sliding-window layers: the usual ones, and the
+    window and the layer list when any layer slides."""
+    symbols = dict(BASE_SYMBOLS, d_ff="intermediate_size")
+    if window:
+        symbols.update(W="sliding_window", L_full="layer_types")
+    return symbols

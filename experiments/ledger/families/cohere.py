@@ -14,23 +14,21 @@ multiplies the logits and has no parameters).
 """
 from __future__ import annotations
 
-from ..arch import Arch, Model
+from ..arch import Model
 from ..blocks import attention, norm, parallel_decoder_layer, swiglu, with_norms
 from ..config import Reader
 from ..tree import leaf
-from ._common import BASE_SYMBOLS, heads, layer_runs, lm_head, text_tree
+from ._common import BASE_SYMBOLS, gqa_arch, gqa_heads, layer_runs, sizes, standard_text, tied_context
 from ._windows import pattern_layer_types, window_of
 
 
 def build_cohere(r: Reader, model_type: str) -> Model:
-    d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
-    d_ff = r.int("intermediate_size")
+    d, L, V, d_ff = sizes(r, "intermediate_size")
     head_dim_key = "head_dim" if model_type == "cohere" else None
-    n_heads, n_kv, head_dim = heads(r, d, "num_attention_heads", "num_key_value_heads", head_dim_key, "hidden_size")
+    n_heads, n_kv, head_dim = gqa_heads(r, d, head_dim_key=head_dim_key)
     attn_bias = r.bool("attention_bias", default=False)
     qk_norm = model_type == "cohere" and r.bool("use_qk_norm", default=False)
-    tied = r.bool("tie_word_embeddings", default=True)
-    ctx = r.int("max_position_embeddings", default=8192)
+    tied, ctx = tied_context(r, True, 8192)
     types = pattern_layer_types(r, L, 4) if model_type == "cohere2" else ["full_attention"] * L
     window = window_of(r, types, 4096)
 
@@ -43,15 +41,12 @@ def build_cohere(r: Reader, model_type: str) -> Model:
 
     layers = [parallel_decoder_layer(mixer(), swiglu(d, d_ff), [norm("input_layernorm", d)], kind, n)
               for kind, n in layer_runs(types)]
-    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], layers, norm("norm", d),
-                     lm_head(V, d, tied))
+    text = standard_text(layers, V, d, tied)
     symbols = dict(BASE_SYMBOLS, d_ff="intermediate_size")
     if model_type == "cohere2":
         symbols["d_h"] = "hidden_size ÷ num_attention_heads"
     if window:
         symbols.update(W="sliding_window", L_full="layer_types")
-    arch = Arch(family=model_type, d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=types,
-                tied_embeddings=tied, sliding_window=window, kv_elems_per_token=2 * n_kv * head_dim,
-                score_width=2 * n_heads * head_dim, symbols=symbols)
+    arch = gqa_arch(model_type, d, L, V, ctx, n_heads, n_kv, head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=types,
+                    tied_embeddings=tied, sliding_window=window, symbols=symbols)
     return Model(text, arch)

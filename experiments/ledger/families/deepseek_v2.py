@@ -1,13 +1,20 @@
-"""deepseek_v2: multi-head latent attention in every layer (queries through q_proj when ``q_lora_rank`` is null,
-as in DeepSeek-V2-Lite, else through the q_a/q_b bottleneck); the first ``first_k_dense_replace`` layers dense,
-the others MoE with routed experts and ``n_shared_experts`` always-active shared experts of
-``moe_intermediate_size`` each; a softmax router with no correction bias (transformers DeepseekV2Config /
-DeepseekV2DecoderLayer; ``mlp_bias`` adds biases to the dense MLP and the shared experts).
+"""deepseek_v2 and deepseek_v3: multi-head latent attention in every layer (queries through q_proj when
+``q_lora_rank`` is null, as in DeepSeek-V2-Lite, else through the q_a/q_b bottleneck); the first
+``first_k_dense_replace`` layers dense, the others MoE with routed experts and ``n_shared_experts`` always-active
+shared experts of ``moe_intermediate_size`` each (transformers DeepseekV2Config / DeepseekV3Config and their
+DecoderLayers).
+
+- deepseek_v2: a softmax router with no correction bias; ``mlp_bias`` adds biases to the dense MLP and the shared
+  experts.
+- deepseek_v3: a sigmoid router whose e_score_correction_bias transformers keeps as a buffer; MoE only on every
+  ``moe_layer_freq``-th layer from first_k_dense_replace on (DeepSeek's own modeling_deepseek.py; transformers
+  ignores the key, every released V3 config has 1); ``num_nextn_predict_layers`` MTP modules that the checkpoint
+  holds and transformers does not build.
 
 transformers (and the checkpoint) store the shared experts as ONE MLP of width n_shared · moe_intermediate_size;
-the ledger lists them as n_shared copies of one expert's width, as deepseek_v3 does: the same count.
+the ledger lists them as n_shared copies of one expert's width: the same count.
 
-Also the DeepSeek-V3-style next-token-prediction (nextn / MTP) module both this family's relatives use
+Also the DeepSeek-V3-style next-token-prediction (nextn / MTP) module both this family and glm4_moe use
 (``nextn_mtp``): per module an own embed_tokens copy, enorm / hnorm, eh_proj (2d -> d), one decoder layer and
 shared_head.{norm, head}, stored as checkpoint layer num_hidden_layers + k (DeepSeek-V3 README_WEIGHTS.md).
 """
@@ -17,12 +24,12 @@ from ..arch import Arch, Model
 from ..blocks import mla, moe, norm, swiglu
 from ..config import Reader
 from ..tree import Node, group, leaf
-from ._common import (BASE_SYMBOLS, build_layers, dense_d_ff, experts, group_names, layer_norms,
-                      lm_head, moe_info, text_tree)
+from ._common import (build_layers, dense_d_ff, experts, group_names, layer_norms, layer_runs, moe_arch, sizes,
+                      standard_text, tied_context)
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# shared by deepseek_v2 / glm4_moe: dense-first layer flags and the nextn MTP module
+# shared by deepseek_v2 / deepseek_v3 / glm4_moe: dense-first layer flags and the nextn MTP module
 def first_dense_flags(r: Reader, L: int, default: int) -> tuple[list[bool], int]:
     """MoE from layer first_k_dense_replace on (transformers DeepseekV2/Glm4Moe DecoderLayer)."""
     first_dense = r.int("first_k_dense_replace", default=default, minimum=0)
@@ -31,45 +38,60 @@ def first_dense_flags(r: Reader, L: int, default: int) -> tuple[list[bool], int]
                involves=("num_hidden_layers",))
     return [i >= first_dense for i in range(L)], first_dense
 
-def nextn_mtp(n_mtp: int, moe_layer: bool, layer_flags: list[bool], V: int, d: int, mixer, ffn) -> Node | None:
-    """n_mtp nextn modules after the last layer (checkpoint layers L .. L + n_mtp - 1), each: embed_tokens,
-    enorm, hnorm, eh_proj, one decoder layer (MoE when moe_layer), shared_head.norm and shared_head.head. Layer
-    groups are named as the text layers are (suffix _moe/_dense only when the text layers mix both)."""
-    if not n_mtp:
+def nextn_mtp(mtp_flags: list[bool], mixed: bool, V: int, d: int, mixer, ffn) -> Node | None:
+    """One nextn module per flag after the last layer (checkpoint layers L, L + 1, ...), each: embed_tokens,
+    enorm, hnorm, eh_proj, one decoder layer (MoE where its flag is set), shared_head.norm and shared_head.head.
+    Modules are grouped and named as text layers are: full_attention, suffixed _moe / _dense when ``mixed``."""
+    if not mtp_flags:
         return None
-    name = "full_attention" + (("_moe" if moe_layer else "_dense") if len(set(layer_flags)) > 1 else "")
-    module = group(name, [leaf("embed_tokens.weight", V, d, kind="embedding", matmul=False),
-                          norm("enorm", d), norm("hnorm", d), leaf("eh_proj.weight", d, 2 * d),
-                          mixer(), ffn(moe_layer)] + layer_norms(d)
-                   + [group("shared_head", [norm("norm", d), leaf("head.weight", V, d)])], n=n_mtp)
-    return group("mtp", [group("layers", [module])], kind="mtp")
+    names = ["full_attention" + (("_moe" if f else "_dense") if mixed else "") for f in mtp_flags]
+    moe_of = dict(zip(names, mtp_flags))
+    modules = [group(name, [leaf("embed_tokens.weight", V, d, kind="embedding", matmul=False),
+                            norm("enorm", d), norm("hnorm", d), leaf("eh_proj.weight", d, 2 * d),
+                            mixer(), ffn(moe_of[name])] + layer_norms(d)
+                     + [group("shared_head", [norm("norm", d), leaf("head.weight", V, d)])], n=n)
+               for name, n in layer_runs(names)]
+    return group("mtp", [group("layers", modules)], kind="mtp")
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# deepseek_v2: MLA (optional q bottleneck), dense first layers, routed + shared experts, softmax router
-def build_deepseek_v2(r: Reader) -> Model:
-    d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
+# deepseek_v2 / deepseek_v3: MLA (optional q bottleneck), dense first layers, routed + shared experts
+_DEEPSEEK = {
+    # model_type: (max_position_embeddings, n_shared_experts, first_k_dense_replace) defaults
+    "deepseek_v2": (2048, 2, 0),
+    "deepseek_v3": (4096, 1, 3),
+}
+
+def build_deepseek(r: Reader, model_type: str) -> Model:
+    ctx_default, shared_default, dense_default = _DEEPSEEK[model_type]
+    v3 = model_type == "deepseek_v3"
+    d, L, V = sizes(r)
     n_heads = r.int("num_attention_heads")
     n_kv = r.int("num_key_value_heads", default=n_heads)     # MLA expands K/V per head; no effect on shapes
     if n_heads % n_kv:
         r.fail("num_key_value_heads", f"a divisor of num_attention_heads ({n_heads})", n_kv,
                involves=("num_attention_heads",))
-    # the MLA widths are required, as for deepseek_v3; q_lora_rank null means one q_proj (DeepSeek-V2-Lite)
+    # the MLA widths are required; q_lora_rank null means one q_proj (DeepSeek-V2-Lite)
     if "q_lora_rank" not in r.config:
         r.fail("q_lora_rank", "an integer >= 1, or null for a plain q_proj (the key is missing)")
     q_lora = r.int("q_lora_rank", default=None)
     kv_lora = r.int("kv_lora_rank")
     nope, rope, v_dim = r.int("qk_nope_head_dim"), r.int("qk_rope_head_dim"), r.int("v_head_dim")
     attn_bias = r.bool("attention_bias", default=False)
-    mlp_bias = r.bool("mlp_bias", default=False)
-    tied = r.bool("tie_word_embeddings", default=False)
-    ctx = r.int("max_position_embeddings", default=2048)
+    mlp_bias = False if v3 else r.bool("mlp_bias", default=False)
+    tied, ctx = tied_context(r, False, ctx_default)
     n_experts, top_k, expert_d_ff = experts(r, "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size")
-    n_shared = r.int("n_shared_experts", default=2, minimum=0)
-    flags, _ = first_dense_flags(r, L, default=0)
+    n_shared = r.int("n_shared_experts", default=shared_default, minimum=0)
+    _, first_dense = first_dense_flags(r, L, default=dense_default)
+    freq = r.int("moe_layer_freq", default=1) if v3 else 1
+    n_mtp = r.int("num_nextn_predict_layers", default=0, minimum=0) if v3 else 0
+
+    def is_moe(i):                      # MoE from first_k_dense_replace on, every moe_layer_freq-th layer
+        return i >= first_dense and i % freq == 0
+
+    flags = [is_moe(i) for i in range(L)]
     d_ff = dense_d_ff(r, flags)
     mixers = ["full_attention"] * L
-    names = group_names(mixers, flags)
 
     def mixer(_=None):
         return mla(d, n_heads, q_lora, kv_lora, nope, rope, v_dim, attn_bias)
@@ -77,21 +99,19 @@ def build_deepseek_v2(r: Reader) -> Model:
     def ffn(moe_layer):
         if not moe_layer:
             return swiglu(d, d_ff, mlp_bias)
-        return moe(d, n_experts, top_k, expert_d_ff, n_shared=n_shared, shared_d_ff=expert_d_ff,
-                   shared_bias=mlp_bias)
+        return moe(d, n_experts, top_k, expert_d_ff, router_buffer="e_score_correction_bias" if v3 else None,
+                   n_shared=n_shared, shared_d_ff=expert_d_ff, shared_bias=mlp_bias)
 
-    layers = build_layers(names, mixers, flags, mixer, ffn, lambda: layer_norms(d))
-    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], layers, norm("norm", d),
-                     lm_head(V, d, tied))
-    has_dense = not all(flags)
-    arch = Arch(family="deepseek_v2", d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=nope + rope, d_ff=d_ff if has_dense else expert_d_ff, ffn_matrices=3,
-                layer_types=mixers, tied_embeddings=tied, kv_elems_per_token=kv_lora + rope,
-                score_width=n_heads * (nope + rope + v_dim),
-                moe=moe_info(n_experts, top_k, expert_d_ff, n_shared, expert_d_ff, flags),
-                symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size" if has_dense else "moe_intermediate_size",
-                             d_h="qk_nope_head_dim + qk_rope_head_dim", E="n_routed_experts",
-                             k="num_experts_per_tok", d_e="moe_intermediate_size", E_shared="n_shared_experts",
-                             L_dense="first_k_dense_replace", d_c="kv_lora_rank", d_cq="q_lora_rank",
-                             d_rope="qk_rope_head_dim", d_nope="qk_nope_head_dim", d_v="v_head_dim"))
-    return Model(text, arch)
+    layers = build_layers(group_names(mixers, flags), mixers, flags, mixer, ffn, lambda: layer_norms(d))
+    mtp_flags = [is_moe(L + k) for k in range(n_mtp)]
+    mtp = nextn_mtp(mtp_flags, len(set(flags + mtp_flags)) > 1, V, d, mixer, ffn)
+    arch = Arch(family=model_type, d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
+                n_kv_heads=n_kv, head_dim=nope + rope, layer_types=mixers, tied_embeddings=tied,
+                kv_elems_per_token=kv_lora + rope, score_width=n_heads * (nope + rope + v_dim),
+                **moe_arch(flags, d_ff, expert_d_ff, n_experts, top_k, n_shared, expert_d_ff,
+                           d_h="qk_nope_head_dim + qk_rope_head_dim", E="n_routed_experts", k="num_experts_per_tok",
+                           d_e="moe_intermediate_size", E_shared="n_shared_experts", L_dense="first_k_dense_replace",
+                           d_c="kv_lora_rank", d_cq="q_lora_rank", d_rope="qk_rope_head_dim",
+                           d_nope="qk_nope_head_dim", d_v="v_head_dim",
+                           **({"L_mtp": "num_nextn_predict_layers"} if v3 else {})))
+    return Model(standard_text(layers, V, d, tied), arch, mtp)

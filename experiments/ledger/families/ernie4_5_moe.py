@@ -13,12 +13,12 @@ ERNIE-4.5-21B-A3B's sizes), tests/test_families_views_moe.py.
 """
 from __future__ import annotations
 
-from ..arch import Arch, Model
+from ..arch import Model
 from ..blocks import attention, moe, norm, swiglu
 from ..config import Reader
 from ..tree import group, leaf
-from ._common import (BASE_SYMBOLS, build_layers, dense_d_ff, experts, group_names, heads, layer_norms, moe_info,
-                      text_tree)
+from ._common import (build_layers, dense_d_ff, embed_tokens, experts, gqa_arch, gqa_sizes, group_names, layer_norms,
+                      moe_arch, text_tree, tied_context)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -31,11 +31,9 @@ def ernie_moe_flags(r: Reader, L: int) -> list[bool]:
     return [(i + 1) % interval == 0 and start <= i <= end for i in range(L)]
 
 def build_ernie4_5_moe(r: Reader) -> Model:
-    d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
-    n_heads, n_kv, head_dim = heads(r, d, "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size")
+    d, L, V, n_heads, n_kv, head_dim = gqa_sizes(r)
     bias = r.bool("use_bias", default=False)
-    tied = r.bool("tie_word_embeddings", default=True)
-    ctx = r.int("max_position_embeddings", default=131072)
+    tied, ctx = tied_context(r, True, 131072)
     n_experts, top_k, expert_d_ff = experts(r, "moe_num_experts", "moe_k", "moe_intermediate_size")
     n_shared = r.int("moe_num_shared_experts", default=2, minimum=0)
     flags = ernie_moe_flags(r, L)
@@ -55,14 +53,9 @@ def build_ernie4_5_moe(r: Reader) -> Model:
                            ffn, lambda: layer_norms(d))
     head = None if tied else group("lm_head", [leaf("weight", V, d)] + ([leaf("bias", V, matmul=False)]
                                                                        if bias else []), kind="lm_head")
-    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], layers, norm("norm", d), head)
-    has_dense = not all(flags)
-    arch = Arch(family="ernie4_5_moe", d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff if has_dense else expert_d_ff, ffn_matrices=3,
-                layer_types=mixers, tied_embeddings=tied, kv_elems_per_token=2 * n_kv * head_dim,
-                score_width=2 * n_heads * head_dim,
-                moe=moe_info(n_experts, top_k, expert_d_ff, n_shared, expert_d_ff, flags),
-                symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size" if has_dense else "moe_intermediate_size",
-                             E="moe_num_experts", k="moe_k", d_e="moe_intermediate_size",
-                             E_shared="moe_num_shared_experts", L_moe_start="moe_layer_start_index"))
+    text = text_tree([embed_tokens(V, d)], layers, norm("norm", d), head)
+    arch = gqa_arch("ernie4_5_moe", d, L, V, ctx, n_heads, n_kv, head_dim, layer_types=mixers, tied_embeddings=tied,
+                    **moe_arch(flags, d_ff, expert_d_ff, n_experts, top_k, n_shared, expert_d_ff,
+                               E="moe_num_experts", k="moe_k", d_e="moe_intermediate_size",
+                               E_shared="moe_num_shared_experts", L_moe_start="moe_layer_start_index"))
     return Model(text, arch)

@@ -9,12 +9,11 @@ as "LLLG" (L local = sliding, G global, repeated over the layers).
 """
 from __future__ import annotations
 
-from ..arch import Arch, Model
+from ..arch import Model
 from ..blocks import attention, norm, swiglu
 from ..config import Reader
-from ..tree import leaf
-from ._common import BASE_SYMBOLS, build_layers, heads, lm_head, text_tree
-from ._windows import every_nth_global, listed_layer_types, window_of
+from ._common import build_layers, gqa_arch, gqa_heads, sizes, standard_text, tied_context
+from ._windows import every_nth_global, listed_layer_types, window_of, window_symbols
 
 
 def exaone4_layer_types(r: Reader, L: int) -> list[str]:
@@ -33,24 +32,15 @@ def exaone4_layer_types(r: Reader, L: int) -> list[str]:
 
 
 def build_exaone4(r: Reader) -> Model:
-    d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
-    d_ff = r.int("intermediate_size")
-    n_heads, n_kv, head_dim = heads(r, d, "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size")
-    tied = r.bool("tie_word_embeddings", default=False)
-    ctx = r.int("max_position_embeddings", default=2048)
+    d, L, V, d_ff = sizes(r, "intermediate_size")
+    n_heads, n_kv, head_dim = gqa_heads(r, d)
+    tied, ctx = tied_context(r, False, 2048)
     types = exaone4_layer_types(r, L)
     window = window_of(r, types, 4096)
     layers = build_layers(types, types, [False] * L,
                           lambda _: attention(d, n_heads, n_kv, head_dim, qk_norm=True),
                           lambda _: swiglu(d, d_ff),
                           lambda: [norm("post_attention_layernorm", d), norm("post_feedforward_layernorm", d)])
-    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], layers, norm("norm", d),
-                     lm_head(V, d, tied))
-    symbols = dict(BASE_SYMBOLS, d_ff="intermediate_size")
-    if window:
-        symbols.update(W="sliding_window", L_full="layer_types")
-    arch = Arch(family="exaone4", d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=types,
-                tied_embeddings=tied, sliding_window=window, kv_elems_per_token=2 * n_kv * head_dim,
-                score_width=2 * n_heads * head_dim, symbols=symbols)
-    return Model(text, arch)
+    arch = gqa_arch("exaone4", d, L, V, ctx, n_heads, n_kv, head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=types,
+                    tied_embeddings=tied, sliding_window=window, symbols=window_symbols(window))
+    return Model(standard_text(layers, V, d, tied), arch)

@@ -12,15 +12,15 @@ default.
 """
 from __future__ import annotations
 
-from ..arch import Arch, Model
+from ..arch import Model
 from ..blocks import decoder_layer, fused_attention, mlp2, norm
 from ..config import Reader
 from ..tree import leaf
-from ._common import lm_head, text_tree
+from ._common import gqa_arch, lm_head, sizes, text_tree, tied_context
 
 
 def build_falcon(r: Reader) -> Model:
-    d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
+    d, L, V = sizes(r)
     n_heads = r.int("num_attention_heads")
     if d % n_heads:
         r.fail("num_attention_heads", f"a divisor of the hidden size ({d})", n_heads, involves=("hidden_size",))
@@ -38,8 +38,7 @@ def build_falcon(r: Reader) -> Model:
     n_ln = r.int("num_ln_in_parallel_attn", default=2 if new_arch else None, maximum=2)
     bias = r.bool("bias", default=False)
     d_ff = r.int("ffn_hidden_size", default=4 * d)
-    tied = r.bool("tie_word_embeddings", default=True)
-    ctx = r.int("max_position_embeddings", default=2048)
+    tied, ctx = tied_context(r, True, 2048)
     r.bool("alibi", default=False)   # ALiBi or rotary: no parameters either way
     if not parallel:
         norms = [norm("post_attention_layernorm", d, True), norm("input_layernorm", d, True)]
@@ -54,10 +53,9 @@ def build_falcon(r: Reader) -> Model:
     text = text_tree([leaf("word_embeddings.weight", V, d, matmul=False)], [layer], norm("ln_f", d, True),
                      lm_head(V, d, tied))
     kv_key = "num_kv_heads" if new_arch else "multi_query (1) or num_attention_heads"
-    arch = Arch(family="falcon", d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff, ffn_matrices=2, layer_types=["full_attention"] * L,
-                tied_embeddings=tied, kv_elems_per_token=2 * n_kv * head_dim, score_width=2 * n_heads * head_dim,
-                symbols={"d": "hidden_size", "L": "num_hidden_layers", "V": "vocab_size",
-                         "d_ff": "ffn_hidden_size (or 4·hidden_size)", "h": "num_attention_heads", "h_kv": kv_key,
-                         "T_max": "max_position_embeddings"})
+    arch = gqa_arch("falcon", d, L, V, ctx, n_heads, n_kv, head_dim,
+                    d_ff=d_ff, ffn_matrices=2, layer_types=["full_attention"] * L, tied_embeddings=tied,
+                    symbols={"d": "hidden_size", "L": "num_hidden_layers", "V": "vocab_size",
+                             "d_ff": "ffn_hidden_size (or 4·hidden_size)", "h": "num_attention_heads", "h_kv": kv_key,
+                             "T_max": "max_position_embeddings"})
     return Model(text, arch)

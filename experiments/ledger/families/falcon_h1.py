@@ -9,11 +9,11 @@ parameters (the per-layer mup_vector is a non-persistent buffer).
 """
 from __future__ import annotations
 
-from ..arch import Arch, Mixer, Model
+from ..arch import Mixer, Model
 from ..blocks import attention, mamba2, mamba2_state, norm, swiglu
 from ..config import Reader
-from ..tree import group, leaf
-from ._common import BASE_SYMBOLS, heads, lm_head, text_tree
+from ..tree import group
+from ._common import BASE_SYMBOLS, embed_tokens, gqa_arch, gqa_heads, lm_head, sizes, text_tree, tied_context
 
 
 def mamba_sizes(r: Reader, d: int) -> tuple[int, int, int]:
@@ -39,12 +39,10 @@ def mamba_sizes(r: Reader, d: int) -> tuple[int, int, int]:
 
 
 def build_falcon_h1(r: Reader) -> Model:
-    d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
-    d_ff = r.int("intermediate_size")
-    n_heads, n_kv, head_dim = heads(r, d, "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size")
+    d, L, V, d_ff = sizes(r, "intermediate_size")
+    n_heads, n_kv, head_dim = gqa_heads(r, d)
     attn_bias, mlp_bias = r.bool("attention_bias", default=False), r.bool("mlp_bias", default=False)
-    tied = r.bool("tie_word_embeddings", default=False)
-    ctx = r.int("max_position_embeddings", default=8192)
+    tied, ctx = tied_context(r, False, 8192)
     m_heads, m_head_dim, d_inner = mamba_sizes(r, d)
     d_state, n_groups = r.int("mamba_d_state", default=256), r.int("mamba_n_groups", default=1)
     kernel = r.int("mamba_d_conv", default=4)
@@ -55,15 +53,15 @@ def build_falcon_h1(r: Reader) -> Model:
     layer = group("hybrid", [attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias), ssm,
                              swiglu(d, d_ff, mlp_bias, name="feed_forward"),
                              norm("input_layernorm", d), norm("pre_ff_layernorm", d)], n=L)
-    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], [layer], norm("final_layernorm", d),
+    text = text_tree([embed_tokens(V, d)], [layer], norm("final_layernorm", d),
                      lm_head(V, d, tied))
     kv, score = 2 * n_kv * head_dim, 2 * n_heads * head_dim
     state = mamba2_state(m_heads, m_head_dim, d_state, n_groups, kernel, d_inner)
-    arch = Arch(family="falcon_h1", d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=["hybrid"] * L,
-                tied_embeddings=tied, kv_elems_per_token=kv, score_width=score, linear_state_elems=state,
-                mixers={"hybrid": Mixer(kv_elems_per_token=kv, score_width=score, state_elems=state)},
-                symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size", h_ssm="mamba_n_heads",
-                             d_ssm_head="mamba_d_head", d_ssm="mamba_d_ssm", N="mamba_d_state",
-                             G="mamba_n_groups", K_conv="mamba_d_conv"))
+    arch = gqa_arch("falcon_h1", d, L, V, ctx, n_heads, n_kv, head_dim,
+                    d_ff=d_ff, ffn_matrices=3, layer_types=["hybrid"] * L,
+                    tied_embeddings=tied, linear_state_elems=state,
+                    mixers={"hybrid": Mixer(kv_elems_per_token=kv, score_width=score, state_elems=state)},
+                    symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size", h_ssm="mamba_n_heads",
+                                 d_ssm_head="mamba_d_head", d_ssm="mamba_d_ssm", N="mamba_d_state",
+                                 G="mamba_n_groups", K_conv="mamba_d_conv"))
     return Model(text, arch)

@@ -18,7 +18,7 @@ from ..arch import Arch, Model
 from ..blocks import attention, norm, siglip_vision, swiglu
 from ..config import Reader
 from ..tree import Node, group, leaf
-from ._common import build_layers, lm_head, text_tree
+from ._common import build_layers, gqa_arch, standard_text
 from ._windows import every_nth_global, listed_layer_types, pattern_layer_types, window_of
 
 # model_type: (vocab_size, hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
@@ -87,18 +87,15 @@ def _gemma_text(r: Reader, model_type: str, prefix: str, nested: bool, tied: boo
         return [norm(name, d) for name in names]
 
     layers = build_layers(types, types, [False] * L, mixer, lambda _: swiglu(d, d_ff), norms)
-    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], layers, norm("norm", d),
-                     lm_head(V, d, tied))
+    text = standard_text(layers, V, d, tied)
     p = prefix
     symbols = {"d": p + "hidden_size", "L": p + "num_hidden_layers", "V": p + "vocab_size",
                "d_ff": p + "intermediate_size", "h": p + "num_attention_heads", "h_kv": p + "num_key_value_heads",
                "d_h": p + "head_dim", "T_max": p + "max_position_embeddings"}
     if window:
         symbols.update(W=p + "sliding_window", L_full=p + "layer_types")
-    arch = Arch(family=model_type, d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=types,
-                tied_embeddings=tied, sliding_window=window, kv_elems_per_token=2 * n_kv * head_dim,
-                score_width=2 * n_heads * head_dim, symbols=symbols)
+    arch = gqa_arch(model_type, d, L, V, ctx, n_heads, n_kv, head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=types,
+                    tied_embeddings=tied, sliding_window=window, symbols=symbols)
     return text, arch
 
 

@@ -21,7 +21,7 @@ from ..arch import Arch, Mixer, Model
 from ..blocks import linear, norm, swiglu
 from ..config import Reader
 from ..tree import Node, group, leaf
-from ._common import layer_runs, lm_head, text_tree
+from ._common import layer_runs, listed_types, sizes, standard_text
 
 _MIXERS = ("sliding_attention", "full_attention")
 
@@ -36,22 +36,16 @@ def build_gemma4(r: Reader) -> Model:
 
 
 def _layer_types(t: Reader, L: int) -> list[str]:
-    if t.has("layer_types"):
-        types = t.str_list("layer_types", choices=_MIXERS)
-        if types and len(types) != L:
-            t.fail("layer_types", f"a list of {L} entries (num_hidden_layers)", f"{len(types)} entries",
-                   involves=("num_hidden_layers",))
-            types = []
-    else:
+    types = listed_types(t, L, _MIXERS, "full_attention")
+    if types is None:
         types = ["sliding_attention" if (i + 1) % 6 else "full_attention" for i in range(L)]
-    types = list(types) or ["full_attention"] * L
+    types = list(types)                                  # a copy: the last entry is set below
     types[-1] = "full_attention"                         # Gemma4TextConfig forces the last layer to full
     return types
 
 
 def _build_text(t: Reader, tied: bool) -> Model:
-    d, L, V = t.int("hidden_size"), t.int("num_hidden_layers", maximum=10**4), t.int("vocab_size")
-    d_ff = t.int("intermediate_size")
+    d, L, V, d_ff = sizes(t, "intermediate_size")
     n_heads = t.int("num_attention_heads")
     n_kv, head_dim = t.int("num_key_value_heads"), t.int("head_dim", default=256)
     global_head_dim = t.int("global_head_dim", default=512)
@@ -102,8 +96,7 @@ def _build_text(t: Reader, tied: bool) -> Model:
         return group(kind, parts + norms + [scalar], n=n)
 
     layers = [layer(kind, n) for kind, n in layer_runs(types)]
-    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], layers, norm("norm", d),
-                     lm_head(V, d, tied))
+    text = standard_text(layers, V, d, tied)
     kv_sliding, score_sliding = 2 * n_kv * head_dim, 2 * n_heads * head_dim
     kv_full, score_full = 2 * n_kv_global * global_head_dim, 2 * n_heads * global_head_dim
     p = "text_config."

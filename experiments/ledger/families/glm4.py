@@ -7,29 +7,23 @@ attention (input_layernorm), on the attention output (post_self_attn_layernorm),
 """
 from __future__ import annotations
 
-from ..arch import Arch, Model
+from ..arch import Model
 from ..blocks import attention, decoder_layer, gated_fused, norm
 from ..config import Reader
-from ..tree import leaf
-from ._common import BASE_SYMBOLS, heads, lm_head, text_tree
+from ._common import BASE_SYMBOLS, gqa_arch, gqa_heads, sizes, standard_text, tied_context
 
 
 def build_glm4(r: Reader) -> Model:
-    d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
-    d_ff = r.int("intermediate_size")
-    n_heads, n_kv, head_dim = heads(r, d, "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size",
-                                     head_dim_default=128)   # Glm4Config default
+    d, L, V, d_ff = sizes(r, "intermediate_size")
+    n_heads, n_kv, head_dim = gqa_heads(r, d, head_dim_default=128)   # Glm4Config default
     bias = r.bool("attention_bias", default=True)
-    tied = r.bool("tie_word_embeddings", default=False)
-    ctx = r.int("max_position_embeddings", default=131072)
+    tied, ctx = tied_context(r, False, 131072)
     norms = [norm(name, d) for name in ("input_layernorm", "post_self_attn_layernorm", "post_attention_layernorm",
                                         "post_mlp_layernorm")]
     layer = decoder_layer(attention(d, n_heads, n_kv, head_dim, qkv_bias=bias), gated_fused(d, d_ff), norms,
                           "full_attention", L)
-    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], [layer], norm("norm", d),
-                     lm_head(V, d, tied))
-    arch = Arch(family="glm4", d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=["full_attention"] * L,
-                tied_embeddings=tied, kv_elems_per_token=2 * n_kv * head_dim, score_width=2 * n_heads * head_dim,
-                symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size"))
+    text = standard_text([layer], V, d, tied)
+    arch = gqa_arch("glm4", d, L, V, ctx, n_heads, n_kv, head_dim,
+                    d_ff=d_ff, ffn_matrices=3, layer_types=["full_attention"] * L, tied_embeddings=tied,
+                    symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size"))
     return Model(text, arch)

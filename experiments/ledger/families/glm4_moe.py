@@ -9,24 +9,21 @@ shared_head.norm / head, DeepSeek-V3's layout); transformers does not build them
 """
 from __future__ import annotations
 
-from ..arch import Arch, Model
-from ..blocks import attention, moe, norm, swiglu
+from ..arch import Model
+from ..blocks import attention, moe, swiglu
 from ..config import Reader
-from ..tree import leaf
-from ._common import (BASE_SYMBOLS, build_layers, dense_d_ff, experts, group_names, heads, layer_norms, lm_head,
-                      moe_info, text_tree)
+from ._common import (build_layers, dense_d_ff, experts, gqa_arch, gqa_sizes, group_names, layer_norms, moe_arch,
+                      standard_text, tied_context)
 from .deepseek_v2 import first_dense_flags, nextn_mtp
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # glm4_moe: GQA (+ qk norm), dense first layers, routed + shared experts with a correction-bias buffer, nextn MTP
 def build_glm4_moe(r: Reader) -> Model:
-    d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
-    n_heads, n_kv, head_dim = heads(r, d, "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size")
+    d, L, V, n_heads, n_kv, head_dim = gqa_sizes(r)
     attn_bias = r.bool("attention_bias", default=False)
     qk_norm = r.bool("use_qk_norm", default=False)
-    tied = r.bool("tie_word_embeddings", default=False)
-    ctx = r.int("max_position_embeddings", default=131072)
+    tied, ctx = tied_context(r, False, 131072)
     n_experts, top_k, expert_d_ff = experts(r, "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size")
     n_shared = r.int("n_shared_experts", default=1, minimum=0)
     flags, _ = first_dense_flags(r, L, default=1)
@@ -45,17 +42,11 @@ def build_glm4_moe(r: Reader) -> Model:
                    shared_d_ff=expert_d_ff)
 
     layers = build_layers(names, mixers, flags, mixer, ffn, lambda: layer_norms(d))
-    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], layers, norm("norm", d),
-                     lm_head(V, d, tied))
-    mtp = nextn_mtp(n_mtp, True, flags, V, d, mixer, ffn)
-    has_dense = not all(flags)
-    arch = Arch(family="glm4_moe", d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff if has_dense else expert_d_ff, ffn_matrices=3,
-                layer_types=mixers, tied_embeddings=tied, kv_elems_per_token=2 * n_kv * head_dim,
-                score_width=2 * n_heads * head_dim,
-                moe=moe_info(n_experts, top_k, expert_d_ff, n_shared, expert_d_ff, flags),
-                symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size" if has_dense else "moe_intermediate_size",
-                             E="n_routed_experts", k="num_experts_per_tok", d_e="moe_intermediate_size",
-                             E_shared="n_shared_experts", L_dense="first_k_dense_replace",
-                             L_mtp="num_nextn_predict_layers"))
+    text = standard_text(layers, V, d, tied)
+    mtp = nextn_mtp([True] * n_mtp, len(set(flags)) > 1, V, d, mixer, ffn)
+    arch = gqa_arch("glm4_moe", d, L, V, ctx, n_heads, n_kv, head_dim, layer_types=mixers, tied_embeddings=tied,
+                    **moe_arch(flags, d_ff, expert_d_ff, n_experts, top_k, n_shared, expert_d_ff,
+                               E="n_routed_experts", k="num_experts_per_tok", d_e="moe_intermediate_size",
+                               E_shared="n_shared_experts", L_dense="first_k_dense_replace",
+                               L_mtp="num_nextn_predict_layers"))
     return Model(text, arch, mtp)

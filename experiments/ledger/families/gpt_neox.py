@@ -13,17 +13,15 @@ from ..arch import Arch, Model
 from ..blocks import decoder_layer, fused_attention, mlp2, norm
 from ..config import Reader
 from ..tree import leaf
-from ._common import heads, lm_head, text_tree
+from ._common import heads, lm_head, sizes, text_tree, tied_context
 
 
 def build_gpt_neox(r: Reader) -> Model:
-    d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
-    d_ff = r.int("intermediate_size")
+    d, L, V, d_ff = sizes(r, "intermediate_size")
     n_heads, _, head_dim = heads(r, d, "num_attention_heads", None, None, "hidden_size")
     bias = r.bool("attention_bias", default=True)
     parallel = r.bool("use_parallel_residual", default=True)
-    tied = r.bool("tie_word_embeddings", default=False)
-    ctx = r.int("max_position_embeddings", default=2048)
+    tied, ctx = tied_context(r, False, 2048)
     mixer = fused_attention(d, d, d, qkv="query_key_value", out="dense", bias=bias, name="attention")
     layer = decoder_layer(mixer, mlp2(d, d_ff, "dense_h_to_4h", "dense_4h_to_h", bias=True),
                           [norm("input_layernorm", d, True), norm("post_attention_layernorm", d, True)],

@@ -12,11 +12,12 @@ models/) shapes the checkpoint as: head size hidden_size / num_attention_heads (
 """
 from __future__ import annotations
 
-from ..arch import Arch, Model
+from ..arch import Model
 from ..blocks import attention, moe, norm
 from ..config import Reader
-from ..tree import group, leaf
-from ._common import BASE_SYMBOLS, build_layers, heads, layer_norms, lm_head, moe_info, text_tree
+from ..tree import group
+from ._common import (BASE_SYMBOLS, build_layers, gqa_arch, gqa_heads, layer_norms, moe_info, sizes, standard_text,
+                      tied_context)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -33,13 +34,12 @@ def int_or_uniform_list(r: Reader, key: str, L: int, default: int, minimum: int 
     return r.int(key, default=default, minimum=minimum)
 
 def build_hunyuan_v1_moe(r: Reader) -> Model:
-    d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
+    d, L, V = sizes(r)
     head_key = "head_dim" if r.has("head_dim") or not r.has("attention_head_dim") else "attention_head_dim"
-    n_heads, n_kv, head_dim = heads(r, d, "num_attention_heads", "num_key_value_heads", head_key, "hidden_size")
+    n_heads, n_kv, head_dim = gqa_heads(r, d, head_dim_key=head_key)
     attn_bias = r.bool("attention_bias", default=False)
     qk_norm = r.bool("use_qk_norm", default=True)
-    tied = r.bool("tie_word_embeddings", default=False)
-    ctx = r.int("max_position_embeddings", default=2048)
+    tied, ctx = tied_context(r, False, 2048)
     d_ff = r.int("intermediate_size")
     n_experts = int_or_uniform_list(r, "num_experts", L, default=1)
     top_k = int_or_uniform_list(r, "moe_topk", L, default=1)
@@ -61,12 +61,10 @@ def build_hunyuan_v1_moe(r: Reader) -> Model:
                    shared_name="shared_mlp")
 
     layers = build_layers(mixers, mixers, flags, mixer, ffn, lambda: layer_norms(d))
-    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], layers, norm("norm", d),
-                     lm_head(V, d, tied))
-    arch = Arch(family="hunyuan_v1_moe", d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=mixers,
-                tied_embeddings=tied, kv_elems_per_token=2 * n_kv * head_dim, score_width=2 * n_heads * head_dim,
-                moe=moe_info(n_experts, top_k, d_ff, n_shared, d_ff, flags),
-                symbols=dict(BASE_SYMBOLS, d_h=head_key, d_ff="intermediate_size", E="num_experts", k="moe_topk",
-                             d_e="intermediate_size", E_shared="num_shared_expert"))
+    text = standard_text(layers, V, d, tied)
+    arch = gqa_arch("hunyuan_v1_moe", d, L, V, ctx, n_heads, n_kv, head_dim,
+                    d_ff=d_ff, ffn_matrices=3, layer_types=mixers, tied_embeddings=tied,
+                    moe=moe_info(n_experts, top_k, d_ff, n_shared, d_ff, flags),
+                    symbols=dict(BASE_SYMBOLS, d_h=head_key, d_ff="intermediate_size", E="num_experts", k="moe_topk",
+                                 d_e="intermediate_size", E_shared="num_shared_expert"))
     return Model(text, arch)

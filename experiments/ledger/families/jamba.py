@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from math import ceil
 
-from ..arch import Arch, Mixer, Model
+from ..arch import Mixer, Model
 from ..blocks import attention, mamba1, mamba1_state, moe, norm, swiglu
 from ..config import Reader
-from ..tree import leaf
-from ._common import BASE_SYMBOLS, build_layers, experts, group_names, heads, lm_head, moe_info, text_tree
+from ._common import (BASE_SYMBOLS, build_layers, embed_tokens, experts, gqa_arch, group_names, heads, lm_head,
+                      moe_info, sizes, text_tree, tied_context)
 
 
 def _every(r: Reader, period_key: str, offset_key: str, period_default: int, offset_default: int, L: int):
@@ -28,10 +28,9 @@ def _every(r: Reader, period_key: str, offset_key: str, period_default: int, off
 
 
 def build_jamba(r: Reader) -> Model:
-    d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
+    d, L, V = sizes(r)
     n_heads, n_kv, head_dim = heads(r, d, "num_attention_heads", "num_key_value_heads", None, "hidden_size")
-    tied = r.bool("tie_word_embeddings", default=False)
-    ctx = r.int("max_position_embeddings", default=262144)
+    tied, ctx = tied_context(r, False, 262144)
     d_ff = r.int("intermediate_size")
     n_experts, top_k, _ = experts(r, "num_experts", "num_experts_per_tok", "intermediate_size")
     attn = _every(r, "attn_layer_period", "attn_layer_offset", 8, 4, L)
@@ -60,17 +59,16 @@ def build_jamba(r: Reader) -> Model:
 
     layers = build_layers(names, mixers, flags, mixer, ffn,
                           lambda: [norm("input_layernorm", d), norm("pre_ff_layernorm", d)])
-    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], layers, norm("final_layernorm", d),
+    text = text_tree([embed_tokens(V, d)], layers, norm("final_layernorm", d),
                      lm_head(V, d, tied))
     state = mamba1_state(d_inner, d_state, kernel)
-    arch = Arch(family="jamba", d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=mixers,
-                tied_embeddings=tied, kv_elems_per_token=2 * n_kv * head_dim, score_width=2 * n_heads * head_dim,
-                linear_state_elems=state, mixers={"mamba1": Mixer(state_elems=state)},
-                moe=moe_info(n_experts, top_k, d_ff, 0, 0, flags),
-                symbols=dict(BASE_SYMBOLS, d_h="hidden_size ÷ num_attention_heads", d_ff="intermediate_size",
-                             E="num_experts", k="num_experts_per_tok", d_e="intermediate_size",
-                             N="mamba_d_state", K_conv="mamba_d_conv", expand="mamba_expand", R_dt="mamba_dt_rank",
-                             L_full="attn_layer_period / attn_layer_offset",
-                             L_moe="expert_layer_period / expert_layer_offset"))
+    arch = gqa_arch("jamba", d, L, V, ctx, n_heads, n_kv, head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=mixers,
+                    tied_embeddings=tied,
+                    linear_state_elems=state, mixers={"mamba1": Mixer(state_elems=state)},
+                    moe=moe_info(n_experts, top_k, d_ff, 0, 0, flags),
+                    symbols=dict(BASE_SYMBOLS, d_h="hidden_size ÷ num_attention_heads", d_ff="intermediate_size",
+                                 E="num_experts", k="num_experts_per_tok", d_e="intermediate_size",
+                                 N="mamba_d_state", K_conv="mamba_d_conv", expand="mamba_expand", R_dt="mamba_dt_rank",
+                                 L_full="attn_layer_period / attn_layer_offset",
+                                 L_moe="expert_layer_period / expert_layer_offset"))
     return Model(text, arch)

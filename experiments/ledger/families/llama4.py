@@ -11,12 +11,12 @@ stop growing at the chunk size (an upper bound: the chunk restarts every attenti
 """
 from __future__ import annotations
 
-from ..arch import Arch, Mixer, Model
+from ..arch import Mixer, Model
 from ..blocks import attention, linear, moe, norm, swiglu
 from ..config import Reader
 from ..tree import Node, group, leaf
-from ._common import build_layers, experts, group_names, heads, layer_indices, layer_norms, lm_head, moe_info, \
-    text_tree
+from ._common import (build_layers, experts, gqa_arch, gqa_sizes, group_names, layer_indices, layer_norms,
+                      listed_types, moe_info, standard_text)
 
 _MIXERS = ("full_attention", "chunked_attention")
 
@@ -38,12 +38,9 @@ def build_llama4_text(r: Reader) -> Model:
 def _layer_mixers(t: Reader, L: int) -> list[str]:
     """Llama4TextConfig: layer_types if given; else from no_rope_layers (1 = RoPE layer = chunked attention,
     0 = NoPE layer = full attention), which defaults to a NoPE layer every no_rope_layer_interval layers."""
-    if t.has("layer_types"):
-        types = t.str_list("layer_types", choices=_MIXERS)
-        if types and len(types) != L:
-            t.fail("layer_types", f"a list of {L} entries (num_hidden_layers)", f"{len(types)} entries",
-                   involves=("num_hidden_layers",))
-        return types if len(types) == L else ["chunked_attention"] * L
+    listed = listed_types(t, L, _MIXERS, "chunked_attention")
+    if listed is not None:
+        return listed
     no_rope = t.int_list("no_rope_layers", default=[], minimum=0)
     if no_rope and (len(no_rope) != L or any(v > 1 for v in no_rope)):
         t.fail("no_rope_layers", f"a list of {L} flags 0 / 1 (num_hidden_layers)", no_rope,
@@ -65,8 +62,7 @@ def _moe_flags(t: Reader, L: int) -> list[bool]:
 
 
 def _build_text(t: Reader, tied: bool, prefix: str) -> Model:
-    d, L, V = t.int("hidden_size"), t.int("num_hidden_layers", maximum=10**4), t.int("vocab_size")
-    n_heads, n_kv, head_dim = heads(t, d, "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size")
+    d, L, V, n_heads, n_kv, head_dim = gqa_sizes(t)
     attn_bias = t.bool("attention_bias", default=False)
     ctx = t.int("max_position_embeddings", default=131072, maximum=10**9)   # Scout: 10,485,760
     n_experts, top_k, expert_d_ff = experts(t, "num_local_experts", "num_experts_per_tok", "intermediate_size")
@@ -86,25 +82,24 @@ def _build_text(t: Reader, tied: bool, prefix: str) -> Model:
                    shared_name="shared_expert", name="feed_forward")
 
     layers = build_layers(names, mixers, flags, mixer, ffn, lambda: layer_norms(d))
-    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], layers, norm("norm", d),
-                     lm_head(V, d, tied))
+    text = standard_text(layers, V, d, tied)
     kv, score = 2 * n_kv * head_dim, 2 * n_heads * head_dim
     has_dense = not all(flags)
     p = prefix
-    arch = Arch(family="llama4", d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, d_ff=dense_d_ff if has_dense else expert_d_ff, ffn_matrices=3,
-                layer_types=mixers, tied_embeddings=tied, kv_elems_per_token=kv, score_width=score,
-                mixers={"chunked_attention": Mixer(kv_elems_per_token=kv, score_width=score, window=chunk)},
-                moe=moe_info(n_experts, top_k, expert_d_ff, 1, expert_d_ff, flags),
-                symbols={"d": p + "hidden_size", "L": p + "num_hidden_layers", "V": p + "vocab_size",
-                         "h": p + "num_attention_heads", "h_kv": p + "num_key_value_heads", "d_h": p + "head_dim",
-                         "T_max": p + "max_position_embeddings",
-                         "d_ff": p + ("intermediate_size_mlp" if has_dense else "intermediate_size"),
-                         "E": p + "num_local_experts", "k": p + "num_experts_per_tok",
-                         "d_e": p + "intermediate_size", "d_s": p + "intermediate_size",
-                         "W_chunk": p + "attention_chunk_size",
-                         "L_full": p + "no_rope_layers (0 = NoPE, full attention)",
-                         "L_moe": p + ("moe_layers" if t.has("moe_layers") else "interleave_moe_layer_step")})
+    arch = gqa_arch("llama4", d, L, V, ctx, n_heads, n_kv, head_dim,
+                    d_ff=dense_d_ff if has_dense else expert_d_ff, ffn_matrices=3,
+                    layer_types=mixers, tied_embeddings=tied,
+                    mixers={"chunked_attention": Mixer(kv_elems_per_token=kv, score_width=score, window=chunk)},
+                    moe=moe_info(n_experts, top_k, expert_d_ff, 1, expert_d_ff, flags),
+                    symbols={"d": p + "hidden_size", "L": p + "num_hidden_layers", "V": p + "vocab_size",
+                             "h": p + "num_attention_heads", "h_kv": p + "num_key_value_heads", "d_h": p + "head_dim",
+                             "T_max": p + "max_position_embeddings",
+                             "d_ff": p + ("intermediate_size_mlp" if has_dense else "intermediate_size"),
+                             "E": p + "num_local_experts", "k": p + "num_experts_per_tok",
+                             "d_e": p + "intermediate_size", "d_s": p + "intermediate_size",
+                             "W_chunk": p + "attention_chunk_size",
+                             "L_full": p + "no_rope_layers (0 = NoPE, full attention)",
+                             "L_moe": p + ("moe_layers" if t.has("moe_layers") else "interleave_moe_layer_step")})
     return Model(text, arch)
 
 

@@ -11,11 +11,10 @@ All three: RMSNorm before attention and MLP and at the end, a SwiGLU MLP (gate/u
 """
 from __future__ import annotations
 
-from ..arch import Arch, Model
-from ..blocks import attention, decoder_layer, norm, swiglu
+from ..arch import Model
+from ..blocks import attention, decoder_layer, swiglu
 from ..config import Reader
-from ..tree import leaf
-from ._common import BASE_SYMBOLS, heads, layer_norms, lm_head, text_tree
+from ._common import BASE_SYMBOLS, gqa_arch, gqa_heads, layer_norms, sizes, standard_text
 
 # model_type: (bias key for q/k/v/o, bias key for the MLP or None, head_dim default, tied default, qk-norm names)
 _VARIANTS = {
@@ -28,10 +27,8 @@ _CONTEXT_DEFAULT = {"granite": 2048, "ernie4_5": 131072, "hunyuan_v1_dense": 204
 
 def build_llama_variant(r: Reader, model_type: str) -> Model:
     attn_bias_key, mlp_bias_key, head_dim_default, tied_default, qk_norm_names = _VARIANTS[model_type]
-    d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
-    d_ff = r.int("intermediate_size")
-    n_heads, n_kv, head_dim = heads(r, d, "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size",
-                                     head_dim_default=head_dim_default)
+    d, L, V, d_ff = sizes(r, "intermediate_size")
+    n_heads, n_kv, head_dim = gqa_heads(r, d, head_dim_default=head_dim_default)
     attn_bias = r.bool(attn_bias_key, default=False)
     mlp_bias = r.bool(mlp_bias_key, default=False) if mlp_bias_key else False
     tied = r.bool("tie_word_embeddings", default=tied_default)
@@ -39,10 +36,8 @@ def build_llama_variant(r: Reader, model_type: str) -> Model:
     mixer = attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias,
                       qk_norm=qk_norm_names is not None, qk_norm_names=qk_norm_names or ("q_norm", "k_norm"))
     layer = decoder_layer(mixer, swiglu(d, d_ff, mlp_bias), layer_norms(d), "full_attention", L)
-    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], [layer], norm("norm", d),
-                     lm_head(V, d, tied))
-    arch = Arch(family=model_type, d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=["full_attention"] * L,
-                tied_embeddings=tied, kv_elems_per_token=2 * n_kv * head_dim, score_width=2 * n_heads * head_dim,
-                symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size"))
+    text = standard_text([layer], V, d, tied)
+    arch = gqa_arch(model_type, d, L, V, ctx, n_heads, n_kv, head_dim,
+                    d_ff=d_ff, ffn_matrices=3, layer_types=["full_attention"] * L, tied_embeddings=tied,
+                    symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size"))
     return Model(text, arch)

@@ -14,11 +14,12 @@ GQA attention. Three families (transformers MixtralConfig, GraniteMoeConfig, Min
 """
 from __future__ import annotations
 
-from ..arch import Arch, Model
+from ..arch import Model
 from ..blocks import attention, moe, norm
 from ..config import Reader
 from ..tree import group, leaf
-from ._common import BASE_SYMBOLS, build_layers, experts, heads, layer_norms, lm_head, moe_info, text_tree
+from ._common import (BASE_SYMBOLS, build_layers, experts, gqa_arch, gqa_heads, layer_norms, moe_info, sizes,
+                      standard_text, tied_context)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -32,12 +33,10 @@ _MIXTRAL_LIKE = {
 
 def build_mixtral_like(r: Reader, model_type: str) -> Model:
     router, block, head_dim_default, ctx_default = _MIXTRAL_LIKE[model_type]
-    d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
-    n_heads, n_kv, head_dim = heads(r, d, "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size",
-                                     head_dim_default=head_dim_default)
+    d, L, V = sizes(r)
+    n_heads, n_kv, head_dim = gqa_heads(r, d, head_dim_default=head_dim_default)
     attn_bias = r.bool("attention_bias", default=False) if model_type == "granitemoe" else False
-    tied = r.bool("tie_word_embeddings", default=False)
-    ctx = r.int("max_position_embeddings", default=ctx_default)
+    tied, ctx = tied_context(r, False, ctx_default)
     n_experts, top_k, expert_d_ff = experts(r, "num_local_experts", "num_experts_per_tok", "intermediate_size")
     # transformers MixtralModel: a sliding-window mask on every layer when sliding_window is set
     window = r.int("sliding_window", default=None) if model_type == "mixtral" else None
@@ -57,14 +56,11 @@ def build_mixtral_like(r: Reader, model_type: str) -> Model:
         return moe(d, n_experts, top_k, expert_d_ff, router=router, name=block, block_extra=extra)
 
     layers = build_layers(mixers, mixers, flags, mixer, ffn, lambda: layer_norms(d))
-    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], layers, norm("norm", d),
-                     lm_head(V, d, tied))
-    arch = Arch(family=model_type, d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, d_ff=expert_d_ff, ffn_matrices=3, layer_types=mixers,
-                tied_embeddings=tied, sliding_window=window, kv_elems_per_token=2 * n_kv * head_dim,
-                score_width=2 * n_heads * head_dim,
-                moe=moe_info(n_experts, top_k, expert_d_ff, 0, 0, flags),
-                symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size", E="num_local_experts",
-                             k="num_experts_per_tok", d_e="intermediate_size",
-                             **({"W": "sliding_window"} if window else {})))
+    text = standard_text(layers, V, d, tied)
+    arch = gqa_arch(model_type, d, L, V, ctx, n_heads, n_kv, head_dim,
+                    d_ff=expert_d_ff, ffn_matrices=3, layer_types=mixers, tied_embeddings=tied, sliding_window=window,
+                    moe=moe_info(n_experts, top_k, expert_d_ff, 0, 0, flags),
+                    symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size", E="num_local_experts",
+                                 k="num_experts_per_tok", d_e="intermediate_size",
+                                 **({"W": "sliding_window"} if window else {})))
     return Model(text, arch)

@@ -9,11 +9,11 @@ mamba_num_heads × mamba_head_dim. The MoE router keeps its e_score_correction_b
 """
 from __future__ import annotations
 
-from ..arch import Arch, Mixer, Model
+from ..arch import Mixer, Model
 from ..blocks import attention, mamba2, mamba2_state, moe, norm, up_down_mlp
 from ..config import Reader
 from ..tree import group, leaf
-from ._common import experts, heads, layer_runs, lm_head, moe_info, text_tree
+from ._common import experts, gqa_arch, gqa_heads, layer_runs, lm_head, moe_info, text_tree, tied_context
 
 _PATTERN = {"M": "mamba", "*": "full_attention", "-": "mlp", "E": "moe"}
 # layers_block_type spellings (transformers 5 and older remote code) -> the ledger's layer type
@@ -55,15 +55,13 @@ def build_nemotron_h(r: Reader) -> Model:
     d, V = r.int("hidden_size"), r.int("vocab_size")
     types = layer_types(r)
     L = len(types)
-    tied = r.bool("tie_word_embeddings", default=False)
-    ctx = r.int("max_position_embeddings", default=4096)
+    tied, ctx = tied_context(r, False, 4096)
     used = set(types)
 
     n_heads = n_kv = head_dim = 0
     if "full_attention" in used:
         hd_key = "head_dim" if r.has("head_dim") else "attention_head_dim"   # older remote-code name
-        n_heads, n_kv, head_dim = heads(r, d, "num_attention_heads", "num_key_value_heads", hd_key, "hidden_size",
-                                        head_dim_default=128)             # NemotronHConfig default
+        n_heads, n_kv, head_dim = gqa_heads(r, d, head_dim_key=hd_key, head_dim_default=128)  # NemotronHConfig default
     state = 0
     if "mamba" in used:
         m_heads, m_head_dim = r.int("mamba_num_heads"), r.int("mamba_head_dim")
@@ -109,11 +107,10 @@ def build_nemotron_h(r: Reader) -> Model:
     if n_experts:
         symbols.update(E="n_routed_experts", k="num_experts_per_tok", d_e="moe_intermediate_size",
                        d_s="moe_shared_expert_intermediate_size")
-    arch = Arch(family="nemotron_h", d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff or expert_d_ff, ffn_matrices=2, layer_types=types,
-                tied_embeddings=tied, kv_elems_per_token=2 * n_kv * head_dim, score_width=2 * n_heads * head_dim,
-                linear_state_elems=state,
-                mixers={"mamba": Mixer(state_elems=state), "mlp": Mixer(), "moe": Mixer()},
-                moe=moe_info(n_experts, top_k, expert_d_ff, 1, shared_d_ff, [t == "moe" for t in types]),
-                symbols=symbols)
+    arch = gqa_arch("nemotron_h", d, L, V, ctx, n_heads, n_kv, head_dim,
+                    d_ff=d_ff or expert_d_ff, ffn_matrices=2, layer_types=types, tied_embeddings=tied,
+                    linear_state_elems=state,
+                    mixers={"mamba": Mixer(state_elems=state), "mlp": Mixer(), "moe": Mixer()},
+                    moe=moe_info(n_experts, top_k, expert_d_ff, 1, shared_d_ff, [t == "moe" for t in types]),
+                    symbols=symbols)
     return Model(text, arch)

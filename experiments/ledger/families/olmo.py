@@ -11,11 +11,11 @@ Neither ties embeddings by default.
 """
 from __future__ import annotations
 
-from ..arch import Arch, Model
+from ..arch import Model
 from ..blocks import attention, decoder_layer, norm, swiglu, with_norms
 from ..config import Reader
 from ..tree import Node, group, leaf
-from ._common import BASE_SYMBOLS, heads, lm_head, text_tree
+from ._common import BASE_SYMBOLS, embed_tokens, gqa_arch, gqa_heads, lm_head, sizes, text_tree, tied_context
 
 
 def parameterless_norm(name: str) -> Node:
@@ -24,12 +24,10 @@ def parameterless_norm(name: str) -> Node:
 
 
 def build_olmo(r: Reader, model_type: str) -> Model:
-    d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
-    d_ff = r.int("intermediate_size")
-    n_heads, n_kv, head_dim = heads(r, d, "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size")
+    d, L, V, d_ff = sizes(r, "intermediate_size")
+    n_heads, n_kv, head_dim = gqa_heads(r, d)
     attn_bias = r.bool("attention_bias", default=False)
-    tied = r.bool("tie_word_embeddings", default=False)
-    ctx = r.int("max_position_embeddings", default=2048)
+    tied, ctx = tied_context(r, False, 2048)
     mixer = attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias)
     if model_type == "olmo":
         norms = [parameterless_norm("input_layernorm"), parameterless_norm("post_attention_layernorm")]
@@ -40,9 +38,8 @@ def build_olmo(r: Reader, model_type: str) -> Model:
         norms = [norm("post_attention_layernorm", d), norm("post_feedforward_layernorm", d)]
         final_norm = norm("norm", d)
     layer = decoder_layer(mixer, swiglu(d, d_ff), norms, "full_attention", L)
-    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], [layer], final_norm, lm_head(V, d, tied))
-    arch = Arch(family=model_type, d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=["full_attention"] * L,
-                tied_embeddings=tied, kv_elems_per_token=2 * n_kv * head_dim, score_width=2 * n_heads * head_dim,
-                symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size"))
+    text = text_tree([embed_tokens(V, d)], [layer], final_norm, lm_head(V, d, tied))
+    arch = gqa_arch(model_type, d, L, V, ctx, n_heads, n_kv, head_dim,
+                    d_ff=d_ff, ffn_matrices=3, layer_types=["full_attention"] * L, tied_embeddings=tied,
+                    symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size"))
     return Model(text, arch)

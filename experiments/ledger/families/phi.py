@@ -12,20 +12,19 @@ phi3: pre-norm RMSNorm blocks with q, k and v fused into one ``qkv_proj`` and ga
 """
 from __future__ import annotations
 
-from ..arch import Arch, Mixer, Model
+from ..arch import Model
 from ..blocks import attention, decoder_layer, fused_attention, gated_fused, mlp2, norm
 from ..config import Reader
 from ..tree import group, leaf
-from ._common import BASE_SYMBOLS, heads, lm_head, text_tree
+from ._common import (BASE_SYMBOLS, embed_tokens, every_layer_windowed, gqa_arch, gqa_heads, sizes, standard_text,
+                      text_tree, tied_context)
 
 
 def build_phi(r: Reader) -> Model:
-    d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
-    d_ff = r.int("intermediate_size")
-    n_heads, n_kv, head_dim = heads(r, d, "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size")
+    d, L, V, d_ff = sizes(r, "intermediate_size")
+    n_heads, n_kv, head_dim = gqa_heads(r, d)
     qk_norm = r.bool("qk_layernorm", default=False)
-    tied = r.bool("tie_word_embeddings", default=False)
-    ctx = r.int("max_position_embeddings", default=2048)
+    tied, ctx = tied_context(r, False, 2048)
     mixer = attention(d, n_heads, n_kv, head_dim, qkv_bias=True, o_bias=True, o_name="dense", qk_norm=qk_norm,
                       qk_norm_names=("q_layernorm", "k_layernorm"), qk_norm_bias=True,
                       qk_norm_width=max(d // n_heads, 1))
@@ -34,32 +33,24 @@ def build_phi(r: Reader) -> Model:
     # lm_head = Linear(d, V, bias=True): tying shares the weight only, the bias stays its own
     head = group("lm_head", ([] if tied else [leaf("weight", V, d)]) + [leaf("bias", V, matmul=False)],
                  kind="lm_head")
-    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], [layer], norm("final_layernorm", d, True),
+    text = text_tree([embed_tokens(V, d)], [layer], norm("final_layernorm", d, True),
                      head)
-    arch = Arch(family="phi", d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff, ffn_matrices=2, layer_types=["full_attention"] * L,
-                tied_embeddings=tied, kv_elems_per_token=2 * n_kv * head_dim, score_width=2 * n_heads * head_dim,
-                symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size"))
+    arch = gqa_arch("phi", d, L, V, ctx, n_heads, n_kv, head_dim,
+                    d_ff=d_ff, ffn_matrices=2, layer_types=["full_attention"] * L, tied_embeddings=tied,
+                    symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size"))
     return Model(text, arch)
 
 
 def build_phi3(r: Reader) -> Model:
-    d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
-    d_ff = r.int("intermediate_size")
-    n_heads, n_kv, head_dim = heads(r, d, "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size")
-    tied = r.bool("tie_word_embeddings", default=False)
-    ctx = r.int("max_position_embeddings", default=4096)
+    d, L, V, d_ff = sizes(r, "intermediate_size")
+    n_heads, n_kv, head_dim = gqa_heads(r, d)
+    tied, ctx = tied_context(r, False, 4096)
     window = r.int("sliding_window", default=None)
     kind = "sliding_attention" if window else "full_attention"
     mixer = fused_attention(d, n_heads * head_dim, n_kv * head_dim)
     layer = decoder_layer(mixer, gated_fused(d, d_ff),
                           [norm("input_layernorm", d), norm("post_attention_layernorm", d)], kind, L)
-    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], [layer], norm("norm", d),
-                     lm_head(V, d, tied))
-    kv, score = 2 * n_kv * head_dim, 2 * n_heads * head_dim
-    arch = Arch(family="phi3", d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=[kind] * L,
-                tied_embeddings=tied, sliding_window=window, kv_elems_per_token=kv, score_width=score,
-                mixers={kind: Mixer(kv_elems_per_token=kv, score_width=score, window=window)},
-                symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size", **({"W": "sliding_window"} if window else {})))
+    text = standard_text([layer], V, d, tied)
+    arch = gqa_arch("phi3", d, L, V, ctx, n_heads, n_kv, head_dim, d_ff=d_ff, ffn_matrices=3,
+                    tied_embeddings=tied, **every_layer_windowed(kind, L, window, n_heads, n_kv, head_dim))
     return Model(text, arch)

@@ -3,18 +3,17 @@
 """
 from __future__ import annotations
 
-from ..arch import Arch, Model
+from ..arch import Model
 from ..blocks import attention, decoder_layer, linear, norm, swiglu
 from ..config import Reader
 from ..tree import Node, group, leaf
-from ._common import gdn_from, heads, hybrid_layer_types, layer_runs, lm_head, mtp_tree, text_tree
+from ._common import gdn_from, gqa_arch, gqa_heads, hybrid_layer_types, layer_runs, mtp_tree, sizes, standard_text
 
 
 def build_qwen3_5(r: Reader) -> Model:
     t = r.sub("text_config") if r.has("text_config") else r
-    d, L, V = t.int("hidden_size"), t.int("num_hidden_layers", maximum=10**4), t.int("vocab_size")
-    d_ff = t.int("intermediate_size")
-    n_heads, n_kv, head_dim = heads(t, d, "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size")
+    d, L, V, d_ff = sizes(t, "intermediate_size")
+    n_heads, n_kv, head_dim = gqa_heads(t, d)
     gate = t.bool("attn_output_gate", default=True)
     attn_bias = t.bool("attention_bias", default=False)
     tied = r.bool("tie_word_embeddings", default=t.bool("tie_word_embeddings", default=False))
@@ -32,21 +31,18 @@ def build_qwen3_5(r: Reader) -> Model:
 
     mixers = {"full_attention": full_attn(), "linear_attention": gdn}
     layers = [decoder_layer(mixers[kind], swiglu(d, d_ff), layer_norms(), kind, n) for kind, n in layer_runs(types)]
-    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], layers, norm("norm", d),
-                     lm_head(V, d, tied))
+    text = standard_text(layers, V, d, tied)
     mtp = mtp_tree(n_mtp, d, decoder_layer(full_attn(), swiglu(d, d_ff), layer_norms(), "full_attention", n_mtp)) \
         if n_mtp else None
     vision = build_vision(r.sub("vision_config")) if r.has("vision_config") else None
-    arch = Arch(family="qwen3_5", d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=types,
-                tied_embeddings=tied,
-                kv_elems_per_token=2 * n_kv * head_dim, score_width=2 * n_heads * head_dim,
-                linear_state_elems=gdn_info["state"],
-                symbols={"d": "text_config.hidden_size", "L": "text_config.num_hidden_layers",
-                         "V": "text_config.vocab_size", "d_ff": "text_config.intermediate_size",
-                         "h": "text_config.num_attention_heads", "h_kv": "text_config.num_key_value_heads",
-                         "d_h": "text_config.head_dim", "T_max": "text_config.max_position_embeddings",
-                         "L_full": "text_config.num_hidden_layers ÷ text_config.full_attention_interval"})
+    arch = gqa_arch("qwen3_5", d, L, V, ctx, n_heads, n_kv, head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=types,
+                    tied_embeddings=tied,
+                    linear_state_elems=gdn_info["state"],
+                    symbols={"d": "text_config.hidden_size", "L": "text_config.num_hidden_layers",
+                             "V": "text_config.vocab_size", "d_ff": "text_config.intermediate_size",
+                             "h": "text_config.num_attention_heads", "h_kv": "text_config.num_key_value_heads",
+                             "d_h": "text_config.head_dim", "T_max": "text_config.max_position_embeddings",
+                             "L_full": "text_config.num_hidden_layers ÷ text_config.full_attention_interval"})
     return Model(text, arch, mtp, vision)
 
 def build_vision(v: Reader) -> Node:

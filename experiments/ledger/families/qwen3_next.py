@@ -3,12 +3,12 @@ gated shared expert, MTP layer(s) stored under mtp.* (transformers Qwen3NextConf
 """
 from __future__ import annotations
 
-from ..arch import Arch, Model
-from ..blocks import attention, decoder_layer, moe, norm, swiglu
+from ..arch import Model
+from ..blocks import attention, decoder_layer, moe, swiglu
 from ..config import Reader
 from ..tree import Node, group, leaf
-from ._common import (BASE_SYMBOLS, build_layers, dense_d_ff, experts, gdn_from, group_names, heads,
-                      hybrid_layer_types, layer_norms, lm_head, moe_info, mtp_tree, qwen_moe_flags, text_tree)
+from ._common import (build_layers, gdn_from, gqa_arch, gqa_heads, group_names, hybrid_layer_types, layer_norms,
+                      moe_arch, mtp_tree, qwen_moe_sizes, sizes, standard_text, tied_context)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -27,20 +27,14 @@ def fused_gdn(node: Node) -> Node:
     return group(node.name, fused + rest, kind=node.kind)
 
 def build_qwen3_next(r: Reader) -> Model:
-    d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
-    n_heads, n_kv, head_dim = heads(r, d, "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size",
-                                     head_dim_default=256)  # Qwen3NextConfig default
+    d, L, V = sizes(r)
+    n_heads, n_kv, head_dim = gqa_heads(r, d, head_dim_default=256)  # Qwen3NextConfig default
     attn_bias = r.bool("attention_bias", default=False)
-    tied = r.bool("tie_word_embeddings", default=False)
-    ctx = r.int("max_position_embeddings", default=32768)
+    tied, ctx = tied_context(r, False, 32768)
     mixers = hybrid_layer_types(r, L)
     gdn, gdn_info = gdn_from(r, d)
     gdn = fused_gdn(gdn)
-    n_experts, top_k, expert_d_ff = experts(r, "num_experts", "num_experts_per_tok", "moe_intermediate_size",
-                                             allow_zero=True)
-    shared_d_ff = r.int("shared_expert_intermediate_size") if n_experts else 0
-    flags = qwen_moe_flags(r, L, n_experts)
-    d_ff = dense_d_ff(r, flags)
+    n_experts, top_k, expert_d_ff, shared_d_ff, flags, d_ff = qwen_moe_sizes(r, L, shared=True)
     # vLLM's Qwen3NextMTP: getattr(config, "num_nextn_predict_layers", 1); the released checkpoints hold one
     # MTP layer (mtp.*) and their config.json names no count
     n_mtp = r.int("num_nextn_predict_layers", minimum=0,
@@ -61,22 +55,16 @@ def build_qwen3_next(r: Reader) -> Model:
                    shared_name="shared_expert", shared_gate=True)
 
     layers = build_layers(names, mixers, flags, mixer, ffn, lambda: layer_norms(d))
-    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], layers, norm("norm", d),
-                     lm_head(V, d, tied))
+    text = standard_text(layers, V, d, tied)
     # MTP: a full-attention decoder layer (MoE when the model has experts), fc and three norms (blocks.mtp_tree)
     mtp_name = "full_attention" + (("_moe" if n_experts else "_dense") if len(set(flags)) > 1 else "")
     mtp = mtp_tree(n_mtp, d, decoder_layer(full_attn(), ffn(n_experts > 0), layer_norms(d), mtp_name, n_mtp)) \
         if n_mtp else None
-    has_dense = not all(flags)
-    arch = Arch(family="qwen3_next", d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff if has_dense else expert_d_ff, ffn_matrices=3,
-                layer_types=mixers,
-                tied_embeddings=tied, kv_elems_per_token=2 * n_kv * head_dim, score_width=2 * n_heads * head_dim,
-                linear_state_elems=gdn_info["state"],
-                moe=moe_info(n_experts, top_k, expert_d_ff, 1, shared_d_ff, flags),
-                symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size" if has_dense else "moe_intermediate_size",
-                             E="num_experts", k="num_experts_per_tok", d_e="moe_intermediate_size",
-                             d_s="shared_expert_intermediate_size",
-                             L_full="layer_types" if r.has("layer_types")
-                             else "num_hidden_layers ÷ full_attention_interval"))
+    arch = gqa_arch("qwen3_next", d, L, V, ctx, n_heads, n_kv, head_dim, layer_types=mixers, tied_embeddings=tied,
+                    linear_state_elems=gdn_info["state"],
+                    **moe_arch(flags, d_ff, expert_d_ff, n_experts, top_k, 1, shared_d_ff, E="num_experts",
+                               k="num_experts_per_tok", d_e="moe_intermediate_size",
+                               d_s="shared_expert_intermediate_size",
+                               L_full="layer_types" if r.has("layer_types")
+                               else "num_hidden_layers ÷ full_attention_interval"))
     return Model(text, arch, mtp)

@@ -7,12 +7,11 @@ those layers count the same; layer types are transformers': ``layer_types`` if l
 """
 from __future__ import annotations
 
-from ..arch import Arch, Model
-from ..blocks import attention, norm, swiglu
+from ..arch import Model
+from ..blocks import attention, swiglu
 from ..config import Reader
-from ..tree import leaf
-from ._common import BASE_SYMBOLS, build_layers, heads, layer_norms, lm_head, text_tree
-from ._windows import listed_layer_types, window_of
+from ._common import build_layers, gqa_arch, gqa_heads, layer_norms, sizes, standard_text, tied_context
+from ._windows import listed_layer_types, window_of, window_symbols
 
 
 def smollm3_layer_types(r: Reader, L: int) -> list[str]:
@@ -31,25 +30,16 @@ def smollm3_layer_types(r: Reader, L: int) -> list[str]:
 
 
 def build_smollm3(r: Reader) -> Model:
-    d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
-    d_ff = r.int("intermediate_size")
-    n_heads, n_kv, head_dim = heads(r, d, "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size")
+    d, L, V, d_ff = sizes(r, "intermediate_size")
+    n_heads, n_kv, head_dim = gqa_heads(r, d)
     attn_bias = r.bool("attention_bias", default=False)
     mlp_bias = r.bool("mlp_bias", default=False)
-    tied = r.bool("tie_word_embeddings", default=True)
-    ctx = r.int("max_position_embeddings", default=32768)
+    tied, ctx = tied_context(r, True, 32768)
     types = smollm3_layer_types(r, L)
     window = window_of(r, types, None)
     layers = build_layers(types, types, [False] * L,
                           lambda _: attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias),
                           lambda _: swiglu(d, d_ff, mlp_bias), lambda: layer_norms(d))
-    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], layers, norm("norm", d),
-                     lm_head(V, d, tied))
-    symbols = dict(BASE_SYMBOLS, d_ff="intermediate_size")
-    if window:
-        symbols.update(W="sliding_window", L_full="layer_types")
-    arch = Arch(family="smollm3", d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=types,
-                tied_embeddings=tied, sliding_window=window, kv_elems_per_token=2 * n_kv * head_dim,
-                score_width=2 * n_heads * head_dim, symbols=symbols)
-    return Model(text, arch)
+    arch = gqa_arch("smollm3", d, L, V, ctx, n_heads, n_kv, head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=types,
+                    tied_embeddings=tied, sliding_window=window, symbols=window_symbols(window))
+    return Model(standard_text(layers, V, d, tied), arch)

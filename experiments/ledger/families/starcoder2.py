@@ -7,31 +7,24 @@ layer and builds a sliding-window mask), so every layer is a sliding-window laye
 """
 from __future__ import annotations
 
-from ..arch import Arch, Mixer, Model
+from ..arch import Model
 from ..blocks import attention, decoder_layer, mlp2, norm
 from ..config import Reader
-from ..tree import leaf
-from ._common import BASE_SYMBOLS, heads, lm_head, text_tree
+from ._common import embed_tokens, every_layer_windowed, gqa_arch, gqa_heads, lm_head, sizes, text_tree, tied_context
 
 
 def build_starcoder2(r: Reader) -> Model:
-    d, L, V = r.int("hidden_size"), r.int("num_hidden_layers", maximum=10**4), r.int("vocab_size")
-    d_ff = r.int("intermediate_size")
-    n_heads, n_kv, head_dim = heads(r, d, "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size")
+    d, L, V, d_ff = sizes(r, "intermediate_size")
+    n_heads, n_kv, head_dim = gqa_heads(r, d)
     bias = r.bool("use_bias", default=True)
-    tied = r.bool("tie_word_embeddings", default=True)
-    ctx = r.int("max_position_embeddings", default=4096)
+    tied, ctx = tied_context(r, True, 4096)
     window = r.int("sliding_window", default=None)
     kind = "sliding_attention" if window else "full_attention"
     mixer = attention(d, n_heads, n_kv, head_dim, qkv_bias=bias, o_bias=bias)
     layer = decoder_layer(mixer, mlp2(d, d_ff, "c_fc", "c_proj", bias),
                           [norm("input_layernorm", d, True), norm("post_attention_layernorm", d, True)], kind, L)
-    text = text_tree([leaf("embed_tokens.weight", V, d, matmul=False)], [layer], norm("norm", d, True),
+    text = text_tree([embed_tokens(V, d)], [layer], norm("norm", d, True),
                      lm_head(V, d, tied))
-    kv, score = 2 * n_kv * head_dim, 2 * n_heads * head_dim
-    arch = Arch(family="starcoder2", d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff, ffn_matrices=2, layer_types=[kind] * L,
-                tied_embeddings=tied, sliding_window=window, kv_elems_per_token=kv, score_width=score,
-                mixers={kind: Mixer(kv_elems_per_token=kv, score_width=score, window=window)},
-                symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size", **({"W": "sliding_window"} if window else {})))
+    arch = gqa_arch("starcoder2", d, L, V, ctx, n_heads, n_kv, head_dim, d_ff=d_ff, ffn_matrices=2,
+                    tied_embeddings=tied, **every_layer_windowed(kind, L, window, n_heads, n_kv, head_dim))
     return Model(text, arch)
