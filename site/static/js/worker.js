@@ -2,11 +2,15 @@
  * worker.js - the course's Python runtime, a classic Web Worker.
  *
  * Loads the self-hosted Pyodide 0.27.7 + numpy (bundled by sitegen/runtime.py, never a CDN), unpacks
- * py/experiments.zip and imports the `experiments` package. Paths are resolved against this file's own URL,
- * so the site works under any sub-path. Site layout:
- *     static/js/worker.js      (this file)
- *     pyodide/                 (pyodide.js, pyodide.asm.*, python_stdlib.zip, pyodide-lock.json, numpy wheel)
- *     py/experiments.zip
+ * experiments.zip and imports the `experiments` package. Paths are resolved against this file's own URL,
+ * so the site works under any sub-path. Site layout (every folder named by its content's version or hash, so
+ * browsers may cache these files forever):
+ *     py/<hash>/worker.js          (this file, copied from site/static/js/ by the build)
+ *     py/<hash>/experiments.zip
+ *     pyodide/<PYODIDE_VERSION>/   (pyodide.js, pyodide.asm.*, python_stdlib.zip, pyodide-lock.json, numpy wheel)
+ *
+ * A page runs two of these (runtime-client.js): one answers the widgets' calls, the other runs the learner's
+ * code cells and is terminated when a run is stopped or takes too long.
  *
  * Messages out:  {type: "status", state: "loading" | "ready" | "error", detail, timings?}
  * Requests in:   {id, fn: "experiments.api:name", args: [...]}
@@ -19,9 +23,10 @@
  */
 "use strict";
 
+const PYODIDE_VERSION = "0.27.7";  // must be sitegen/runtime.py's PYODIDE_VERSION (the build checks)
 const BASE = self.location.href;
-const INDEX_URL = new URL("../../pyodide/", BASE).href;
-const EXPERIMENTS_ZIP = new URL("../../py/experiments.zip", BASE).href;
+const INDEX_URL = new URL("../../pyodide/" + PYODIDE_VERSION + "/", BASE).href;
+const EXPERIMENTS_ZIP = new URL("experiments.zip", BASE).href;
 const PY_DIR = "/course";  // where the experiments package is unpacked in Pyodide's file system
 
 // Start-up: the course's own zip is requested at once, in parallel with Pyodide itself, so it is there when
