@@ -48,7 +48,7 @@
       const delta = dedent ? -line.match(/^ {0,4}/)[0].length : INDENT.length;
       if (i === 0) shiftA = Math.max(delta, first - a);   // never move the caret before its line's start
       shiftB += delta;
-      return delta < 0 ? line.slice(-delta) : INDENT + line;
+      return dedent ? line.slice(-delta) : INDENT + line;
     }).join("\n");
     if (changed === lines.join("\n")) return;
     replace(src, first, last, changed, a + shiftA, Math.max(first, b + shiftB));

@@ -5,13 +5,18 @@
  * It starts no worker and runs nothing: it only adds <link rel="prefetch"> for each URL in data-urls (site-relative,
  * the same versioned URLs every lesson page's worker asks for; see sitegen/runtime.py), once the page is idle.
  * Skipped when the learner asked to save data (navigator.connection.saveData) or the connection is 2G.
+ * The script element's data-state says what happened: "skipped", "waiting" (for idle time) or "done".
  */
 (function () {
   "use strict";
   const script = document.currentScript;
   if (!script || !script.dataset.urls) return;
   const conn = navigator.connection;
-  if (conn && (conn.saveData || /(^|-)2g$/.test(conn.effectiveType || ""))) return;
+  if (conn && (conn.saveData || /(^|-)2g$/.test(conn.effectiveType || ""))) {
+    script.dataset.state = "skipped";
+    return;
+  }
+  script.dataset.state = "waiting";
 
   const siteRoot = new URL("../../", script.src);   // this file is static/js/prefetch-runtime.js
   const urls = JSON.parse(script.dataset.urls);
@@ -23,6 +28,7 @@
       link.href = new URL(url, siteRoot).href;
       document.head.appendChild(link);
     }
+    script.dataset.state = "done";
   }
 
   const idle = window.requestIdleCallback || ((f) => setTimeout(f, 1000));
