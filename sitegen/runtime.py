@@ -256,32 +256,18 @@ def pack_experiments(src_pkg_dir: Path, dest_zip: Path) -> Path:
 
 @dataclass(frozen=True)
 class RuntimePlan:
-    """The runtime's files and URLs for one build (all URLs relative to the site root)."""
+    """The runtime's files and URLs for one build (all URLs relative to the site root); made by plan_runtime."""
     worker_js: bytes
     zip_bytes: bytes
     hash: str                 # first 12 hex digits of sha256(worker.js + experiments.zip)
-
-    @property
-    def folder(self) -> str:
-        return f"py/{self.hash}"
-
-    @property
-    def worker_url(self) -> str:
-        return f"{self.folder}/worker.js"
-
-    @property
-    def experiments_url(self) -> str:
-        return f"{self.folder}/experiments.zip"
-
-    @property
-    def pyodide_url(self) -> str:
-        return f"pyodide/{PYODIDE_VERSION}/"
+    folder: str               # py/<hash>
+    worker_url: str           # py/<hash>/worker.js
+    experiments_url: str      # py/<hash>/experiments.zip
+    pyodide_url: str = f"pyodide/{PYODIDE_VERSION}/"
 
     def urls(self) -> list[str]:
-        """Every file the runtime fetches, in the order the worker asks for them (what a prefetch may warm)."""
-        return ([self.worker_url, self.experiments_url]
-                + [self.pyodide_url + name for name in CORE_FILES if name != "pyodide-lock.json"]
-                + [self.pyodide_url + "pyodide-lock.json", self.pyodide_url + NUMPY_WHEEL])
+        """Every file the runtime fetches (what the outline's idle prefetch warms)."""
+        return [self.worker_url, self.experiments_url] + [self.pyodide_url + name for name in RUNTIME_FILES]
 
 
 WORKER_VERSION = re.compile(rb'const PYODIDE_VERSION = "([^"]+)";')
@@ -296,7 +282,8 @@ def plan_runtime(worker_js: Path = WORKER_JS, experiments_dir: Path = ROOT / "ex
         raise RuntimeFetchError(f"{worker_js}: expected `const PYODIDE_VERSION = \"{PYODIDE_VERSION}\";` "
                                 f"(the bundled Pyodide), got {found.group(0).decode() if found else 'none'}")
     data = experiments_zip(experiments_dir)
-    return RuntimePlan(code, data, hashlib.sha256(code + data).hexdigest()[:12])
+    folder = "py/" + hashlib.sha256(code + data).hexdigest()[:12]
+    return RuntimePlan(code, data, folder[3:], folder, f"{folder}/worker.js", f"{folder}/experiments.zip")
 
 
 def install_site_runtime(site_dir: Path, cache_dir: Path = DEFAULT_CACHE_DIR, plan: RuntimePlan | None = None) -> Path:
