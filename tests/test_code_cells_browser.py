@@ -152,8 +152,9 @@ def test_endless_run_is_stopped_after_the_time_limit(guarded_page, server):
     out = cell.locator(".code-output")
     run_cell(page, cell, "import time\nprint('started')\nwhile True:\n    time.sleep(0.01)\n")
     wait_run_state(page, cell, "running")
+    page.wait_for_function("(el) => el.textContent === 'started\\n运行中…'", arg=out.element_handle())  # as it runs
     wait_run_state(page, cell, None, timeout_ms=60_000)
-    assert out.inner_text() == "运行超过 1.5 秒，已自动停止。请检查是否有死循环，或把计算规模改小后再运行。"
+    assert out.inner_text() == "started\n运行超过 1.5 秒，已自动停止。请检查是否有死循环，或把计算规模改小后再运行。"
     assert "has-error" in out.get_attribute("class")
     assert cell.locator(".code-status").inner_text() == "运行超时，已停止"
 

@@ -196,15 +196,31 @@ def test_call_answers_while_a_run_loops_and_stop_frees_the_queue(runtime_page):
     assert reply["states"] == ["loop:pending", "loop:running", "next:pending", "next:running"]
 
 
-def test_run_past_the_time_limit_is_stopped(runtime_page):
+def test_run_past_the_time_limit_is_stopped_with_what_it_printed(runtime_page):
     runtime_page.evaluate("courseRuntime.cells.timeLimitMs = 800")
     try:
-        reply = run(runtime_page, "import time\nwhile True:\n    time.sleep(0.05)")
+        reply = run(runtime_page, "import sys, time\nprint('tick')\nsys.stderr.write('warn\\n')\n"
+                                  "while True:\n    time.sleep(0.05)")
     finally:
         runtime_page.evaluate("courseRuntime.cells.timeLimitMs = 10000")
-    assert reply["stopped"] == "timeout" and reply["ok"] is False
-    assert reply["error"] == "运行超过 0.8 秒，已自动停止。请检查是否有死循环，或把计算规模改小后再运行。"
+    assert reply == {"ok": False, "stdout": "tick\n", "stderr": "warn\n", "stopped": "timeout",
+                     "error": "运行超过 0.8 秒，已自动停止。请检查是否有死循环，或把计算规模改小后再运行。"}
     assert run(runtime_page, "print('next')")["stdout"] == "next\n"
+
+
+def test_output_is_streamed_and_capped(runtime_page):
+    """Output arrives while a run goes on; a run keeps at most 100,000 characters."""
+    reply = runtime_page.evaluate("""async () => {
+        const parts = [];
+        const job = courseRuntime.cells.submit(
+            "import time\\nfor i in range(3):\\n    print(i)\\n    time.sleep(0.15)\\nprint('x' * 60000)\\nprint('y' * 60000)",
+            null, (stdout, stderr) => parts.push(stdout));
+        const r = await job.done;
+        return {parts: parts.slice(0, 3), stdout: r.stdout};
+    }""")
+    assert reply["parts"] == ["0\n", "0\n1\n", "0\n1\n2\n"]
+    assert reply["stdout"] == ("0\n1\n2\n" + "x" * 60000 + "\n" + "y" * (100000 - 60007)
+                               + "\n……（输出超过 100,000 个字符，其余未显示）\n")
 
 
 def test_page_was_clean(runtime_page, module_guard):

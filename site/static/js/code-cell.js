@@ -11,7 +11,8 @@
  *   - Keys, as in the editors learners know: Tab indents (to the next multiple of 4 spaces; every line of a
  *     multi-line selection by 4), Shift+Tab removes up to 4 leading spaces from each line touched; Esc then Tab
  *     (or Shift+Tab) leaves the box, so a keyboard user is never trapped. Undo works (insertText).
- * stdout and tracebacks are written with textContent and announced in the cell's role=status line. The cell's root
+ * What the program prints shows while it runs (and stays when it is stopped); stdout and tracebacks are written
+ * with textContent, and the outcome is announced in the cell's role=status line. The cell's root
  * has data-busy while a run waits or runs and fires "course:updated" when it ends; courseWidgets.timings gets
  * {widget: "code", ms} for each completed run.
  */
@@ -54,6 +55,10 @@
     replace(src, first, last, changed, a + shiftA, Math.max(first, b + shiftB));
   }
 
+  function afterOutput(printed, line) {   // a line after what the program printed, on a line of its own
+    return printed + (printed && !printed.endsWith("\n") ? "\n" : "") + line;
+  }
+
   function codeCell(root) {
     const src = root.querySelector(".code-source");
     const original = src.value;
@@ -63,6 +68,7 @@
     const status = root.querySelector(".code-status");
     let job = null;        // the run waiting or running, if any
     let escaped = false;   // Esc was the last key: the next Tab leaves the box
+    let printed = "", frame = 0;
 
     function show(text, isError, announce) {
       out.textContent = text;
@@ -79,11 +85,17 @@
         root.dataset.run = state;
         if (state === "pending") show("等待 Python 运行时就绪，就绪后自动运行…", false, "等待运行");
         else show("运行中…", false, "运行中…");
+      }, (stdout, stderr) => {   // output so far: drawn at most once a frame
+        printed = afterOutput(stdout + stderr, "运行中…");
+        if (!frame) frame = requestAnimationFrame(() => {
+          frame = 0;
+          if (root.dataset.run === "running") out.textContent = printed;
+        });
       });
       job = mine;
       mine.done.then((r) => {
         if (r.stopped) {
-          const text = (r.stdout || "") + (r.stderr || "") + r.error;
+          const text = afterOutput((r.stdout || "") + (r.stderr || ""), r.error);
           show(text, r.stopped === "timeout", r.stopped === "timeout" ? "运行超时，已停止" : r.error);
         } else {
           const text = (r.stdout || "") + (r.stderr || "") + (r.error || "");

@@ -14,11 +14,13 @@
  *       run(source),        // = cells.submit(source).done
  *       state, detail, timings,   // the widgets' worker
  *       cells: {
- *         submit(source, onState) -> job = {done, stop()}
+ *         submit(source, onState, onOutput) -> job = {done, stop()}
  *                           // done: Promise of {ok, stdout, stderr, error, stopped} (never rejects: a Python error
  *                           //   is the traceback in .error; stopped is null, "stopped" or "timeout", with a
- *                           //   Chinese .error). onState("pending") while it waits for the worker or an earlier
- *                           //   run, onState("running") once it runs. stop() ends it, queued or running.
+ *                           //   Chinese .error and the output printed until then). onState("pending") while it
+ *                           //   waits for the worker or an earlier run, onState("running") once it runs;
+ *                           //   onOutput(stdout, stderr) with everything printed so far, while it runs.
+ *                           //   stop() ends it, queued or running.
  *         start(),          // start the worker now if there is none (idempotent)
  *         state,            // "idle" (not started) | "loading" | "ready" | "error"
  *         timeLimitMs,      // a run still going after this long is stopped (default 10000, counted from the moment
@@ -83,6 +85,7 @@
         if (msg.type === "status") { onStatus(msg); return; }
         const p = pending.get(msg.id);
         if (!p) return;
+        if (msg.partial) { if (p.onPartial) p.onPartial(msg); return; }
         pending.delete(msg.id);
         answer(p, msg);
       };
@@ -98,11 +101,11 @@
     }
 
     return {
-      send(message, kind) {
+      send(message, kind, onPartial) {
         if (dead) return new Promise((resolve, reject) => answer({ resolve, reject, kind }, { ok: false, error: dead }));
         const id = nextId++;
         return new Promise((resolve, reject) => {
-          pending.set(id, { resolve: resolve, reject: reject, kind: kind });
+          pending.set(id, { resolve: resolve, reject: reject, kind: kind, onPartial: onPartial });
           worker.postMessage(Object.assign({ id: id }, message));
         });
       },
@@ -176,7 +179,11 @@
     const limit = cells.timeLimitMs;
     timer = setTimeout(() => restart(job, "timeout",
       "运行超过 " + seconds(limit) + " 秒，已自动停止。请检查是否有死循环，或把计算规模改小后再运行。"), limit);
-    runner.send({ run: job.source }, "run").then((r) => {
+    runner.send({ run: job.source }, "run", (part) => {
+      job.stdout += part.stdout;
+      job.stderr += part.stderr;
+      job.onOutput(job.stdout, job.stderr);
+    }).then((r) => {
       if (job !== current) return;  // stopped meanwhile: already answered
       settle(job, r);
       pump();
@@ -188,7 +195,7 @@
     const old = runner;
     runner = null;
     cells.state = "idle";
-    settle(job, { ok: false, stdout: "", stderr: "", error: text, stopped: stopped });
+    settle(job, { ok: false, stdout: job.stdout, stderr: job.stderr, error: text, stopped: stopped });
     old.end(text, stopped);
     cells.start();
   }
@@ -206,10 +213,11 @@
       });
       runner = me;
     },
-    submit(source, onState) {
+    submit(source, onState, onOutput) {
       let resolve;
       const done = new Promise((res) => { resolve = res; });
-      const job = { source: String(source), onState: onState || (() => {}), resolve: resolve };
+      const job = { source: String(source), onState: onState || (() => {}), onOutput: onOutput || (() => {}),
+                    resolve: resolve, stdout: "", stderr: "" };
       queue.push(job);
       job.onState("pending");
       cells.start();

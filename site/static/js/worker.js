@@ -17,6 +17,7 @@
  *                  -> calls name(JSON.stringify(args)); the Python function returns a JSON string
  *                  -> {id, ok: true, result} | {id, ok: false, error: "<ExceptionType>: <message>"}
  *                {id, run: "<python source>"}   (the page's editable code cells)
+ *                  -> {id, partial: true, stdout, stderr}*   (output so far, while it runs; see written())
  *                  -> {id, ok, stdout, stderr, error}   (error: the traceback text, null on success)
  *                {warm: [entry point names]}   (no reply: which modules to import ahead of the first call)
  * Requests that arrive before the runtime is ready are queued and answered in order.
@@ -55,9 +56,31 @@ function status(s, detail, extra) {
 }
 
 // stdout/stderr of user code: `write` handlers keep the exact bytes (a batched handler drops the
-// newline, so "a\n" and "a" would look the same). Each `run` resets the buffers.
+// newline, so "a\n" and "a" would look the same). Each `run` resets the buffers. The streams are ttys, so Python
+// writes each line as it is printed, and during a run what was written is also sent on as {id, partial: true,
+// stdout, stderr} (the new text): a run that is stopped or loops forever still shows what it printed. The first
+// PARTIAL_FREE writes of a run are sent at once; after that at most every PARTIAL_MS, so a flood of prints cannot
+// flood the page (only the last moments of a flood may be missing if it is then stopped). A run keeps at most
+// OUTPUT_LIMIT characters; the rest is dropped and said so at the end.
 let out = "", err = "";
 const decOut = new TextDecoder(), decErr = new TextDecoder();
+const OUTPUT_LIMIT = 100000, PARTIAL_MS = 100, PARTIAL_FREE = 50;
+let running = null, sentOut = 0, sentErr = 0, lastPartial = 0, partials = 0, dropped = false;
+
+function written(text, isErr) {
+  if (out.length + err.length + text.length > OUTPUT_LIMIT) {
+    text = text.slice(0, Math.max(0, OUTPUT_LIMIT - out.length - err.length));
+    dropped = true;
+  }
+  if (isErr) err += text; else out += text;
+  const now = performance.now();
+  if (running === null || (out.length === sentOut && err.length === sentErr)) return;
+  if (partials >= PARTIAL_FREE && now - lastPartial < PARTIAL_MS) return;
+  lastPartial = now;
+  partials++;
+  self.postMessage({ id: running, partial: true, stdout: out.slice(sentOut), stderr: err.slice(sentErr) });
+  sentOut = out.length; sentErr = err.length;
+}
 
 async function init() {
   const t0 = performance.now();
@@ -84,8 +107,8 @@ async function init() {
   getattr = pyodide.globals.get("getattr");
   timings.experiments = Math.round(performance.now() - t);
 
-  pyodide.setStdout({ write: (buf) => { out += decOut.decode(buf, { stream: true }); return buf.length; } });
-  pyodide.setStderr({ write: (buf) => { err += decErr.decode(buf, { stream: true }); return buf.length; } });
+  pyodide.setStdout({ isatty: true, write: (buf) => { written(decOut.decode(buf, { stream: true }), false); return buf.length; } });
+  pyodide.setStderr({ isatty: true, write: (buf) => { written(decErr.decode(buf, { stream: true }), true); return buf.length; } });
   timings.total = Math.round(performance.now() - t0);
   status("ready", "Python " + pyodide.version + " / numpy", { timings: timings });
 }
@@ -161,6 +184,7 @@ function userTraceback(tb) {
 
 function runSource(req) {
   out = ""; err = "";
+  running = req.id; sentOut = sentErr = partials = 0; dropped = false;
   const globals = pyodide.globals.get("dict")();  // a fresh namespace for every run
   let ok = true, error = null;
   try {
@@ -172,6 +196,7 @@ function runSource(req) {
   } finally {
     globals.destroy();
   }
+  running = null;
   const sys = pyodide.pyimport("sys");  // flush anything still buffered in sys.stdout / sys.stderr
   for (const name of ["stdout", "stderr"]) {
     const stream = sys[name];
@@ -180,6 +205,7 @@ function runSource(req) {
   }
   sys.destroy();
   out += decOut.decode(); err += decErr.decode();  // and any incomplete UTF-8 tail
+  if (dropped) out += "\n……（输出超过 " + OUTPUT_LIMIT.toLocaleString("en-US") + " 个字符，其余未显示）\n";
   return { id: req.id, ok: ok, stdout: out, stderr: err, error: error };
 }
 
