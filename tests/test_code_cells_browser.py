@@ -131,9 +131,11 @@ def test_widget_recomputes_while_a_cell_loops_then_stop_ends_it(guarded_page, se
     assert cross.locator(".crossover-point").inner_text() == gpt2["crossover_point"]
     assert cell_state(cell) == "running"
 
-    stop.click()
+    stop.focus()
+    page.keyboard.press("Enter")
     wait_run_state(page, cell, None)
     assert out.inner_text() == "已停止运行。" and status.inner_text() == "已停止运行。"
+    assert page.evaluate("document.activeElement.className") == "code-run"   # the focus stays in the cell
     assert stop.is_disabled() and cell.get_attribute("data-busy") is None
 
     run_cell(page, cell, "print('after stop', 6 * 7)")   # a fresh worker: waits for it, then runs

@@ -105,6 +105,7 @@
         }
       }).finally(() => {
         job = null;
+        if (document.activeElement === stopButton) runButton.focus();   // a disabled button would drop the focus
         stopButton.disabled = true;
         delete root.dataset.run;
         delete root.dataset.busy;
