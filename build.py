@@ -312,10 +312,12 @@ def swap_in(new: Path, out: Path) -> None:
 
 
 def install_runtime(site: Site, dest: Path) -> None:
-    """Pyodide + numpy into dest/pyodide/, this repo's experiments/ package into dest/py/experiments.zip
-    (see sitegen/runtime.py)."""
+    """Pyodide + numpy into dest/pyodide/<version>/; worker.js and this repo's experiments/ package into
+    dest/py/<hash>/, the URLs the pages name (see sitegen/runtime.py); the unversioned static/js/worker.js goes."""
     from sitegen import runtime
-    runtime.install_site_runtime(dest, experiments_dir=ROOT / "experiments")
+    worker = site.root / "site" / "static" / "js" / "worker.js"
+    runtime.install_site_runtime(dest, plan=runtime.plan_runtime(worker, ROOT / "experiments"))
+    (dest / "static" / "js" / "worker.js").unlink(missing_ok=True)
 
 
 def install_vendor(site: Site, dest: Path) -> None:

@@ -27,6 +27,7 @@ from markupsafe import Markup
 from experiments.numbers import format_number
 
 from .markdown import Lesson, derivation, derivation_ids
+from .runtime import plan_runtime
 
 CSP = "; ".join([
     "default-src 'self'",
@@ -54,7 +55,8 @@ def environment(templates: Path) -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
-    env.globals.update(csp=CSP, root="")
+    # runtime: the versioned URLs of the Python runtime (sitegen.runtime.plan_runtime), used by base.html
+    env.globals.update(csp=CSP, root="", runtime=plan_runtime(templates.parent / "static" / "js" / "worker.js"))
     return env
 
 

@@ -16,14 +16,22 @@ Both are fetched with the ordinary clients (`npm pack`, `pip download --no-deps`
 PINNED_SHA256 below, and the files are kept in a cache (default `.cache/runtime/`, git-ignored). A warm cache does
 no network work. `python -m sitegen.runtime` fills/verifies the cache (the `make runtime` target).
 
-Site layout this module writes (worker.js finds both relative to its own URL):
-    _site/pyodide/<the six files above>
-    _site/py/experiments.zip          (pack_experiments: the experiments/ package, .py files only)
+Site layout this module writes: every runtime URL names its content, so a server may let browsers keep these
+files forever (`Cache-Control: public, max-age=31536000, immutable` for pyodide/ and py/) and a browser never gets
+a stale one; pages share the same URLs, so the second lesson page downloads nothing again:
+    _site/pyodide/<PYODIDE_VERSION>/<the six files above>   (pinned by sha256; a new version is a new folder)
+    _site/py/<hash>/worker.js         (site/static/js/worker.js; finds Pyodide at ../../pyodide/<version>/)
+    _site/py/<hash>/experiments.zip   (pack_experiments: the experiments/ package, .py files only)
+<hash> is the first 12 hex digits of the sha256 of worker.js followed by the zip (plan_runtime). A page starts the
+runtime from `data-worker="py/<hash>/worker.js"` on its runtime-client.js script (site/templates/base.html,
+relative to the page), which is the only place the hash appears; static/js/worker.js itself is not shipped.
 """
 from __future__ import annotations
 
 import argparse
 import hashlib
+import io
+import re
 import os
 import shutil
 import subprocess
@@ -31,6 +39,7 @@ import sys
 import tarfile
 import tempfile
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 try:  # the course's error family, when the experiments package provides it
@@ -40,6 +49,7 @@ except ImportError:  # pragma: no cover - only while experiments.errors does not
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CACHE_DIR = ROOT / ".cache" / "runtime"
+WORKER_JS = ROOT / "site" / "static" / "js" / "worker.js"
 
 PYODIDE_VERSION = "0.27.7"
 NPM_SPEC = f"pyodide@{PYODIDE_VERSION}"
@@ -204,44 +214,88 @@ def ensure_runtime(cache_dir: Path = DEFAULT_CACHE_DIR, log=None) -> Path:
 
 
 def copy_runtime(cache_dir: Path, site_dir: Path) -> Path:
-    """Copy the (verified) runtime files into site_dir/pyodide/; returns that folder."""
+    """Copy the (verified) runtime files into site_dir/pyodide/<version>/; returns that folder."""
     rdir = ensure_runtime(cache_dir)
-    dest = Path(site_dir) / "pyodide"
+    dest = Path(site_dir) / "pyodide" / PYODIDE_VERSION
     dest.mkdir(parents=True, exist_ok=True)
     for name in RUNTIME_FILES:
         shutil.copyfile(rdir / name, dest / name)
     return dest
 
 
-def pack_experiments(src_pkg_dir: Path, dest_zip: Path) -> Path:
-    """Zip the package at src_pkg_dir (.py files only, no __pycache__) as `<pkg name>/...` entries.
+def experiments_zip(src_pkg_dir: Path) -> bytes:
+    """The package at src_pkg_dir zipped (.py files only, no __pycache__) as `<pkg name>/...` entries.
 
     Deterministic: entries sorted, fixed timestamp (1980-01-01) and permissions, so the same sources give
-    byte-identical zips. pyodide.unpackArchive(buffer, "zip") of it yields an importable package.
+    byte-identical zips (and the same URL, see plan_runtime). pyodide.unpackArchive(buffer, "zip") of it yields
+    an importable package.
     """
     src = Path(src_pkg_dir)
     if not src.is_dir():
         raise FileNotFoundError(f"{src}: no such package folder")
     files = sorted(p for p in src.rglob("*.py") if "__pycache__" not in p.relative_to(src).parts)
-    dest = Path(dest_zip)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(dest.name + ".part")
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for path in files:
             info = zipfile.ZipInfo(f"{src.name}/{path.relative_to(src).as_posix()}", date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             info.create_system = 3  # unix, whatever the host
             zf.writestr(info, path.read_bytes())
-    os.replace(tmp, dest)
+    return buf.getvalue()
+
+
+def pack_experiments(src_pkg_dir: Path, dest_zip: Path) -> Path:
+    """experiments_zip(src_pkg_dir) written to dest_zip (atomically); returns dest_zip."""
+    data = experiments_zip(src_pkg_dir)
+    dest = Path(dest_zip)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    _write_atomic(dest, data)
     return dest
 
 
-def install_site_runtime(site_dir: Path, cache_dir: Path = DEFAULT_CACHE_DIR,
-                         experiments_dir: Path = ROOT / "experiments") -> None:
-    """What build.py needs: site_dir/pyodide/* and site_dir/py/experiments.zip."""
+@dataclass(frozen=True)
+class RuntimePlan:
+    """The runtime's files and URLs for one build (all URLs relative to the site root); made by plan_runtime."""
+    worker_js: bytes
+    zip_bytes: bytes
+    hash: str                 # first 12 hex digits of sha256(worker.js + experiments.zip)
+    folder: str               # py/<hash>
+    worker_url: str           # py/<hash>/worker.js
+    experiments_url: str      # py/<hash>/experiments.zip
+    pyodide_url: str = f"pyodide/{PYODIDE_VERSION}/"
+
+    def urls(self) -> list[str]:
+        """Every file the runtime fetches (what the outline's idle prefetch warms)."""
+        return [self.worker_url, self.experiments_url] + [self.pyodide_url + name for name in RUNTIME_FILES]
+
+
+WORKER_VERSION = re.compile(rb'const PYODIDE_VERSION = "([^"]+)";')
+
+
+def plan_runtime(worker_js: Path = WORKER_JS, experiments_dir: Path = ROOT / "experiments") -> RuntimePlan:
+    """Read worker.js, zip experiments/ and name the versioned folder; nothing is written. worker.js must load the
+    Pyodide version this module bundles (its `const PYODIDE_VERSION = "..."`), else RuntimeFetchError."""
+    code = Path(worker_js).read_bytes()
+    found = WORKER_VERSION.search(code)
+    if not found or found.group(1).decode() != PYODIDE_VERSION:
+        raise RuntimeFetchError(f"{worker_js}: expected `const PYODIDE_VERSION = \"{PYODIDE_VERSION}\";` "
+                                f"(the bundled Pyodide), got {found.group(0).decode() if found else 'none'}")
+    data = experiments_zip(experiments_dir)
+    folder = "py/" + hashlib.sha256(code + data).hexdigest()[:12]
+    return RuntimePlan(code, data, folder[3:], folder, f"{folder}/worker.js", f"{folder}/experiments.zip")
+
+
+def install_site_runtime(site_dir: Path, cache_dir: Path = DEFAULT_CACHE_DIR, plan: RuntimePlan | None = None) -> Path:
+    """What build.py needs: site_dir/pyodide/<version>/* and site_dir/py/<hash>/{worker.js, experiments.zip};
+    returns the py/<hash>/ folder."""
+    plan = plan or plan_runtime()
     copy_runtime(cache_dir, site_dir)
-    pack_experiments(experiments_dir, Path(site_dir) / "py" / "experiments.zip")
+    folder = Path(site_dir) / plan.folder
+    folder.mkdir(parents=True, exist_ok=True)
+    _write_atomic(folder / "worker.js", plan.worker_js)
+    _write_atomic(folder / "experiments.zip", plan.zip_bytes)
+    return folder
 
 
 def main(argv: list[str] | None = None) -> int:

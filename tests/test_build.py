@@ -62,6 +62,10 @@ def test_build_writes_pages_static_files_and_reports(built_site):
         assert (out / rel).is_file(), rel
     assert json.loads((out / "changes.json").read_text(encoding="utf-8")) == []
     assert "这是第一次构建" in (out / "changes.html").read_text(encoding="utf-8")
+    # the runtime under versioned folders only (sitegen/runtime.py): nothing to go stale in a browser's cache
+    assert [p.name for p in (out / "pyodide").iterdir()] == ["0.27.7"]
+    assert [sorted(f.name for f in d.iterdir()) for d in (out / "py").iterdir()] == [["experiments.zip", "worker.js"]]
+    assert not (out / "static" / "js" / "worker.js").exists()
     assert "first build" in built_site.stdout
     assert not list(out.parent.glob("_site.*")), "temporary folders left behind"
 
@@ -108,12 +112,19 @@ def test_every_page_has_the_shell(built_site):
         csp = find(p, "meta", http_equiv="Content-Security-Policy")
         assert csp and csp[0]["content"] == CSP
         status = find(p, "p", data_testid="pyodide-status")
+        scripts = find(p, "script")
+        if page.name == "index.html":   # the outline runs no Python: no runtime, no status, an idle prefetch
+            assert not status and "Python 运行时" not in text
+            assert {s["src"] for s in scripts} == {"static/js/popover.js", "static/js/prefetch-runtime.js"}
+            assert all("defer" in s for s in scripts)
+            continue
         assert status and status[0]["role"] == "status" and status[0]["aria-live"] == "polite"
         assert status[0]["data-state"] == "loading" and "正在加载 Python 运行时…" in text
-        scripts = find(p, "script")
         # these pages have no widgets: no widget script loads (test_pages checks the lessons that have some)
         assert {s["src"] for s in scripts} == {"static/js/popover.js", "static/js/runtime-client.js"}
         assert all("defer" in s for s in scripts)
+        workers = {s["data-worker"] for s in scripts if "data-worker" in s}
+        assert len(workers) == 1 and (page.parent / workers.pop()).is_file()
         assert not re.search(r"<script(?![^>]*\bsrc=)", text), "inline script"
         assert not re.search(r"\sstyle=|<style", text), "inline style (refused by the CSP)"
 

@@ -150,11 +150,11 @@ def test_each_page_loads_only_the_widget_scripts_it_uses(repo_site):
         html = (repo_site.out / name).read_text(encoding="utf-8")
         return re.findall(r'<script defer src="static/js/([^"]+)"', html)
     base = ["runtime-client.js", "popover.js"]
-    assert scripts("index.html") == base
+    assert scripts("index.html") == ["prefetch-runtime.js", "popover.js"]   # no runtime on the outline
     assert scripts("c4-transformer-block.html") == base + ["derivation.js", "widgets.js", "widgets-c4.js",
-                                                           "charts.js"]
-    assert scripts("c4-ffn-deep-read.html") == base + ["widgets.js", "widgets-ffn.js", "widgets-ffn-extra.js",
-                                                     "charts.js"]
+                                                           "code-cell.js", "charts.js"]
+    assert scripts("c4-ffn-deep-read.html") == base + ["widgets.js", "code-cell.js", "widgets-ffn.js",
+                                                     "widgets-ffn-extra.js", "charts.js"]
 
 
 def test_home_page_outline(repo_site):

@@ -5,6 +5,7 @@ every test that damages or re-fetches works on a temporary copy.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -93,8 +94,50 @@ def test_failed_fetch_is_a_clear_course_error(tmp_path, monkeypatch):
 
 def test_copy_runtime(cache_copy, tmp_path, no_network):
     dest = runtime.copy_runtime(cache_copy, tmp_path / "_site")
-    assert dest == tmp_path / "_site" / "pyodide"
+    assert dest == tmp_path / "_site" / "pyodide" / "0.27.7"
     assert verify_runtime(dest) == []
+
+
+def test_runtime_urls_name_their_content(tmp_path, no_network):
+    """py/<hash>/ changes with worker.js or with any experiments/ source; the same sources give the same URLs."""
+    worker = tmp_path / "worker.js"
+    shutil.copyfile(runtime.WORKER_JS, worker)
+    pkg = _fake_package(tmp_path)
+    plan = runtime.plan_runtime(worker, pkg)
+    assert plan.hash == hashlib.sha256(worker.read_bytes() + runtime.experiments_zip(pkg)).hexdigest()[:12]
+    assert plan.worker_url == f"py/{plan.hash}/worker.js" and plan.experiments_url == f"py/{plan.hash}/experiments.zip"
+    assert plan.pyodide_url == "pyodide/0.27.7/"
+    assert runtime.plan_runtime(worker, pkg) == plan
+    (pkg / "api.py").write_text("X = 2\n")
+    changed = runtime.plan_runtime(worker, pkg)
+    worker.write_text(worker.read_text() + "\n// edited\n")
+    assert len({plan.hash, changed.hash, runtime.plan_runtime(worker, pkg).hash}) == 3
+
+
+def test_runtime_urls_list_what_the_worker_fetches():
+    plan = runtime.plan_runtime()
+    assert plan.urls() == [plan.worker_url, plan.experiments_url] + [
+        f"pyodide/0.27.7/{name}" for name in ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip",
+                                              "pyodide-lock.json", NUMPY_WHEEL)]
+
+
+def test_worker_must_load_the_bundled_pyodide_version(tmp_path):
+    worker = tmp_path / "worker.js"
+    worker.write_text(runtime.WORKER_JS.read_text().replace('PYODIDE_VERSION = "0.27.7"', 'PYODIDE_VERSION = "0.26.0"'))
+    with pytest.raises(RuntimeFetchError, match=r'worker\.js: expected `const PYODIDE_VERSION = "0\.27\.7";`'):
+        runtime.plan_runtime(worker)
+
+
+def test_install_writes_the_versioned_layout(cache_copy, tmp_path, no_network):
+    plan = runtime.plan_runtime()
+    folder = runtime.install_site_runtime(tmp_path / "_site", cache_copy, plan)
+    assert folder == tmp_path / "_site" / "py" / plan.hash
+    assert sorted(p.name for p in folder.iterdir()) == ["experiments.zip", "worker.js"]
+    assert hashlib.sha256((folder / "worker.js").read_bytes()
+                          + (folder / "experiments.zip").read_bytes()).hexdigest()[:12] == plan.hash
+    assert (folder / "worker.js").read_bytes() == runtime.WORKER_JS.read_bytes()
+    for url in plan.urls():
+        assert (tmp_path / "_site" / url).is_file(), url
 
 
 def test_cli_on_warm_cache(cache_copy, capsys, no_network):

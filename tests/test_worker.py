@@ -1,8 +1,8 @@
 """The Web Worker bridge in real headless Chromium: Pyodide + numpy load from the site itself, calls and code cells work.
 
-A tiny site is built in a temp dir exactly as build.py lays out _site/ (pyodide/ via copy_runtime, static/js/ with
-the two JS files, py/experiments.zip via pack_experiments), served from a sub-path (/course/) to prove no URL
-assumes the site root. One page is loaded for the module (Pyodide takes ~3 s to start) inside a PageGuard: the
+A tiny site is built in a temp dir exactly as build.py lays out _site/ (install_site_runtime: pyodide/<version>/ and
+py/<hash>/{worker.js, experiments.zip}; static/js/runtime-client.js), served from a sub-path (/course/) to prove no
+URL assumes the site root. One page is loaded for the module (Pyodide takes ~3 s to start) inside a PageGuard: the
 module fails if anything logged a console error, threw, or asked a host other than 127.0.0.1.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from browser_fixtures import CHROMIUM, CHROMIUM_ARGS, PageGuard, wait_runtime_ready
-from sitegen.runtime import DEFAULT_CACHE_DIR, copy_runtime, pack_experiments
+from sitegen.runtime import install_site_runtime, plan_runtime
 
 ROOT = Path(__file__).resolve().parent.parent
 CPYTHON_VALUE = 393216 * 262144  # 103079215104: what the same numpy expression gives under 64-bit CPython
@@ -22,7 +22,7 @@ CPYTHON_VALUE = 393216 * 262144  # 103079215104: what the same numpy expression 
 PAGE = """<!doctype html>
 <html lang="zh-CN"><head><meta charset="utf-8"><title>runtime test</title>
 <link rel="icon" href="data:,">
-<script defer src="static/js/runtime-client.js"></script>
+<script defer src="static/js/runtime-client.js" data-worker="{worker}"></script>
 </head><body>
 <p data-testid="pyodide-status" role="status" aria-live="polite"></p>
 </body></html>
@@ -47,12 +47,11 @@ new MutationObserver((records) => {
 def site_url(tmp_path_factory, http_serve) -> str:
     root = tmp_path_factory.mktemp("worker-site")
     site = root / "course"
-    copy_runtime(DEFAULT_CACHE_DIR, site)
+    plan = plan_runtime()
+    install_site_runtime(site, plan=plan)
     (site / "static" / "js").mkdir(parents=True)
-    for name in ("worker.js", "runtime-client.js"):
-        shutil.copyfile(ROOT / "site" / "static" / "js" / name, site / "static" / "js" / name)
-    pack_experiments(ROOT / "experiments", site / "py" / "experiments.zip")
-    (site / "index.html").write_text(PAGE, encoding="utf-8")
+    shutil.copyfile(ROOT / "site" / "static" / "js" / "runtime-client.js", site / "static" / "js" / "runtime-client.js")
+    (site / "index.html").write_text(PAGE.replace("{worker}", plan.worker_url), encoding="utf-8")
     return http_serve(root) + "course/index.html"
 
 
@@ -114,9 +113,9 @@ def test_call_must_return_a_json_string(runtime_page):
 
 def test_run_captures_stdout(runtime_page):
     assert run(runtime_page, "print(2**40)") == {"ok": True, "stdout": "1099511627776\n", "stderr": "",
-                                                 "error": None}
+                                                 "error": None, "stopped": None}
     assert run(runtime_page, "import sys; sys.stderr.write('warn'); print('a', end='')") == {
-        "ok": True, "stdout": "a", "stderr": "warn", "error": None}
+        "ok": True, "stdout": "a", "stderr": "warn", "error": None, "stopped": None}
 
 
 def test_run_error_returns_traceback(runtime_page):
@@ -175,6 +174,55 @@ def test_requests_before_ready_are_queued(guarded_page, site_url):
     assert guarded_page.get_attribute("[data-testid=pyodide-status]", "data-state") == "ready"
 
 
+def test_call_answers_while_a_run_loops_and_stop_frees_the_queue(runtime_page):
+    """Learner code runs in its own worker: a call is answered while a run loops; a run queued behind the loop
+    waits, visibly pending, and runs in the fresh worker once the loop is stopped."""
+    reply = runtime_page.evaluate("""async () => {
+        const states = [];
+        let running;
+        const started = new Promise((res) => { running = res; });
+        const loop = courseRuntime.cells.submit("while True:\\n    pass", (s) => {
+            states.push("loop:" + s); if (s === "running") running(); });
+        const next = courseRuntime.cells.submit("print('second')", (s) => states.push("next:" + s));
+        await started;
+        const pong = await courseRuntime.call("experiments.api:ping", ["while looping"]);
+        loop.stop();
+        return {pong: pong.pong, loop: await loop.done, next: await next.done, states: states};
+    }""")
+    assert reply["pong"] == ["while looping"]
+    assert reply["loop"] == {"ok": False, "stdout": "", "stderr": "", "error": "已停止运行。", "stopped": "stopped"}
+    assert reply["next"] == {"ok": True, "stdout": "second\n", "stderr": "", "error": None, "stopped": None}
+    # (the cells' worker is up from the tests above: the loop starts at once, the second run waits for it)
+    assert reply["states"] == ["loop:pending", "loop:running", "next:pending", "next:running"]
+
+
+def test_run_past_the_time_limit_is_stopped_with_what_it_printed(runtime_page):
+    runtime_page.evaluate("courseRuntime.cells.timeLimitMs = 800")
+    try:
+        reply = run(runtime_page, "import sys, time\nprint('tick')\nsys.stderr.write('warn\\n')\n"
+                                  "while True:\n    time.sleep(0.05)")
+    finally:
+        runtime_page.evaluate("courseRuntime.cells.timeLimitMs = 10000")
+    assert reply == {"ok": False, "stdout": "tick\n", "stderr": "warn\n", "stopped": "timeout",
+                     "error": "运行超过 0.8 秒，已自动停止。请检查是否有死循环，或把计算规模改小后再运行。"}
+    assert run(runtime_page, "print('next')")["stdout"] == "next\n"
+
+
+def test_output_is_streamed_and_capped(runtime_page):
+    """Output arrives while a run goes on; a run keeps at most 100,000 characters."""
+    reply = runtime_page.evaluate("""async () => {
+        const parts = [];
+        const job = courseRuntime.cells.submit(
+            "import time\\nfor i in range(3):\\n    print(i)\\n    time.sleep(0.15)\\nprint('x' * 60000)\\nprint('y' * 60000)",
+            null, (stdout, stderr) => parts.push(stdout));
+        const r = await job.done;
+        return {parts: parts.slice(0, 3), stdout: r.stdout};
+    }""")
+    assert reply["parts"] == ["0\n", "0\n1\n", "0\n1\n2\n"]
+    assert reply["stdout"] == ("0\n1\n2\n" + "x" * 60000 + "\n" + "y" * (100000 - 60007)
+                               + "\n……（输出超过 100,000 个字符，其余未显示）\n")
+
+
 def test_page_was_clean(runtime_page, module_guard):
     """No console error, no page error, no request to a non-local host (the module teardown checks again)."""
     module_guard.assert_clean()
@@ -211,7 +259,7 @@ def test_load_failure_is_shown_and_calls_fail_fast(browser, tmp_path, http_serve
     (site / "static" / "js").mkdir(parents=True)
     for name in ("worker.js", "runtime-client.js"):
         shutil.copyfile(ROOT / "site" / "static" / "js" / name, site / "static" / "js" / name)
-    (site / "index.html").write_text(PAGE, encoding="utf-8")
+    (site / "index.html").write_text(PAGE.replace("{worker}", "static/js/worker.js"), encoding="utf-8")
     guard = PageGuard(browser.new_context())
     try:
         page = guard.new_page()

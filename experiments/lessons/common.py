@@ -1,4 +1,4 @@
-"""Widgets any lesson may use: the editable code cell (its behaviour is in the shared core, widgets.js)."""
+"""Widgets any lesson may use: the editable code cell (its behaviour is site/static/js/code-cell.js)."""
 from __future__ import annotations
 
 from ..widget import Lesson, OptionError, Widget
@@ -14,6 +14,6 @@ def code_view(o: dict, data) -> dict:
 LESSON = Lesson(
     id=None,
     widgets=(Widget("code", "code.html", "common:code_view", {"title": "页内实验", "source": ""},
-                    script="widgets.js"),),
+                    script="code-cell.js"),),
     package="experiments.lessons",
 )

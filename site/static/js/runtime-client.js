@@ -1,17 +1,35 @@
 /*
  * runtime-client.js - the page's side of the Python runtime (plain JS, loaded with <script defer>).
  *
- * Starts site/static/js/worker.js at once (its URL is taken from this script's own src, so the site works
- * under any sub-path) and exposes
+ * Two Web Workers run site/static/js/worker.js (its URL, versioned, is the script's data-worker attribute, relative
+ * to the page; see sitegen/runtime.py), so learner code can never freeze the widgets:
+ *   - the widgets' worker starts at once and answers call();
+ *   - the code cells' worker starts lazily (cells.start(): on the first focus or run of a code cell, or when one
+ *     comes into view in idle time; code-cell.js decides) and runs one learner program at a time. A run can be
+ *     stopped, and is stopped after cells.timeLimitMs; stopping terminates that worker and starts a fresh one.
+ *
  *     window.courseRuntime = {
- *       ready,              // Promise: resolves when Python + numpy + experiments are loaded, rejects on failure
+ *       ready,              // Promise: the widgets' worker has Python + numpy + experiments; rejects on failure
  *       call(fn, args),     // Promise of the result of "module:function"; rejects with Error("<Type>: <message>")
- *       run(source),        // Promise of {ok, stdout, stderr, error} for an editable code cell (never rejects
- *                           //   for a Python error: the traceback is in .error)
- *       state, detail, timings
+ *       run(source),        // = cells.submit(source).done
+ *       state, detail, timings,   // the widgets' worker
+ *       cells: {
+ *         submit(source, onState, onOutput) -> job = {done, stop()}
+ *                           // done: Promise of {ok, stdout, stderr, error, stopped} (never rejects: a Python error
+ *                           //   is the traceback in .error; stopped is null, "stopped" or "timeout", with a
+ *                           //   Chinese .error and the output printed until then). onState("pending") while it
+ *                           //   waits for the worker or an earlier run, onState("running") once it runs;
+ *                           //   onOutput(stdout, stderr) with everything printed so far, while it runs.
+ *                           //   stop() ends it, queued or running.
+ *         start(),          // start the worker now if there is none (idempotent)
+ *         state,            // "idle" (not started) | "loading" | "ready" | "error"
+ *         timeLimitMs,      // a run still going after this long is stopped (default 10000, counted from the moment
+ *                           //   it starts running, not while it waits). A page-level setting: tests lower it
+ *                           //   with `courseRuntime.cells.timeLimitMs = 1500` before the run.
+ *       }
  *     }
- * Every [data-testid="pyodide-status"] element shows the runtime's state: data-state = loading | ready | error,
- * with Chinese text, role="status" and aria-live="polite".
+ * Every [data-testid="pyodide-status"] element shows the widgets' worker's state: data-state = loading | ready |
+ * error, with Chinese text, role="status" and aria-live="polite".
  *
  * Start-up speed: the page lists this file twice, `async` first (it runs as soon as it arrives, while the
  * HTML is still being parsed, so the worker starts early) and then `defer` in order before widgets.js (so
@@ -22,17 +40,9 @@
   if (window.courseRuntime) return;  // already started by the other copy of this script
 
   const script = document.currentScript;
-  const workerUrl = new URL("worker.js", script ? script.src : new URL("static/js/", document.baseURI));
-  const worker = new Worker(workerUrl);
+  const workerUrl = script && script.dataset.worker ? new URL(script.dataset.worker, document.baseURI) : null;
   // the entry points this page's widgets call (the build lists them): the worker imports their modules early
   const warm = script && script.dataset.warm ? JSON.parse(script.dataset.warm) : [];
-  if (warm.length) worker.postMessage({ warm: warm });
-
-  const pending = new Map(); // id -> {resolve, reject, kind}
-  let nextId = 1;
-  let resolveReady, rejectReady;
-  const ready = new Promise((res, rej) => { resolveReady = res; rejectReady = rej; });
-  ready.catch(() => {}); // a failed load is shown in the status element; no unhandled rejection
 
   const TEXT = {
     loading: (d) => "正在加载 Python 运行时…" + (d ? "（" + d + "）" : ""),
@@ -40,34 +50,89 @@
     error: (d) => "运行时加载失败：" + (d || "未知错误"),
   };
 
+  // One worker and the requests waiting for its answers. onStatus({state, detail, timings}) on every status change
+  // (and {state: "error"} if the worker script itself fails). end(text) terminates it: every pending request gets
+  // `text` as its error, and later ones too.
+  function startWorker(onStatus) {
+    const pending = new Map(); // id -> {resolve, reject, kind}
+    let nextId = 1;
+    let dead = workerUrl ? null : "页面没有指明 Python 运行时的位置";
+    const worker = workerUrl ? new Worker(workerUrl) : null;
+
+    function answer(p, msg) {
+      if (p.kind === "run") {
+        p.resolve({ ok: msg.ok, stdout: msg.stdout || "", stderr: msg.stderr || "", error: msg.error || null,
+                    stopped: msg.stopped || null });
+      } else if (msg.ok) {
+        p.resolve(msg.result);
+      } else {
+        const e = new Error(msg.error);
+        e.name = "PythonError";
+        p.reject(e);
+      }
+    }
+
+    function end(text, stopped) {
+      dead = text;
+      if (worker) worker.terminate();
+      pending.forEach((p) => answer(p, { ok: false, error: text, stopped: stopped }));
+      pending.clear();
+    }
+
+    if (worker) {
+      worker.onmessage = (event) => {
+        const msg = event.data;
+        if (msg.type === "status") { onStatus(msg); return; }
+        const p = pending.get(msg.id);
+        if (!p) return;
+        if (msg.partial) { if (p.onPartial) p.onPartial(msg); return; }
+        pending.delete(msg.id);
+        answer(p, msg);
+      };
+      // The worker script itself failed (404, syntax error): nothing will ever answer.
+      worker.onerror = (event) => {
+        event.preventDefault();
+        const detail = event.message || "无法启动 " + workerUrl.pathname;
+        end(detail, null);
+        onStatus({ state: "error", detail: detail });
+      };
+    } else {
+      setTimeout(() => onStatus({ state: "error", detail: dead }), 0);
+    }
+
+    return {
+      send(message, kind, onPartial) {
+        if (dead) return new Promise((resolve, reject) => answer({ resolve, reject, kind }, { ok: false, error: dead }));
+        const id = nextId++;
+        return new Promise((resolve, reject) => {
+          pending.set(id, { resolve: resolve, reject: reject, kind: kind, onPartial: onPartial });
+          worker.postMessage(Object.assign({ id: id }, message));
+        });
+      },
+      post(message) {   // no reply expected
+        if (!dead) worker.postMessage(message);
+      },
+      end: end,
+    };
+  }
+
+  // -- the widgets' worker ---------------------------------------------------------------------------------------
+  let resolveReady, rejectReady;
+  const ready = new Promise((res, rej) => { resolveReady = res; rejectReady = rej; });
+  ready.catch(() => {}); // a failed load is shown in the status element; no unhandled rejection
+
   const runtime = {
     state: "loading",
     detail: "",
     timings: null,
     ready: ready,
     call(fn, args) {
-      return send({ fn: fn, args: args === undefined ? [] : args }, "call");
+      return main.send({ fn: fn, args: args === undefined ? [] : args }, "call");
     },
     run(source) {
-      return send({ run: String(source) }, "run");
+      return cells.submit(source).done;
     },
   };
-  window.courseRuntime = runtime;
-
-  let dead = null; // set when the worker script itself failed: nothing will ever answer
-
-  function send(message, kind) {
-    const id = nextId++;
-    if (dead) {
-      return kind === "run"
-        ? Promise.resolve({ ok: false, stdout: "", stderr: "", error: dead })
-        : Promise.reject(new Error(dead));
-    }
-    return new Promise((resolve, reject) => {
-      pending.set(id, { resolve: resolve, reject: reject, kind: kind });
-      worker.postMessage(Object.assign({ id: id }, message));
-    });
-  }
 
   // Paint every status element (called on each status change and once the DOM is parsed).
   function paint() {
@@ -79,48 +144,97 @@
     });
   }
 
-  function setState(state, detail) {
-    runtime.state = state;
-    runtime.detail = detail || "";
+  const main = startWorker((msg) => {
+    if (msg.timings) runtime.timings = msg.timings;
+    runtime.state = msg.state;
+    runtime.detail = msg.detail || "";
     paint();
+    if (msg.state === "ready") resolveReady(runtime);
+    if (msg.state === "error") rejectReady(new Error(msg.detail));
+  });
+  if (warm.length) main.post({ warm: warm });  // a hint for the idle time after "ready"
+
+  // -- the code cells' worker --------------------------------------------------------------------------------------
+  const queue = [];          // jobs waiting to run, oldest first
+  let current = null;        // the job running now
+  let runner = null;         // startWorker() for the cells, or null before start()
+  let timer = 0;
+
+  function seconds(ms) {
+    return String(Math.round(ms / 100) / 10);
   }
 
-  worker.onmessage = (event) => {
-    const msg = event.data;
-    if (msg.type === "status") {
-      if (msg.timings) runtime.timings = msg.timings;
-      setState(msg.state, msg.detail);
-      if (msg.state === "ready") resolveReady(runtime);
-      if (msg.state === "error") rejectReady(new Error(msg.detail));
-      return;
-    }
-    const p = pending.get(msg.id);
-    if (!p) return;
-    pending.delete(msg.id);
-    if (p.kind === "run") {
-      p.resolve({ ok: msg.ok, stdout: msg.stdout || "", stderr: msg.stderr || "", error: msg.error || null });
-    } else if (msg.ok) {
-      p.resolve(msg.result);
-    } else {
-      const e = new Error(msg.error);
-      e.name = "PythonError";
-      p.reject(e);
-    }
-  };
+  function settle(job, result) {
+    const i = queue.indexOf(job);
+    if (i >= 0) queue.splice(i, 1);
+    if (job === current) { current = null; clearTimeout(timer); }
+    job.resolve(result);
+  }
 
-  // The worker script itself failed (404, syntax error): nothing will ever answer.
-  worker.onerror = (event) => {
-    event.preventDefault();
-    const detail = event.message || "无法启动 " + workerUrl.pathname;
-    dead = detail;
-    setState("error", detail);
-    rejectReady(new Error(detail));
-    pending.forEach((p) => (p.kind === "run"
-      ? p.resolve({ ok: false, stdout: "", stderr: "", error: detail })
-      : p.reject(new Error(detail))));
-    pending.clear();
-  };
+  function pump() {
+    if (current || !queue.length || (cells.state !== "ready" && cells.state !== "error")) return;
+    const job = queue.shift();
+    current = job;
+    job.onState("running");
+    const limit = cells.timeLimitMs;
+    timer = setTimeout(() => restart(job, "timeout",
+      "运行超过 " + seconds(limit) + " 秒，已自动停止。请检查是否有死循环，或把计算规模改小后再运行。"), limit);
+    runner.send({ run: job.source }, "run", (part) => {
+      job.stdout += part.stdout;
+      job.stderr += part.stderr;
+      job.onOutput(job.stdout, job.stderr);
+    }).then((r) => {
+      if (job !== current) return;  // stopped meanwhile: already answered
+      settle(job, r);
+      pump();
+    });
+  }
 
-  setState("loading", "");
+  // End the running job (terminate its worker, which has no other way to stop), answer it, start a fresh worker.
+  function restart(job, stopped, text) {
+    const old = runner;
+    runner = null;
+    cells.state = "idle";
+    settle(job, { ok: false, stdout: job.stdout, stderr: job.stderr, error: text, stopped: stopped });
+    old.end(text, stopped);
+    cells.start();
+  }
+
+  const cells = {
+    state: "idle",
+    timeLimitMs: 10000,
+    start() {
+      if (runner) return;
+      cells.state = "loading";
+      const me = startWorker((msg) => {
+        if (runner !== me) return;   // a status from a worker that was stopped meanwhile
+        cells.state = msg.state;
+        if (msg.state !== "loading") pump();
+      });
+      runner = me;
+    },
+    submit(source, onState, onOutput) {
+      let resolve;
+      const done = new Promise((res) => { resolve = res; });
+      const job = { source: String(source), onState: onState || (() => {}), onOutput: onOutput || (() => {}),
+                    resolve: resolve, stdout: "", stderr: "" };
+      queue.push(job);
+      job.onState("pending");
+      cells.start();
+      pump();
+      return {
+        done: done,
+        stop() {
+          if (job === current) restart(job, "stopped", "已停止运行。");
+          else if (queue.includes(job)) settle(job, { ok: false, stdout: "", stderr: "", error: "已取消运行。",
+                                                       stopped: "stopped" });
+        },
+      };
+    },
+  };
+  runtime.cells = cells;
+  window.courseRuntime = runtime;
+
+  paint();
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", paint);
 })();

@@ -21,7 +21,7 @@
  * page is "<widget>-2". Moving through the page's history (Back after a table-of-contents link) keeps them.
  *
  * window.courseWidgets holds the helpers below and mount({name: setup}), which sets up every widget of those
- * names on the page. This file mounts the editable code cells, which every lesson may use.
+ * names on the page. The editable code cells, which every lesson may use, are code-cell.js.
  *
  * For tests: window.courseWidgets.timings lists {widget, ms} for every recompute (input event -> DOM updated;
  * "crossover:T" for the slider, "crossover:model" for the picker); .answered counts {build, python} answers;
@@ -341,43 +341,6 @@
       .then((r) => { answered.python += 1; return r; }, (e) => { throw new Error(learnerMessage(e)); });
   }
 
-  // -- editable code cells: run with the button or Shift+Enter; stdout and tracebacks shown and announced -------------
-  function codeCell(root) {
-    const src = root.querySelector(".code-source");
-    const original = src.value;
-    const button = root.querySelector(".code-run");
-    const out = root.querySelector(".code-output");
-    const status = root.querySelector(".code-status");
-    whenReady(root, ".code-run, .code-reset");
-    let running = false;
-    function run() {
-      if (running || button.disabled) return;
-      running = true;
-      root.dataset.busy = "true";
-      const t0 = performance.now();
-      out.textContent = "运行中…";
-      out.classList.remove("has-error");
-      status.textContent = "运行中…";
-      rt.run(src.value).then((r) => {
-        const text = (r.stdout || "") + (r.stderr || "") + (r.error || "");
-        out.textContent = text || "（没有输出）";
-        out.classList.toggle("has-error", Boolean(r.error));
-        const last = (r.error || r.stdout || "").trim().split("\n").pop();
-        status.textContent = r.error ? "运行出错：" + last : "运行完成" + (last ? "：" + last : "，没有输出");
-        timings.push({ widget: "code", ms: performance.now() - t0 });
-      }).finally(() => {
-        running = false;
-        delete root.dataset.busy;
-        root.dispatchEvent(new CustomEvent("course:updated", { bubbles: true }));
-      });
-    }
-    button.addEventListener("click", run);
-    src.addEventListener("keydown", (e) => {
-      if (e.key === "Enter" && e.shiftKey) { e.preventDefault(); run(); }
-    });
-    root.querySelector(".code-reset").addEventListener("click", () => { src.value = original; src.focus(); });
-  }
-
   const seen = {};
   function mount(table) {   // {widget name: setup(root, ns)}; one broken widget must not take the others down
     document.querySelectorAll(".widget[data-widget]").forEach((w) => {
@@ -401,5 +364,4 @@
     latest: latest, chart: chart, call: call, bind: bind, fill: fill, rows: rows, options: options,
   };
   if (document.querySelector("script.precomputed")) precomputed();   // inflate while the page settles
-  mount({ code: codeCell });
 })();

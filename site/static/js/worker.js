@@ -2,26 +2,32 @@
  * worker.js - the course's Python runtime, a classic Web Worker.
  *
  * Loads the self-hosted Pyodide 0.27.7 + numpy (bundled by sitegen/runtime.py, never a CDN), unpacks
- * py/experiments.zip and imports the `experiments` package. Paths are resolved against this file's own URL,
- * so the site works under any sub-path. Site layout:
- *     static/js/worker.js      (this file)
- *     pyodide/                 (pyodide.js, pyodide.asm.*, python_stdlib.zip, pyodide-lock.json, numpy wheel)
- *     py/experiments.zip
+ * experiments.zip and imports the `experiments` package. Paths are resolved against this file's own URL,
+ * so the site works under any sub-path. Site layout (every folder named by its content's version or hash, so
+ * browsers may cache these files forever):
+ *     py/<hash>/worker.js          (this file, copied from site/static/js/ by the build)
+ *     py/<hash>/experiments.zip
+ *     pyodide/<PYODIDE_VERSION>/   (pyodide.js, pyodide.asm.*, python_stdlib.zip, pyodide-lock.json, numpy wheel)
+ *
+ * A page runs two of these (runtime-client.js): one answers the widgets' calls, the other runs the learner's
+ * code cells and is terminated when a run is stopped or takes too long.
  *
  * Messages out:  {type: "status", state: "loading" | "ready" | "error", detail, timings?}
  * Requests in:   {id, fn: "experiments.api:name", args: [...]}
  *                  -> calls name(JSON.stringify(args)); the Python function returns a JSON string
  *                  -> {id, ok: true, result} | {id, ok: false, error: "<ExceptionType>: <message>"}
  *                {id, run: "<python source>"}   (the page's editable code cells)
+ *                  -> {id, partial: true, stdout, stderr}*   (output so far, while it runs; see written())
  *                  -> {id, ok, stdout, stderr, error}   (error: the traceback text, null on success)
  *                {warm: [entry point names]}   (no reply: which modules to import ahead of the first call)
  * Requests that arrive before the runtime is ready are queued and answered in order.
  */
 "use strict";
 
+const PYODIDE_VERSION = "0.27.7";  // must be sitegen/runtime.py's PYODIDE_VERSION (the build checks)
 const BASE = self.location.href;
-const INDEX_URL = new URL("../../pyodide/", BASE).href;
-const EXPERIMENTS_ZIP = new URL("../../py/experiments.zip", BASE).href;
+const INDEX_URL = new URL("../../pyodide/" + PYODIDE_VERSION + "/", BASE).href;
+const EXPERIMENTS_ZIP = new URL("experiments.zip", BASE).href;
 const PY_DIR = "/course";  // where the experiments package is unpacked in Pyodide's file system
 
 // Start-up: the course's own zip is requested at once, in parallel with Pyodide itself, so it is there when
@@ -50,9 +56,31 @@ function status(s, detail, extra) {
 }
 
 // stdout/stderr of user code: `write` handlers keep the exact bytes (a batched handler drops the
-// newline, so "a\n" and "a" would look the same). Each `run` resets the buffers.
+// newline, so "a\n" and "a" would look the same). Each `run` resets the buffers. The streams are ttys, so Python
+// writes each line as it is printed, and during a run what was written is also sent on as {id, partial: true,
+// stdout, stderr} (the new text): a run that is stopped or loops forever still shows what it printed. The first
+// PARTIAL_FREE writes of a run are sent at once; after that at most every PARTIAL_MS, so a flood of prints cannot
+// flood the page (only the last moments of a flood may be missing if it is then stopped). A run keeps at most
+// OUTPUT_LIMIT characters; the rest is dropped and said so at the end.
 let out = "", err = "";
 const decOut = new TextDecoder(), decErr = new TextDecoder();
+const OUTPUT_LIMIT = 100000, PARTIAL_MS = 100, PARTIAL_FREE = 50;
+let running = null, sentOut = 0, sentErr = 0, lastPartial = 0, partials = 0, dropped = false;
+
+function written(text, isErr) {
+  if (out.length + err.length + text.length > OUTPUT_LIMIT) {
+    text = text.slice(0, Math.max(0, OUTPUT_LIMIT - out.length - err.length));
+    dropped = true;
+  }
+  if (isErr) err += text; else out += text;
+  const now = performance.now();
+  if (running === null || (out.length === sentOut && err.length === sentErr)) return;
+  if (partials >= PARTIAL_FREE && now - lastPartial < PARTIAL_MS) return;
+  lastPartial = now;
+  partials++;
+  self.postMessage({ id: running, partial: true, stdout: out.slice(sentOut), stderr: err.slice(sentErr) });
+  sentOut = out.length; sentErr = err.length;
+}
 
 async function init() {
   const t0 = performance.now();
@@ -79,8 +107,8 @@ async function init() {
   getattr = pyodide.globals.get("getattr");
   timings.experiments = Math.round(performance.now() - t);
 
-  pyodide.setStdout({ write: (buf) => { out += decOut.decode(buf, { stream: true }); return buf.length; } });
-  pyodide.setStderr({ write: (buf) => { err += decErr.decode(buf, { stream: true }); return buf.length; } });
+  pyodide.setStdout({ isatty: true, write: (buf) => { written(decOut.decode(buf, { stream: true }), false); return buf.length; } });
+  pyodide.setStderr({ isatty: true, write: (buf) => { written(decErr.decode(buf, { stream: true }), true); return buf.length; } });
   timings.total = Math.round(performance.now() - t0);
   status("ready", "Python " + pyodide.version + " / numpy", { timings: timings });
 }
@@ -156,6 +184,7 @@ function userTraceback(tb) {
 
 function runSource(req) {
   out = ""; err = "";
+  running = req.id; sentOut = sentErr = partials = 0; dropped = false;
   const globals = pyodide.globals.get("dict")();  // a fresh namespace for every run
   let ok = true, error = null;
   try {
@@ -167,6 +196,7 @@ function runSource(req) {
   } finally {
     globals.destroy();
   }
+  running = null;
   const sys = pyodide.pyimport("sys");  // flush anything still buffered in sys.stdout / sys.stderr
   for (const name of ["stdout", "stderr"]) {
     const stream = sys[name];
@@ -175,6 +205,7 @@ function runSource(req) {
   }
   sys.destroy();
   out += decOut.decode(); err += decErr.decode();  // and any incomplete UTF-8 tail
+  if (dropped) out += "\n……（输出超过 " + OUTPUT_LIMIT.toLocaleString("en-US") + " 个字符，其余未显示）\n";
   return { id: req.id, ok: ok, stdout: out, stderr: err, error: error };
 }
 
