@@ -3,12 +3,13 @@
     python -m sitegen.dist [--site _site] [--out _dist]
 
 What changes from _site/ (which stays as it is, for `make serve` and the tests):
-- Everything but the pages and their data moves into one version folder named by its content,
-  `v/<hash>/` (static/, pyodide/, py/): the hash is sha256 over every file's path and bytes in it, so a file in
-  there never changes under the same URL and a host may let browsers cache `v/` forever
+- The Python runtime is content-named by the build already (`pyodide/<version>/`, `py/<hash>/`, see
+  sitegen/runtime.py) and stays where it is. static/ moves into one version folder named by its content,
+  `v/<hash>/static/`: the hash is sha256 over every file's path and bytes in it, so a file in there never changes
+  under the same URL. A host may let browsers cache `v/`, `py/` and `pyodide/` forever
   (`Cache-Control: public, max-age=31536000, immutable`). Only the pages' `src="static/..."` /
-  `href="static/..."` are rewritten, to `v/<hash>/static/...`; inside the folder every reference was relative
-  already (worker.js finds ../../pyodide/ and ../../py/experiments.zip beside it, charts.js ../vendor/).
+  `href="static/..."` are rewritten, to `v/<hash>/static/...`; inside static/ every reference was relative
+  already (charts.js finds ../vendor/), and the pages name the runtime by its site-relative, content-named URLs.
 - The pages (*.html) and data/ keep their names: they change with every build, so they are revalidated.
 - The build's reports for instructors (numbers.json, changes.json, changes.html) are left out.
 - Every text-like file of 1 kB or more gets precompressed copies beside it, `NAME.gz` (gzip -9) and `NAME.br`
@@ -33,7 +34,8 @@ from pathlib import Path
 from experiments.errors import CourseError
 
 ROOT = Path(__file__).resolve().parent.parent
-VERSIONED = ("static", "pyodide", "py")          # moved into v/<hash>/
+VERSIONED = ("static",)                          # moved into v/<hash>/
+CONTENT_NAMED = ("py", "pyodide")                # named by their content in the build already: cached forever
 LEFT_OUT = ("numbers.json", "changes.json", "changes.html")
 COMPRESSIBLE = {".html", ".js", ".mjs", ".css", ".json", ".svg", ".wasm", ".txt", ".map", ".py"}
 MIN_COMPRESS_BYTES = 1024
@@ -111,8 +113,9 @@ def precompress(dest: Path) -> list[Path]:
 def write_host_files(dest: Path, version: str) -> None:
     (dest / ".nojekyll").write_text("", encoding="utf-8")
     (dest / "_headers").write_text(
-        f"# Cache rules for hosts that read this file (Netlify, Cloudflare Pages); see docs/publishing.md\n"
-        f"/v/*\n  Cache-Control: {IMMUTABLE}\n/*\n  Cache-Control: {REVALIDATE}\n", encoding="utf-8")
+        "# Cache rules for hosts that read this file (Netlify, Cloudflare Pages); see docs/publishing.md\n"
+        + "".join(f"/{name}/*\n  Cache-Control: {IMMUTABLE}\n" for name in ("v", *CONTENT_NAMED))
+        + f"/*\n  Cache-Control: {REVALIDATE}\n", encoding="utf-8")
 
 
 def make_dist(site: Path, out: Path) -> str:

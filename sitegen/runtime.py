@@ -265,9 +265,11 @@ class RuntimePlan:
     experiments_url: str      # py/<hash>/experiments.zip
     pyodide_url: str = f"pyodide/{PYODIDE_VERSION}/"
 
-    def urls(self) -> list[str]:
-        """Every file the runtime fetches (what the outline's idle prefetch warms)."""
-        return [self.worker_url, self.experiments_url] + [self.pyodide_url + name for name in RUNTIME_FILES]
+    def urls(self, root: str = "") -> list[str]:
+        """Every file the runtime fetches (what the outline's idle prefetch warms), relative to a page whose path
+        to the site root is `root`."""
+        return [root + u for u in [self.worker_url, self.experiments_url]
+                + [self.pyodide_url + name for name in RUNTIME_FILES]]
 
 
 WORKER_VERSION = re.compile(rb'const PYODIDE_VERSION = "([^"]+)";')

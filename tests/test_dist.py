@@ -1,9 +1,10 @@
 """`make dist` (python -m sitegen.dist): the folder to publish, served by a plain static server.
 
-The runtime and static files live under one folder named by their content, v/<hash>/, which the pages point at;
+The static files live under one folder named by their content, v/<hash>/, which the pages point at, and the
+Python runtime stays in the folders the build already names by their content (pyodide/<version>/, py/<hash>/);
 every text-like file has .gz and .br copies that decompress to it; the instructors' reports are left out; in
 Chromium, served by the tests' plain static server, the pages load and the Python runtime gets ready with every
-request answered from the hashed folder (or a page / its data), none failing.
+request answered from a content-named folder (or a page / its data), none failing.
 """
 from __future__ import annotations
 
@@ -36,28 +37,31 @@ def test_runtime_and_static_files_are_under_their_content_hash(dist):
     version = content_hash(site)
     assert re.fullmatch(r"[0-9a-f]{12}", version)
     assert [p.name for p in (out / "v").iterdir()] == [version] and f"v/{version}/" in stdout
-    for name in ("static", "pyodide", "py"):
-        assert not (out / name).exists() and (out / "v" / version / name).is_dir()
-    assert (out / "v" / version / "py" / "experiments.zip").read_bytes() == (site / "py" / "experiments.zip").read_bytes()
-    assert (out / "v" / version / "pyodide" / "pyodide.asm.wasm").stat().st_size == \
-        (site / "pyodide" / "pyodide.asm.wasm").stat().st_size
+    assert not (out / "static").exists() and (out / "v" / version / "static").is_dir()
+    for name in ("py", "pyodide"):   # content-named by the build: the same folders, the same bytes
+        assert sorted(p.relative_to(out).as_posix() for p in (out / name).rglob("*") if p.suffix not in (".gz", ".br")) \
+            == sorted(p.relative_to(site).as_posix() for p in (site / name).rglob("*"))
+    (zip_path,) = (out / "py").glob("*/experiments.zip")
+    assert zip_path.read_bytes() == (site / zip_path.relative_to(out)).read_bytes()
     for page in ("index.html", "c4-fixture.html", "c5-fixture.html"):
         text = (out / page).read_text(encoding="utf-8")
         assert not re.search(r'(?:src|href)="static/', text), page
-        assert f'src="v/{version}/static/js/runtime-client.js"' in text
+        assert f'src="v/{version}/static/js/' in text
         assert text == (site / page).read_text(encoding="utf-8").replace('="static/', f'="v/{version}/static/')
     for report in ("changes.html", "changes.json", "numbers.json"):
         assert (site / report).exists() and not (out / report).exists()
-    assert "immutable" in (out / "_headers").read_text(encoding="utf-8") and (out / ".nojekyll").exists()
+    headers = (out / "_headers").read_text(encoding="utf-8")
+    for folder in ("/v/*", "/py/*", "/pyodide/*"):
+        assert f"{folder}\n  Cache-Control: public, max-age=31536000, immutable" in headers
+    assert (out / ".nojekyll").exists()
 
 
-def test_hash_changes_with_any_runtime_byte(tmp_path, dist):
+def test_hash_changes_with_any_static_byte(tmp_path, dist):
     site, _, _ = dist
-    for name in ("static", "pyodide", "py"):
-        (tmp_path / name).mkdir()
-    (tmp_path / "py" / "experiments.zip").write_bytes(b"one")
+    (tmp_path / "static").mkdir()
+    (tmp_path / "static" / "x.js").write_bytes(b"one")
     first = content_hash(tmp_path)
-    (tmp_path / "py" / "experiments.zip").write_bytes(b"two")
+    (tmp_path / "static" / "x.js").write_bytes(b"two")
     assert content_hash(tmp_path) != first
     assert content_hash(site) == content_hash(site)
 
@@ -72,7 +76,8 @@ def test_precompressed_copies_are_the_same_bytes(dist):
         assert packed.stat().st_size < len(raw)
         pairs += 1
     version = next((out / "v").iterdir()).name
-    for rel in ("index.html", f"v/{version}/pyodide/pyodide.asm.wasm", f"v/{version}/static/js/worker.js",
+    (worker,) = (out / "py").glob("*/worker.js")
+    for rel in ("index.html", "pyodide/0.27.7/pyodide.asm.wasm", worker.relative_to(out).as_posix(),
                 f"v/{version}/static/css/course.css"):
         assert (out / (rel + ".gz")).is_file() and (out / (rel + ".br")).is_file(), rel
     assert not list(out.rglob("*.zip.gz")) and not list(out.rglob("*.whl.br"))   # already compressed
@@ -86,14 +91,16 @@ def test_dist_serves_from_a_plain_static_server(dist, http_serve, guarded_page):
     page = guarded_page
     responses = []
     page.context.on("response", lambda r: responses.append((r.url, r.status)))
-    for name in ("index.html", "c4-fixture.html"):
-        page.goto(base + name)
-        wait_runtime_ready(page)
+    page.goto(base + "index.html")                  # the outline runs no Python: it has no runtime status
+    assert page.locator("[data-testid=pyodide-status]").count() == 0
+    page.goto(base + "c4-fixture.html")
+    wait_runtime_ready(page)
     paths = [url[len(base):] for url, _ in responses if url.startswith(base)]
     assert all(status in (200, 304) for _, status in responses), [r for r in responses if r[1] not in (200, 304)]
-    assert f"v/{version}/pyodide/pyodide.asm.wasm" in paths and f"v/{version}/py/experiments.zip" in paths
-    assert f"v/{version}/static/js/worker.js" in paths
-    outside = [p for p in paths if not p.startswith(f"v/{version}/") and not p.endswith(".html")
+    (worker,) = (out / "py").glob("*/worker.js")
+    assert "pyodide/0.27.7/pyodide.asm.wasm" in paths and worker.relative_to(out).as_posix() in paths
+    assert f"v/{version}/static/js/runtime-client.js" in paths
+    outside = [p for p in paths if not p.startswith((f"v/{version}/", "py/", "pyodide/")) and not p.endswith(".html")
                and not p.startswith("data/")]
     assert outside == [], outside
     assert page.locator(".num").count() > 0

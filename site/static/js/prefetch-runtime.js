@@ -18,14 +18,15 @@
   }
   script.dataset.state = "waiting";
 
-  const siteRoot = new URL("../../", script.src);   // this file is static/js/prefetch-runtime.js
+  // the URLs are relative to the page, as the lesson pages' data-worker is (base.html prefixes the page's root), so
+  // they stay right wherever static/ is served from (make dist moves it into v/<hash>/)
   const urls = JSON.parse(script.dataset.urls);
 
   function prefetch() {
     for (const url of urls) {
       const link = document.createElement("link");
       link.rel = "prefetch";
-      link.href = new URL(url, siteRoot).href;
+      link.href = new URL(url, document.baseURI).href;
       document.head.appendChild(link);
     }
     script.dataset.state = "done";
