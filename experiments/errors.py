@@ -2,6 +2,8 @@
 
 CourseError is the root; everything a user can cause (a bad config, a bad lesson) is one of its subclasses and
 prints as one clear line per problem, naming the file, the key and what was expected. No traceback reaches a user.
+Those lines are English, for maintainers (the command line, the build); a learner reads the same problems in
+Chinese: Problem.zh() and ConfigError.lines_zh(), rendered by experiments/errors_zh.py.
 """
 from __future__ import annotations
 
@@ -28,6 +30,11 @@ class Problem:
             text += f", got {_show(self.got)}"
         return text
 
+    def zh(self) -> str:
+        """The problem in Chinese for a learner: 键 'hidden_size'：应为正整数，实际是 -5."""
+        from .errors_zh import problem_zh
+        return problem_zh(self.key, self.expected, self.got, self.has_got)
+
 
 def _show(value: object) -> str:
     if isinstance(value, str):
@@ -51,6 +58,10 @@ class ConfigError(CourseError):
     def lines(self) -> list[str]:
         where = f"{self.file}: " if self.file else ""
         return [where + p.describe() for p in self.problems]
+
+    def lines_zh(self) -> list[str]:
+        """One Chinese line per problem, for a page (no file name: a learner pasted the config)."""
+        return [p.zh() for p in self.problems]
 
     def __str__(self) -> str:
         return "; ".join(self.lines())

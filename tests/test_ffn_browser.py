@@ -162,6 +162,32 @@ def test_memory_calculator_pasted_config(page):
     assert text(page, root, "mem-weights-gb") == "26.0 GB"
 
 
+def test_memory_calculator_bad_pasted_config_is_named_in_chinese(page):
+    """Bad JSON and a config the engine refuses: an inline Chinese message, the same CPython gives (issue #13:
+    no English, no exception class), then a good config computes again."""
+    root = ".ffn-memory"
+    error = page.locator(f"{root} .mem-error")
+    if not page.locator(f"{root} .mem-config").is_visible():
+        page.click(f"{root} .mem-paste summary")
+    good = _doc("llama-2-13b")["config"]
+    set_values(page, root, {".mem-dtype": "FP16", ".mem-batch": 1, ".mem-bw": "3.35", ".mem-peak": "989.4"})
+    for pasted in ('{"model_type": "llama",', json.dumps(dict(good, num_key_value_heads=7)), '{"model_type": "bert"}'):
+        with pytest.raises(ValueError) as e:
+            ffn.decode(pasted, "FP16", "3.35", 1, "989.4")
+        page.fill(f"{root} .mem-config", pasted)
+        page.click(f"{root} .mem-use-config")
+        page.wait_for_function("([sel, want]) => document.querySelector(sel).textContent.includes(want)",
+                               arg=[f"{root} .mem-error", str(e.value)], timeout=60_000)
+        shown = error.inner_text()
+        assert shown.startswith("计算失败：这份 config 有问题：") and "Error" not in shown and "expected" not in shown
+    assert "键 'model_type'：应为本课程支持的模型家族之一" in shown
+    before = updates(page, "ffn-memory")
+    page.fill(f"{root} .mem-config", json.dumps(good))
+    page.click(f"{root} .mem-use-config")
+    wait_update(page, "ffn-memory", before)
+    assert error.is_hidden() and text(page, root, "mem-weights-gb") == "26.0 GB"
+
+
 # -- training memory -----------------------------------------------------------------------------------------------
 def test_training_memory(page):
     root = ".ffn-training"

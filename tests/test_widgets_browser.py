@@ -453,10 +453,10 @@ def test_bring_your_own_config(c4, models, repo_site):
 
     llama = dict(models["llama7b"]["config"])
     del llama["hidden_size"]
-    bad = [('{"model_type": "llama",', "valid JSON (line 1, column 24"),
-           ("[1, 2]", "expected a JSON object (a config.json), got list"),
-           ('{"model_type": "bert"}', "key 'model_type': expected one of"),
-           (json.dumps(llama), "key 'hidden_size'")]
+    bad = [('{"model_type": "llama",', "合法的 JSON（第 1 行第 24 列"),
+           ("[1, 2]", "内容应为 JSON 对象（即一份 config.json 的内容），实际是一个有 2 项的列表"),
+           ('{"model_type": "bert"}', "键 'model_type'：应为本课程支持的模型家族之一"),
+           (json.dumps(llama), "键 'hidden_size'：缺少这个键")]
     for text, needle in bad:
         byo_run(c4, root, text)
         expect(error).to_be_visible()

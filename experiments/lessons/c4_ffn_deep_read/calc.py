@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ...ledger import views
+from ...errors import ConfigError
 from ...ledger import build_ledger, ledger_of, unwrap
 from . import INT4_DEFAULTS
 from ...format import GB, format_value, gb, ms, n, pct, per_second, ratio_text, sci, signed_pct, trim_decimal
@@ -72,7 +73,22 @@ def parse_int(value, what: str, low: int = 1, high: int = 10**7) -> int:
 
 
 def _ledger(config):
-    return ledger_of(config)
+    """The config's ledger. The memory calculator also sends a pasted config.json as its text, parsed here (bad
+    JSON is named by line and column). A config the engine refuses is a ValueError whose message is the problems
+    in Chinese (experiments/errors_zh.py), which the page shows as it is."""
+    try:
+        if isinstance(config, str):
+            from ..c4_transformer_block.widgets import parse_config_text
+            config = parse_config_text(config)
+        return ledger_of(config)
+    except ConfigError as e:
+        raise ValueError(config_problem_zh(e)) from None
+
+
+def config_problem_zh(error: Exception) -> str:
+    """A refused config as the one Chinese line the calculators show: 这份 config 有问题：键 '…'：应为…"""
+    from ...errors_zh import learner_message
+    return "这份 config 有问题：" + learner_message(error)
 
 
 # ==============================================================================================================

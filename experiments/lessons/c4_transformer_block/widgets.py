@@ -291,12 +291,14 @@ def parse_config_text(text: str) -> dict:
 
 
 def byo_error(error: Exception) -> dict:
-    """An inline error for the bring-your-own-config box: a Chinese heading and one line per problem."""
+    """An inline error for the bring-your-own-config box: a Chinese heading and one Chinese line per problem
+    (experiments/errors_zh.py); any other error is one Chinese line, never an exception class name."""
+    from ...errors_zh import learner_message
     if isinstance(error, ConfigError):
-        lines = error.lines()
+        lines = error.lines_zh()
         return {"ok": False, "title": f"这个 config 有 {len(lines)} 处问题：" if len(lines) > 1 else "这个 config 有问题：",
                 "problems": lines}
-    return {"ok": False, "title": "无法计算这个 config：", "problems": [f"{type(error).__name__}: {error}"]}
+    return {"ok": False, "title": "无法计算这个 config：", "problems": [learner_message(error)]}
 
 
 # -- build-time views: (options, data) -> the values site/templates/widgets/<template> shows ----------------------

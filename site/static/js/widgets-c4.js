@@ -399,7 +399,10 @@
     root.querySelector(".byo-example").addEventListener("click", () => models().then((ms) => {
       input.value = JSON.stringify(ms[root.dataset.example].config, null, 2);
       run(input.value);
-    }, (e) => fail({ title: "无法读取示例：", problems: [e.message] })));
+    }, (e) => {   // (the reason, a file name and an HTTP status, is for a developer's console)
+      console.warn("byo example:", e);
+      fail({ title: "无法读取示例：", problems: ["示例模型的数据没有加载成功，请刷新页面再试"] });
+    }));
   }
 
   W.mount({
