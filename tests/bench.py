@@ -284,10 +284,25 @@ INSTRUMENTS = r"""
 FIRST_INTERACTION_JS = r"""
 (() => {
   const f = window.__benchFirst = { result: null };
-  const DEADLINE_MS = %(deadline)d, QUIET_MS = 300;
+  const DEADLINE_MS = %(deadline)d, QUIET_MS = 300, NO_REACTION_MS = 30000;
   const SKIP = new Set(["code", "byo-config"]);             // these always need Python: never "enumerable"
   const NOT_ANSWERS = new Set(["data-busy", "data-pending", "disabled", "aria-busy"]);
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  let inflight = 0;                                         // runtime calls in flight (the answer may need Python)
+  function track(rt) {
+    if (!rt || rt.__benchTracked) return;
+    for (const name of ["call", "run"]) {
+      if (typeof rt[name] !== "function") continue;
+      const f = rt[name].bind(rt);
+      rt[name] = (...a) => {
+        inflight++;
+        const p = f(...a), done = () => { inflight--; };
+        Promise.resolve(p).then(done, done);
+        return p;
+      };
+    }
+    rt.__benchTracked = true;
+  }
 
   function describe(el) {
     const cls = Array.from(el.classList).filter((c) => !c.startsWith("is-")).slice(0, 2).join(".");
@@ -339,6 +354,7 @@ FIRST_INTERACTION_JS = r"""
 
   async function run() {
     const started = performance.now();
+    track(window.courseRuntime);
     const p = pick();
     if (!p) { f.result = { ms: null, how: "no enumerable control" }; return; }
     const { w, el } = p;
@@ -362,10 +378,10 @@ FIRST_INTERACTION_JS = r"""
     act(el);
     while (updated === null && performance.now() < deadline) {
       await sleep(10);
-      const busy = w.querySelector("[data-busy], [data-pending]") !== null;
+      const busy = inflight > 0 || w.querySelector("[data-busy], [data-pending]") !== null;
       if (busy) continue;
       if (first !== null && performance.now() - last >= QUIET_MS) break;
-      if (first === null && performance.now() - acted >= 2000) break;
+      if (first === null && performance.now() - acted >= NO_REACTION_MS) break;
     }
     mo.disconnect();
     w.removeEventListener("course:updated", onUpdated);
