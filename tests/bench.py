@@ -98,6 +98,9 @@ READY_TIMEOUT_MS = 240_000   # a phone's first visit downloads ~17 MB at 1.25 MB
 QUIET_MS = 120              # a widget's DOM is "updated" once it has been quiet this long with nothing in flight
 SAMPLES_PER_WIDGET = 8      # input events per widget per visit (x runs x visits)
 FIRST_INTERACTION_DEADLINE_MS = 240_000
+# pending work in a widget (widgets.js): data-busy / data-pending with a value (a status line may keep an empty
+# data-busy="" as its "no busy text" slot: that is not pending work)
+BUSY_SELECTOR = '[data-busy]:not([data-busy=""]), [data-pending]:not([data-pending=""])'
 TARGETS_TEXT = {
     "first_interaction": "first_interaction_ms <= lcp_ms + 100 (same visit)",
     "outline_transfer": "outline transfer_kb <= 150 (first visit)",
@@ -286,7 +289,8 @@ FIRST_INTERACTION_JS = r"""
   const f = window.__benchFirst = { result: null };
   const DEADLINE_MS = %(deadline)d, QUIET_MS = 300, NO_REACTION_MS = 30000;
   const SKIP = new Set(["code", "byo-config"]);             // these always need Python: never "enumerable"
-  const NOT_ANSWERS = new Set(["data-busy", "data-pending", "disabled", "aria-busy"]);
+  const NOT_ANSWERS = new Set(["data-busy", "data-pending", "data-note", "disabled", "aria-busy"]);
+  const BUSY = %(busy)s;
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   let inflight = 0;                                         // runtime calls in flight (the answer may need Python)
   function track(rt) {
@@ -366,6 +370,8 @@ FIRST_INTERACTION_JS = r"""
     const mo = new MutationObserver((records) => {
       for (const r of records) {
         if (r.type === "attributes" && NOT_ANSWERS.has(r.attributeName)) continue;
+        const node = r.target.nodeType === 1 ? r.target : r.target.parentElement;
+        if (node && node.closest(".widget-status")) continue;   // "waiting for Python" is not an answer
         const now = performance.now();
         if (first === null) first = now;
         last = now;
@@ -378,7 +384,7 @@ FIRST_INTERACTION_JS = r"""
     act(el);
     while (updated === null && performance.now() < deadline) {
       await sleep(10);
-      const busy = inflight > 0 || w.querySelector("[data-busy], [data-pending]") !== null;
+      const busy = inflight > 0 || w.querySelector(BUSY) !== null;
       if (busy) continue;
       if (first !== null && performance.now() - last >= QUIET_MS) break;
       if (first === null && performance.now() - acted >= NO_REACTION_MS) break;
@@ -393,11 +399,12 @@ FIRST_INTERACTION_JS = r"""
     run().catch((e) => { f.result = { ms: null, how: "error: " + e }; });
   }, 0), { once: true });
 })();
-""" % {"deadline": FIRST_INTERACTION_DEADLINE_MS}
+""" % {"deadline": FIRST_INTERACTION_DEADLINE_MS, "busy": json.dumps(BUSY_SELECTOR)}
 
 # Interacts with every widget and times each input event to its updated DOM (see the module docstring).
 RECOMPUTE_JS = r"""
-async ({ samples, quietMs, config }) => {
+async ({ samples, quietMs, config, busySelector }) => {
+  const BUSY = busySelector;
   const rt = window.courseRuntime;
   let inflight = 0;
   const track = (p) => { inflight++; const done = () => { inflight--; }; Promise.resolve(p).then(done, done); return p; };
@@ -421,7 +428,7 @@ async ({ samples, quietMs, config }) => {
     const start = performance.now();
     while (performance.now() - start < maxMs) {
       await sleep(25);
-      const busy = root.matches("[data-busy]") || root.querySelector("[data-busy]") !== null;
+      const busy = root.matches(BUSY) || root.querySelector(BUSY) !== null;
       if (inflight === 0 && !busy && performance.now() - last >= quietMs) break;
     }
     mo.disconnect();
@@ -478,7 +485,7 @@ async ({ samples, quietMs, config }) => {
     while (performance.now() < deadline) {
       await sleep(10);
       const quiet = last === null ? performance.now() - t0 >= 1000 : performance.now() - last >= quietMs;
-      const busy = root.matches("[data-busy]") || root.querySelector("[data-busy]") !== null;  // widgets.js marks pending work
+      const busy = root.matches(BUSY) || root.querySelector(BUSY) !== null;  // widgets.js marks pending work
       if (inflight === 0 && !busy && quiet) break;
     }
     mo.disconnect();
@@ -490,6 +497,7 @@ async ({ samples, quietMs, config }) => {
   const result = {};
   for (const w of document.querySelectorAll(".widget[data-widget]")) {
     const name = w.dataset.widget;
+    const began = performance.now();
     w.scrollIntoView({ block: "center" });
     await settle(w, 20000);                 // its chart (if any) draws first, then we start
     let els = controls(w);
@@ -515,7 +523,7 @@ async ({ samples, quietMs, config }) => {
     }
     let key = name, n = 2;
     while (key in result) key = name + "#" + n++;
-    result[key] = { samples: all, controls: perControl, n_controls: els.length };
+    result[key] = { samples: all, controls: perControl, n_controls: els.length, spent_ms: performance.now() - began };
   }
   return result;
 }
@@ -693,7 +701,7 @@ def visit(context, reqs: Requests, url: str, profile: Profile, *, scroll: bool, 
     if recompute:
         reqs.phase = "input"
         out["recompute"] = page.evaluate(RECOMPUTE_JS, {"samples": profile.samples, "quietMs": QUIET_MS,
-                                                        "config": config})
+                                                        "config": config, "busySelector": BUSY_SELECTOR})
     out["prefetch_kb"] = kb(reqs.transferred(prefetch=True))   # (an idle prefetch may come after the load window)
     out["external"] = [it["path"] for it in reqs.items if it.get("external")]
     page.close()
@@ -933,6 +941,8 @@ def check_targets(summary: dict, profile: Profile) -> list[dict]:
             add("second_runtime", f"{page} (second, after {', '.join(s['after'])}): runtime files",
                 s["runtime_files_max"], 0, s["runtime_files_max"] == 0)
     for page, fi in summary["first_interaction"].items():
+        if fi["how"] == ["no enumerable control"]:   # (a page whose widgets have none: nothing to check)
+            continue
         v, lcp = fi["first_interaction_ms"], fi["lcp_ms"]
         limit = None if lcp is None else lcp + LIMITS["first_interaction_slack_ms"]
         add("first_interaction", f"{page} (first)", v, limit, v is not None and limit is not None and v <= limit)
