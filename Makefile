@@ -35,8 +35,8 @@ dist: build          ## the folder to publish: _dist/ (hashed runtime folder, .g
 test: runtime chromium   ## the whole test suite (engine, build, HF cross-check, browser tests)
 	$(PYTHON) -m pytest tests
 
-bench: build chromium    ## speed and size figures (not a test): prints a table, writes _bench/latest.json
-	$(PYTHON) -m tests.bench
+bench: build chromium    ## speed and size figures (not a test): tables + _bench/latest.json; BENCH_ARGS="--profile phone", "--quick"
+	$(PYTHON) -m tests.bench $(BENCH_ARGS)
 
 clean:
 	rm -rf _site _site.* _dist _dist.* _bench .pytest_cache
