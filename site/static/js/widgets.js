@@ -221,7 +221,7 @@
       root.querySelectorAll("[data-needs-python]").forEach((c) => c.setAttribute("aria-describedby",
         ((c.getAttribute("aria-describedby") || "") + " " + (box.id = box.id || "ws-" + Math.random().toString(36).slice(2))).trim()));
     }
-    box.dataset[kind] = text;
+    if (text) box.dataset[kind] = text; else delete box.dataset[kind];   // an empty data-busy would read as busy
     const shown = box.dataset.busy || box.dataset.note || "";
     box.textContent = shown;
     box.hidden = !shown;
