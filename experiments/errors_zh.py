@@ -76,7 +76,7 @@ PHRASES: list[tuple[str, object]] = [
      lambda m: f"本课程支持的模型家族之一：{_names(m['names'])}（或者在 'architectures' 里写上其中某个家族的模型类名）"),
     (r"one of (?P<names>.*)", lambda m: f"以下之一：{_names(m['names'])}"),
     # -- experiments/ledger/__init__.py, cli.py and the bring-your-own-config box: the document itself -----------
-    (rf"valid JSON \(line (?P<line>\d+), column (?P<col>\d+): (?P<msg>.*)\)", _json_zh),
+    (r"valid JSON \(line (?P<line>\d+), column (?P<col>\d+): (?P<msg>.*)\)", _json_zh),
     (r"a config\.json: the box is empty", "一份 config.json（输入框是空的）"),
     (r"a readable file \((?P<why>.*)\)", lambda m: f"可以读取的文件（{READ_ERRORS.get(m['why'], '读取失败')}）"),
     # -- families' r.fail(...): consistency between keys ---------------------------------------------------------

@@ -301,15 +301,15 @@ def install_site_runtime(site_dir: Path, cache_dir: Path = DEFAULT_CACHE_DIR, pl
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`make runtime`: fetch and check the bundle; a failure is one line on stderr and exit status 1."""
     parser = argparse.ArgumentParser(prog="python -m sitegen.runtime", description=__doc__.splitlines()[0])
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE_DIR, help="default: .cache/runtime/")
-    args = parser.parse_args(argv)
+    cache_dir = parser.parse_args(argv).cache_dir
     try:
-        rdir = ensure_runtime(args.cache_dir, log=print)
+        where = ensure_runtime(cache_dir, log=print)
     except RuntimeFetchError as exc:
-        print(f"runtime: {exc}", file=sys.stderr)
-        return 2
-    print(f"Pyodide {PYODIDE_VERSION} + numpy ready in {rdir} ({len(RUNTIME_FILES)} files, all sha256 pinned)")
+        sys.exit(f"runtime: {exc}")
+    print(f"Pyodide {PYODIDE_VERSION} + numpy ready in {where} ({len(RUNTIME_FILES)} files, all sha256 pinned)")
     return 0
 
 

@@ -25,7 +25,6 @@ import math
 from fractions import Fraction
 
 from ...format import format_value, gb, n, pct, sci
-from ...labels import PART_ZH
 from ...ledger import build_ledger, ledger_of, unwrap, views
 from ..c4_ffn_deep_read import calc as ffn
 
@@ -33,8 +32,7 @@ BYTES = {"BF16": Fraction(2), "FP8": Fraction(1), "INT4": Fraction(1, 2)}   # by
 KV_BYTES = 2                                                               # cache elements stored in BF16
 # config keys of (routed experts, experts per token, expert width); None: the width key is shared with dense
 # layers (Jamba's intermediate_size), so the granularity control is not offered
-MOE_KEYS = {**ffn.MOE_KEYS, "mixtral": ("num_local_experts", "num_experts_per_tok", "intermediate_size"),
-            "jamba": ("num_experts", "num_experts_per_tok", None)}
+MOE_KEYS = {**ffn.MOE_KEYS, "jamba": ("num_experts", "num_experts_per_tok", None)}   # Jamba: width not its own
 ROW_ZH = {"embedding": "嵌入 embedding（查表）", "attention": "注意力", "linear_attention": "Gated DeltaNet（线性注意力）",
           "mamba": "Mamba 状态空间层", "router": "路由器", "shared": "共享专家", "dense_ffn": "稠密 FFN 层",
           "routed": "路由专家", "norm": "归一化", "lm_head": "lm_head"}
@@ -46,13 +44,7 @@ ROW_ORDER = ("embedding", "attention", "linear_attention", "mamba", "router", "s
 # 1. the two ledgers of an MoE model
 # ==============================================================================================================
 def moe_keys(config: dict) -> tuple[str, str, str | None]:
-    mt = config.get("model_type") if isinstance(config, dict) else None
-    if mt not in MOE_KEYS:
-        raise ValueError(f"这个计算器只认识这些 MoE 家族：{'、'.join(MOE_KEYS)}；得到 {mt!r}")
-    keys = MOE_KEYS[mt]
-    if mt == "gpt_oss" and "num_local_experts" not in config and "num_experts" in config:
-        keys = ("num_experts",) + keys[1:]
-    return keys
+    return ffn.moe_keys(config, MOE_KEYS)
 
 
 def with_experts(config, n_experts=None, top_k=None, split=None) -> dict:

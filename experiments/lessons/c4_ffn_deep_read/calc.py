@@ -440,11 +440,14 @@ def explorable(ledger) -> bool:
     return bool(ledger.arch.moe) and ledger.arch.family in MOE_KEYS
 
 
-def moe_keys(config: dict) -> tuple[str, str, str]:
+def moe_keys(config: dict, table: dict | None = None) -> tuple[str, str, str | None]:
+    """The config keys of (expert count, experts per token, expert width) for a family of `table` (this lesson's
+    MOE_KEYS by default; a width of None means the family cannot vary it on its own)."""
+    table = MOE_KEYS if table is None else table
     mt = config.get("model_type") if isinstance(config, dict) else None
-    if mt not in MOE_KEYS:
-        raise ValueError(f"model_type {mt!r} 不是本课支持的 MoE 家族（{'、'.join(MOE_KEYS)}）")
-    keys = MOE_KEYS[mt]
+    if mt not in table:
+        raise ValueError(f"model_type {mt!r} 不是本课支持的 MoE 家族（{'、'.join(table)}）")
+    keys = table[mt]
     if mt == "gpt_oss" and "num_local_experts" not in config and "num_experts" in config:
         keys = ("num_experts",) + keys[1:]
     return keys
