@@ -141,6 +141,36 @@ def test_the_crossover_x_axis_ends_at_the_last_data_point(base, guarded_pages):
     assert first["last"] != second["last"]
 
 
+# -- the tracker's "它解决了什么问题" lines, on a phone and on a desktop ------------------------------------------------
+SOLVES_LAYOUT_JS = """() => {
+  const w = document.querySelector(".widget[data-widget=tracker]");
+  const width = document.documentElement.clientWidth;
+  return Array.from(w.querySelectorAll(".stage:not([hidden]) .stage-detail:not([hidden]) .solves")).map((s) => {
+    const r = s.getBoundingClientRect(), box = s.parentElement.getBoundingClientRect();
+    const before = s.previousElementSibling && s.previousElementSibling.getBoundingClientRect();
+    const links = Array.from(s.querySelectorAll("a.chapter-link")).map((a) => a.getBoundingClientRect());
+    return { display: getComputedStyle(s).display, font: parseFloat(getComputedStyle(s).fontSize),
+             own_line: !before || r.top >= before.bottom - 1, left: Math.abs(r.left - (box.left +
+               parseFloat(getComputedStyle(s.parentElement).paddingLeft))) <= 1,
+             inside: r.left >= -1 && r.right <= width + 1 && links.every((a) => a.left >= -1 && a.right <= width + 1),
+             links: links.length };
+  });
+}"""
+
+
+@pytest.mark.parametrize("device", ["phone", "desktop"])
+def test_the_trackers_solves_lines_sit_on_their_own_lines_and_fit(device, base, guarded_pages):
+    page = open_lesson(guarded_pages, base + C4, **(PHONE if device == "phone" else DESKTOP))
+    tracker = page.locator(".widget[data-widget=tracker]")
+    seen = []
+    for stage in tracker.locator(".stage").evaluate_all("(lis) => lis.map((li) => li.dataset.stage)"):
+        tracker.locator(f'.stage[data-stage="{stage}"] .stage-button').click()
+        seen += page.evaluate(SOLVES_LAYOUT_JS)
+    assert len(seen) >= 8 and sum(s["links"] for s in seen) >= 5, seen
+    for s in seen:
+        assert s["display"] == "block" and s["own_line"] and s["left"] and s["inside"] and s["font"] >= 14, (device, s)
+
+
 # -- the per-layer tables on a desktop -----------------------------------------------------------------------------
 LAYER_JS = """() => {
   const w = document.querySelector(".widget[data-widget=ledger-layer]");

@@ -253,9 +253,16 @@ def test_an_error_is_chinese_and_marks_the_old_results_stale(guarded_page, site)
     assert "显存带宽（TB/s）：需要一个数（例如 3.35），得到「abc」" in message
     assert "Error" not in message and "上一次" in message
     assert mem.evaluate("(el) => el.dataset.stale") == "true"
+    # the old results are dimmed (widgets.css), the message saying so is not
+    assert mem.evaluate(OPACITY) == {"result": "0.55", "error": "1"}
     mem.locator(".mem-gpu").select_option("h100")
     idle(guarded_page, mem)
     assert mem.evaluate("(el) => el.dataset.stale") is None and mem.locator(".widget-error").is_hidden()
+    assert mem.evaluate(OPACITY)["result"] == "1"
+
+
+OPACITY = """(el) => ({ result: getComputedStyle(el.querySelector(".mem-readout").closest(".table-scroll")).opacity,
+    error: getComputedStyle(el.querySelector(".widget-error")).opacity })"""
 
 
 def test_int4_probe_strings():

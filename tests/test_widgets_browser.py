@@ -31,7 +31,7 @@ from experiments import api
 from experiments.baseline import summary
 from experiments.ledger import build_ledger
 from experiments.lessons.c4_transformer_block.widgets import (baseline_view, crossover_at, crossover_series, ledger_compare, ledger_layer,
-                                      ledger_total, tracker_stages)
+                                      ledger_total, tracker_settings, tracker_stages)
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSON = "c4-transformer-block.html"
@@ -375,6 +375,54 @@ def test_tracker_baseline_runs_the_numpy_forward_pass(c4, ledger):
     root.locator('.stage[data-stage="tokens"] .stage-button').click()
     assert root.locator(".forward").is_hidden() and "tracker.model" not in query(c4)
     assert state_text(root) == build_text
+
+
+SOLVES_JS = """(root) => Array.from(root.querySelectorAll(".stage")).map((li) => ({
+    id: li.dataset.stage,
+    solves: Array.from(li.querySelectorAll(".solves")).map((s) => s.textContent),
+    links: Array.from(li.querySelectorAll("a.chapter-link")).map((a) => [a.textContent, a.getAttribute("href")]),
+    unwritten: Array.from(li.querySelectorAll(".chapter-unwritten")).map((s) => s.textContent),
+    text: li.textContent.replace(/\\s+/g, " ").trim()}))"""
+
+
+def expected_solves(stages: list[dict]) -> list[dict]:
+    """Each stage's "它解决了什么问题" lines (the stage's, then its parts') and chapter links, as tracker.html writes them."""
+    def line(x):
+        if not x["links"]:
+            return f"它解决了什么问题：{x['solves']}"
+        refs = "、".join(f"{c['id']} {c['title']}" + ("" if c["href"] else "，未写") for c in x["links"])
+        return f"它解决了什么问题：{x['solves']}（{refs}）"
+    out = []
+    for s in stages:
+        items = [s] + s["parts"]
+        out.append({"id": s["id"], "solves": [line(x) for x in items if x["solves"]],
+                    "links": [[f"{c['id']} {c['title']}", c["href"]] for x in items for c in x["links"] if c["href"]],
+                    "unwritten": [f"{c['id']} {c['title']}，未写" for x in items for c in x["links"] if not c["href"]]})
+    return out
+
+
+def test_tracker_keeps_what_each_stage_solves_and_its_chapter_links_when_the_model_changes(c4, ledger):
+    """The stages the browser redraws for another model carry the same "它解决了什么问题" lines and chapter links as
+    the build's; back on the first model, every stage reads exactly as built (hidden details included)."""
+    root = widget(c4, "tracker")
+    settings = {**COURSE["tracker"], "chapter_links": tracker_settings(COURSE)["chapter_links"]}
+    built = root.evaluate(SOLVES_JS)
+    anchor = tracker_stages(ledger("anchor"), settings, REFERENCE["qwen3.8-27b"])
+    assert [{k: s[k] for k in ("id", "solves", "links", "unwritten")} for s in built] == expected_solves(anchor)
+    assert sum(len(s["solves"]) for s in built) >= 8 and sum(len(s["links"]) for s in built) >= 5
+    assert ["C4+ FFN：吞掉三分之二参数的黑洞（精读）", "c4-ffn-deep-read.html"] in [x for s in built for x in s["links"]]
+
+    root.locator('button.tracker-model[data-model="baseline"]').click()
+    idle(c4, root)
+    baseline = tracker_stages(ledger("baseline"), settings, REFERENCE["baseline"], course_titles=False)
+    shown = root.evaluate(SOLVES_JS)
+    assert [{k: s[k] for k in ("id", "solves", "links", "unwritten")} for s in shown] == expected_solves(baseline)
+    assert any(s["links"] for s in shown)
+
+    root.locator('button.tracker-model[data-model="anchor"]').click()
+    idle(c4, root)
+    assert root.evaluate(SOLVES_JS) == built
+    assert "tracker.model" not in query(c4)
 
 
 def test_baseline_widget_runs_numpy_in_the_page(c4):

@@ -2,97 +2,71 @@
  * widgets-c4.js - behaviour of lesson C4's widgets: the three ledgers, the compute crossover, the data-flow
  * tracker with the baseline's numpy forward pass, and the bring-your-own-config box (plain JS, <script defer>,
  * after widgets.js, whose helpers and conventions it uses).
+ *
+ * Every table and stage list arrives complete from the build (site/templates/widgets/c4_tables.html, tracker.html,
+ * byo_config.html): the same Jinja macros write the build's rows and the <template>s this file clones and fills
+ * with the strings Python returns. No label is spelled here: the words around the numbers, a layer's label and a
+ * stage's title come from the templates and from Python's answers; status words are the templates' data-*
+ * attributes.
  */
 (function () {
   "use strict";
 
   const W = window.courseWidgets;
-  const { getState, setState, models, el, live, pickAlias, latest, chart, call } = W;
+  const { getState, setState, models, live, pickAlias, latest, chart, call, fill, rows } = W;
   const rt = window.courseRuntime;
 
-  // -- shared renderers (mirror the templates in site/templates/widgets/) -------------------------------------------
-  function totalRows(lt) {
-    return lt.rows.map((r) => el("tr", { "data-part": r.key }, [el("td", { text: r.label }),
-      el("td", { class: "r", text: r.count }), el("td", { class: "r col-total", text: r.share_total }),
-      el("td", { class: "r col-backbone", text: r.share_backbone })]));
+  // -- filling the build's markup (site/templates/widgets/c4_tables.html, tracker.html) ------------------------------
+  // fill() (widgets.js) writes data-f fields, data-attr attributes and data-each rows. The C4 templates also use, on
+  // a clone of a <template> (make) or on the build's markup filled in place (refill), after fill():
+  //   data-fmt="attr"   {key} in the attribute replaced by data[key] (a region's name: fixed words around a label)
+  //   data-if="key"     the element removed unless data[key] is truthy (a part of a stage that only some stages have)
+  //   data-list="key"   what follows its <template class="item"> replaced by one make() per item of data[key]
+  //                     (a row whose cells vary in number keeps the cells before the template)
+  const truthy = (v) => !(v === null || v === undefined || v === false || v === "" || v === 0 ||
+    (Array.isArray(v) && !v.length));
+
+  function make(tpl, data) {
+    return refill(tpl.content.firstElementChild.cloneNode(true), data);
   }
 
-  // a table that may scroll sideways: a focusable region, named after what it shows (as the templates name it)
-  function scrollTable(label, table) {
-    return el("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": "表格：" + label + "（可横向滚动）" }, [table]);
+  function list(node, items) {
+    const t = node.querySelector(":scope > template.item");
+    while (t.nextSibling) t.nextSibling.remove();
+    node.append(...(items || []).map((x) => make(t, x)));
   }
 
-  function layerSection(layer, who) {
-    return el("section", { class: "layer", "data-layer": layer.type, "aria-label": who + layer.label }, [
-      el(who ? "h4" : "h3", { text: layer.label + " ×" + layer.n + "：每层 " + layer.per_layer }),   // (under byo's h3)
-      scrollTable(who + layer.label + "逐矩阵的参数", el("table", {}, [
-        el("thead", {}, [el("tr", {}, [el("th", { scope: "col", text: "张量" }), el("th", { scope: "col", text: "形状" }),
-          el("th", { scope: "col", class: "r", text: "参数" })])]),
-        el("tbody", {}, layer.rows.map((r) => el("tr", {}, [el("td", {}, [el("code", { text: r.name })]),
-          el("td", { text: r.shape }), el("td", { class: "r", text: r.count })]))),
-        el("tfoot", {}, [
-          el("tr", {}, [el("th", { scope: "row", colspan: "2", text: "token mixer 小计" }), el("td", { class: "r", text: layer.mixer })]),
-          el("tr", {}, [el("th", { scope: "row", colspan: "2", text: "FFN 小计（占本层 " + layer.ffn_share + "）" }),
-            el("td", { class: "r", text: layer.ffn })]),
-          el("tr", {}, [el("th", { scope: "row", colspan: "2", text: "本层合计" }), el("td", { class: "r", text: layer.per_layer })]),
-        ]),
-      ])),
-    ]);
+  function refill(node, data) {
+    fill(node, data);
+    // this level's elements: not those inside the items of a list (made with their own data)
+    const mine = (sel) => [node].concat(Array.from(node.querySelectorAll(sel))).filter((n) => {
+      const outer = n.parentElement && n.parentElement.closest("[data-list]");
+      return n.matches(sel) && !(outer && (outer === node || node.contains(outer)));
+    });
+    mine("[data-fmt]").forEach((n) => n.dataset.fmt.split(",").forEach((a) => n.setAttribute(a,
+      n.getAttribute(a).replace(/\{(\w+)\}/g, (_, k) => (data[k] === undefined || data[k] === null ? "" : String(data[k]))))));
+    mine("[data-if]").forEach((n) => { if (n !== node && !truthy(data[n.dataset.if])) n.remove(); });
+    mine("[data-list]").forEach((n) => list(n, data[n.dataset.list]));
+    return node;
   }
 
-  // the contents of .layer-body for ledger_layer data; who: "" or a prefix naming another model ("你的模型：")
-  function layerBody(ll, who) {
-    who = who || "";
-    const nodes = [el("div", { class: "layer-columns" }, ll.layers.map((layer) => layerSection(layer, who)))];
-    if (ll.diff) {
-      const d = ll.diff;
-      nodes.push(el("div", { class: "layer-diff" }, [scrollTable(who + "两种层的差别", el("table", {}, [
-        el("thead", {}, [el("tr", {}, [el("th", { scope: "col", text: "一层里的部分" }), el("th", { scope: "col", class: "r", text: d.a }),
-          el("th", { scope: "col", class: "r", text: d.b }), el("th", { scope: "col", class: "r", text: "差" })])]),
-        el("tbody", {}, d.rows.map((r) => el("tr", {}, [el("th", { scope: "row", text: r.label }),
-          el("td", { class: "r", text: r.a }), el("td", { class: "r", text: r.b }), el("td", { class: "r", text: r.diff })]))),
-      ])), el("p", { class: "diff", text: d.sentence })]));
-    } else {
-      nodes.push(el("p", { class: "diff", text: ll.single }));
-    }
-    return nodes;
+  // a .layer-body (ledger_layer data): each layer type, then their difference or the one-type sentence
+  function layerBody(body, ll) {
+    list(body.querySelector(".layer-columns"), ll.layers);
+    const now = make(body.querySelector(ll.diff ? "template.layer-diff" : "template.layer-single"), ll.diff || ll);
+    const old = body.querySelector(":scope > .layer-diff, :scope > p.diff");
+    if (old) old.replaceWith(now); else body.querySelector(".layer-columns").after(now);
   }
 
-  function compareTable(data) {   // thead, tbody, tfoot of the side-by-side ledger
-    const cell = (a, b) => el("td", { class: "r" }, [a, el("br"), el("span", { class: "share", text: b })]);
-    return [
-      el("thead", {}, [el("tr", {}, [el("th", { scope: "col", text: "部件" })].concat(data.cols.map((c) =>
-        el("th", { scope: "col", class: "r", "data-alias": c.alias, text: c.name }))))]),
-      el("tbody", {}, data.rows.map((r) => el("tr", { "data-part": r.key }, [el("td", { text: r.label })].concat(
-        r.cells.map((c) => cell(c.count, c.share)))))),
-      el("tfoot", {}, [el("tr", {}, [el("th", { scope: "row", text: "合计（FFN 占比）" })].concat(
-        data.cols.map((c) => cell(c.total, "FFN " + c.ffn_share))))]),
-    ];
-  }
-
-  function stageItem(s, prefix) {   // one <li> of the tracker (mirrors tracker.html)
-    const id = prefix + "-" + s.id;
-    const count = el("span", { class: "params" }, ["参数 ", el("span", { class: "stage-params", text: s.params })]);
-    if (s.n_layers > 1) count.append("（每层）");
-    if (s.check) count.append(" ", el("span", { class: "check check-" + (s.check === "✓" ? "ok" : "bad"),
-      title: "与 transformers 实现逐张量计数比对", text: s.check }));
-    const detail = el("div", { class: "stage-detail", id: id }, [
-      el("span", { class: "shape" }, [s.in + " → ", el("span", { class: "stage-out", text: s.out })]), count,
-      s.note ? el("span", { class: "note", text: s.note }) : null,
-      s.parts.length ? el("ul", { class: "stage-parts" }, s.parts.map((p) => el("li", {}, [p.label + "：",
-        el("span", { class: "part-params", text: p.params }),
-        p.status_zh ? " " : null, p.status_zh ? el("span", { class: "badge badge-" + p.status, text: p.status_zh }) : null]))) : null,
-      el("span", { class: "stage-actual", hidden: true }, ["numpy 实际输出 ", el("span", { class: "actual-shape" }), " ",
-        el("span", { class: "actual-check check" })]),
-    ]);
-    return el("li", { class: "stage stage-" + s.status, "data-stage": s.id }, [
-      el("button", { type: "button", class: "stage-button", "aria-expanded": "false", "aria-controls": id }, [
-        el("span", { class: "stage-title", text: s.title + (s.n_layers > 1 ? " ×" + s.n_layers : "") }),
-        el("span", { class: "stage-meta" }, [
-          s.check ? el("span", { class: "stage-check check check-" + (s.check === "✓" ? "ok" : "bad"),
-            title: "参数量与 transformers 实现逐张量计数比对", text: s.check }) : null, s.check ? " " : null,
-          el("span", { class: "badge badge-" + s.status, text: s.status_zh + (s.chapter ? "（" + s.chapter + "）" : "") })])]),
-      detail]);
+  // a tracker stage as its template reads it: Python's stage plus what only says how to show it
+  function stageView(s, prefix) {
+    const links = (ls) => ls.map((c, i) => Object.assign({}, c, { sep: i > 0, unwritten: !c.href }));
+    const mark = (cls) => cls + "check check-" + (s.check === "✓" ? "ok" : "bad");
+    return Object.assign({}, s, {
+      dom_id: prefix + "-" + s.id, li_class: "stage stage-" + s.status, badge_class: "badge badge-" + s.status,
+      repeated: s.n_layers > 1, check_class: mark(""), stage_check_class: mark("stage-"), links: links(s.links || []),
+      parts: s.parts.map((p) => Object.assign({}, p, { badge_class: "badge badge-" + p.status, links: links(p.links || []) })),
+    });
   }
 
   // A model <select>: restores the URL's choice once Python is ready, records changes in the URL.
@@ -115,7 +89,7 @@
     };
   }
 
-  // -- 总账: the denominator toggle (both columns are in the table) and a model picker -----------------------------
+  // -- the ledger total: the denominator toggle (both columns are in the table) and a model picker -----------------------------
   function ledgerTotal(root, ns) {
     const share = root.querySelector(".ffn-share");
     const note = root.querySelector(".ffn-share-note");
@@ -125,7 +99,7 @@
         b.setAttribute("aria-pressed", String(b.dataset.denominator === den));
       });
       share.textContent = den === "backbone" ? share.dataset.backbone : share.dataset.total;
-      note.textContent = den === "backbone" ? "（分母：文本主干）" : "（分母：整个 checkpoint）";
+      note.textContent = den === "backbone" ? note.dataset.backbone : note.dataset.total;
     }
     root.querySelectorAll("button.denominator").forEach((b) => b.addEventListener("click", () => {
       applyDen(b.dataset.denominator);
@@ -138,7 +112,7 @@
         root.querySelector(".den-backbone").textContent = lt.text_backbone;
         share.dataset.total = lt.ffn_share_total;
         share.dataset.backbone = lt.ffn_share_backbone;
-        root.querySelector("tbody").replaceChildren(...totalRows(lt));
+        rows(root.querySelector("tbody"), lt.rows);
         root.querySelector(".ledger-sum").textContent = lt.total;
         root.querySelector(".ledger-backbone").textContent = lt.text_backbone;
         applyDen(root.dataset.denominator);
@@ -150,25 +124,25 @@
     picker.restore();
   }
 
-  // -- 一层里: one layer of each type, matrix by matrix, and their difference; any model -----------------------------
+  // -- one layer of each type, matrix by matrix, and their difference; any model -----------------------------
   function ledgerLayer(root, ns) {
     const recompute = latest(root, "ledger-layer", (alias) => models().then((ms) =>
       call("layer_view", [ms[alias].config]).then((ll) => {
         root.querySelector(".model-name").textContent = ms[alias].name;
-        root.querySelector(".layer-body").replaceChildren(...layerBody(ll));
+        layerBody(root.querySelector(".layer-body"), ll);
       })));
     const picker = modelPicker(root, ns, recompute);
     live(root, ".model-picker");
     picker.restore();
   }
 
-  // -- 三个模型并排: any model from data/ in any column ----------------------------------------------------------------
+  // -- the side-by-side ledger: any model from data/ in any column ----------------------------------------------------------------
   function ledgerCompare(root, ns) {
     const selects = Array.from(root.querySelectorAll("select.compare-model"));
     const dflt = root.dataset.models;
     const recompute = latest(root, "ledger-compare", (chosen) => models().then((ms) =>
       call("ledger_compare", [chosen.map((a) => [a, ms[a].name, ms[a].config])]).then((data) => {
-        root.querySelector("table").replaceChildren(...compareTable(data));
+        refill(root.querySelector("table"), data);
         chart(root, data.chart);
       })));
     function changed() {
@@ -187,7 +161,7 @@
     if (any) changed();
   }
 
-  // -- 参数 ≠ 计算: a log slider over the context length T and a model picker --------------------------------------------
+  // -- parameters are not compute: a log slider over the context length T and a model picker --------------------------------------------
   function crossover(root, ns) {
     const slider = root.querySelector(".t-slider");
     const out = root.querySelector(".t-value");
@@ -286,7 +260,7 @@
         root.querySelectorAll("button.tracker-model").forEach((b) => {
           b.setAttribute("aria-pressed", String(b.dataset.model === a));
         });
-        list.replaceChildren(...stages.map((s) => stageItem(s, prefix)));
+        refill(list, { stages: stages.map((s) => stageView(s, prefix)) });
         select(root.dataset.stage, false);
         forward.hidden = a !== data.baseline;
         status.textContent = "";
@@ -298,7 +272,7 @@
     }));
 
     const run = latest(root, "tracker-forward", () => {
-      status.textContent = "正在浏览器里运行 numpy 前向…";
+      status.textContent = status.dataset.running;
       return call("baseline_forward", [0, data.settings]).then((r) => {
         list.querySelectorAll(".stage").forEach((li) => {
           const a = r.actual[li.dataset.stage];
@@ -311,7 +285,7 @@
           mark.className = "actual-check check " + (a.match ? "check-ok" : "check-bad");
         });
         status.textContent = r.status;
-      }, (e) => { status.textContent = "运行失败：" + e.message; throw e; });
+      }, (e) => { status.textContent = status.dataset.failed + e.message; throw e; });
     });
     root.querySelector(".run-forward").addEventListener("click", () => run(null));
 
@@ -326,13 +300,12 @@
   function baseline(root) {
     const status = root.querySelector(".baseline-status");
     const run = latest(root, "baseline", () => {
-      status.textContent = "正在浏览器里运行 numpy 前向…";
+      status.textContent = status.dataset.running;
       return call("baseline_forward", [0]).then((r) => {
-        root.querySelector(".baseline-stages").replaceChildren(...r.stages.map((s) =>
-          el("tr", {}, [el("td", { text: s.name }), el("td", { text: s.shape })])));
+        rows(root.querySelector(".baseline-stages"), r.stages);
         root.querySelector(".baseline-params").textContent = r.params;
         status.textContent = r.status;
-      }, (e) => { status.textContent = "运行失败：" + e.message; throw e; });
+      }, (e) => { status.textContent = status.dataset.failed + e.message; throw e; });
     });
     live(root, ".run-baseline");
     root.querySelector(".run-baseline").addEventListener("click", () => run(null));
@@ -347,13 +320,14 @@
     const error = root.querySelector(".byo-error");
     const total = root.querySelector("[data-testid=byo-config-total]");
     const ledgers = root.querySelector(".byo-ledgers");
+    const empty = total.textContent;   // (the build's placeholder, shown again after a bad config)
     const compare = (root.dataset.compare || "").split(",").filter(Boolean);
 
     function fail(r) {
       error.hidden = false;
       error.querySelector(".byo-error-title").textContent = r.title;
-      error.querySelector(".byo-problems").replaceChildren(...r.problems.map((p) => el("li", { text: p })));
-      total.textContent = "—";
+      rows(error.querySelector(".byo-problems"), r.problems.map((p) => ({ text: p })));
+      total.textContent = empty;
       ledgers.replaceChildren();
     }
     function show(v) {
@@ -362,26 +336,14 @@
       const d = v.numbers && v.numbers["model.total"];
       if (d && window.courseNumbers) total.replaceChildren(window.courseNumbers.node("model.total", d));
       else total.textContent = v.total;
-      const lt = v.ledger_total, cross = v.crossover;
-      const fig = el("figure", { class: "chart", "aria-label": "你的模型：FFN 与全注意力打分每 token FLOPs 对比上下文长度" }, [
-        el("script", { type: "application/json", class: "chart-spec", text: "{}" })]);
-      ledgers.replaceChildren(
-        el("h3", { text: "总账" }),
-        el("p", { text: "FFN 占整个 checkpoint " + lt.ffn_share_total + "，占文本主干 " + lt.ffn_share_backbone +
-          "；文本主干 " + lt.text_backbone + "，每个 token 激活 " + lt.active_per_token + " 个参数。" }),
-        scrollTable("你的模型：各部件的参数与占比", el("table", { class: "byo-total-table" }, [
-          el("thead", {}, [el("tr", {}, [el("th", { scope: "col", text: "部件" }), el("th", { scope: "col", class: "r", text: "参数" }),
-            el("th", { scope: "col", class: "r", text: "占整个 checkpoint" }), el("th", { scope: "col", class: "r", text: "占文本主干" })])]),
-          el("tbody", {}, totalRows(lt))])),
-        el("h3", { text: "一层里" }),
-        el("div", { class: "byo-layer" }, layerBody(v.ledger_layer, "你的模型：")),
-        el("h3", { text: "并排" }),
-        scrollTable("你的模型与对照模型并排的账本", el("table", { class: "byo-compare" }, compareTable(v.compare))),
-        el("h3", { text: "参数 ≠ 计算" }),
-        el("p", { class: "byo-crossover", text: cross.crossover_point }),
-        el("p", { class: "byo-native", text: cross.native }),
-        fig);
-      chart(ledgers, cross.chart);
+      ledgers.replaceChildren(root.querySelector("template.byo-view").content.cloneNode(true));
+      fill(ledgers.querySelector(".byo-summary"), v.ledger_total);
+      fill(ledgers.querySelector(".byo-total-table"), v.ledger_total);
+      layerBody(ledgers.querySelector(".byo-layer"), v.ledger_layer);
+      refill(ledgers.querySelector(".byo-compare"), v.compare);
+      fill(ledgers.querySelector(".byo-crossover"), v.crossover);
+      fill(ledgers.querySelector(".byo-native"), v.crossover);
+      chart(ledgers, v.crossover.chart);
     }
     const run = latest(root, "byo-config", (text) => models().then((ms) =>
       call("byo_views", [text, compare.filter((a) => ms[a]).map((a) => [a, ms[a].name, ms[a].config])])).then((r) => {
@@ -401,7 +363,7 @@
       run(input.value);
     }, (e) => {   // (the reason, a file name and an HTTP status, is for a developer's console)
       console.warn("byo example:", e);
-      fail({ title: "无法读取示例：", problems: ["示例模型的数据没有加载成功，请刷新页面再试"] });
+      fail({ title: error.dataset.exampleFailed, problems: [error.dataset.exampleRetry] });
     }));
   }
 
