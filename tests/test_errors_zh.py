@@ -93,6 +93,8 @@ def source_phrases() -> list[tuple[str, int, str]]:
 
 def _knows(template: str) -> bool:
     """Some filling of the holes (numbers or key names) gives a phrase a pattern knows."""
+    if template in ("\0", "\0" + MISSING_SUFFIX):
+        return True   # the Reader's _absent: a getter's own phrase + the suffix; every getter's phrase is checked
     holes = template.count("\0")
     for fill in itertools.product(HOLE_GUESSES, repeat=holes):
         text = template.replace("\1", "10,000,000")
@@ -108,10 +110,10 @@ def test_the_source_scan_finds_the_engine_phrases():
     found = {t for _, _, t in source_phrases()}
     # the Reader's getters, the unknown model_type, a family's consistency check, the byo box's own
     assert {"a JSON object", "true or false", "an integer >= \0", "an integer <= \1",
-            "a list of integers (the key is missing)",
+            "\0 (the key is missing)",
             "a divisor of \0 (\0)", "a config.json: the box is empty", "a JSON object (a config.json)"} <= found
     assert any(t.startswith("one of cohere, gpt2 (or an 'architectures'") for t in found)
-    assert len(found) >= 40
+    assert len(found) >= 30   # (the engine folds repeated phrases into shared helpers: fewer, not less covered)
 
 
 @pytest.mark.parametrize("where, lineno, template", source_phrases(), ids=lambda x: str(x)[:60])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import math
 from fractions import Fraction
 from pathlib import Path
@@ -322,10 +323,16 @@ def test_every_stage_says_what_it_solves(course, per_model):
 
 def test_tracker_on_the_c4_page(built, course):
     text = (built / C4_PAGE).read_text(encoding="utf-8")
-    assert text.count('<span class="solves">它解决了什么问题：') >= len(course["tracker"]["stages"])
-    assert '<a class="chapter-link" href="c4-ffn-deep-read.html">C4+ ' in text
+    # (the build's stages; the same markup stands blank in the <template> the browser fills after a model change)
+    solves = re.findall(r'class="solves"[^>]*>它解决了什么问题：(?:<span data-f="solves">)?([^<]+)', text)
+    assert len(solves) >= len(course["tracker"]["stages"])
+    def link(href, chapter):
+        return re.search(rf'<a class="chapter-link" href="{re.escape(href)}"[^>]*>(?:<span data-f="id">)?'
+                         rf'{re.escape(chapter)}(?:</span>)? ', text)
+    assert link("c4-ffn-deep-read.html", "C4+")
     c11 = next(ch for ch in course["chapters"] if ch["id"] == "C11")
     if c11["status"] == "written":
-        assert f'<a class="chapter-link" href="{c11["lesson"]}.html">C11 ' in text
+        assert link(f'{c11["lesson"]}.html', "C11")
     else:
-        assert '<span class="chapter-unwritten">C11 ' in text and 'href="c11-' not in text
+        assert re.search(r'<span class="chapter-unwritten"[^>]*>(?:<span data-f="id">)?C11', text) \
+            and 'href="c11-' not in text

@@ -114,7 +114,7 @@ def drive(page, models, check: bool) -> list:
                 recipe = v if sel == ".tr-recipe" else "mixed_adamw"
                 assert seen[-1] == ffn.training_memory(models[model]["config"], recipe, 4, 4096, False)["total"]
     moe = root(page, "ffn-moe")
-    for v in [a for a in models if build_ledger(models[a]["config"]).arch.moe]:
+    for v in [a for a in models if ffn.explorable(build_ledger(models[a]["config"]))]:   # the picker's models
         choose(page, moe, ".moe-model", v)
         seen.append(tbody(moe, ".moe-compare"))
     page.goto(base + C4)

@@ -122,8 +122,9 @@
     if (spec.kind === "xy") {   // named series, each with its own x: {series: [{name, mode, color, x, y, text}], xtitle, ytitle}
       const data = spec.series.map((s) => ({ type: "scatter", mode: s.mode || "lines", name: s.name, x: s.x, y: s.y,
         text: s.text, hovertemplate: hover, line: { color: s.color }, marker: { color: s.color, size: 9 } }));
-      return { data: data, layout: Object.assign(layout, { showlegend: true, legend: { orientation: "h", y: -0.25 },
-        xaxis: { title: { text: spec.xtitle || "" } }, yaxis: { title: { text: spec.ytitle || "" }, rangemode: "tozero" } }) };
+      return { data: data, layout: Object.assign(layout, { showlegend: true,   // the legend below, as every chart's
+        xaxis: axis({ title: { text: narrow ? wrap(spec.xtitle || "") : spec.xtitle || "" } }),
+        yaxis: axis({ title: { text: narrow ? wrap(spec.ytitle || "") : spec.ytitle || "" }, rangemode: "tozero" }) }) };
     }
     throw new Error("unknown chart kind " + spec.kind);
   }
