@@ -968,6 +968,14 @@ def table(rows: list[list[str]], header: list[str]) -> str:
     return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
 
+def _visits(s: dict):
+    """(page, visit, its figures, "page (visit)") for every visit a profile's summary holds, in table order."""
+    for page, visits in s["pages"].items():
+        for which in ("first", "cached", "second"):
+            if which in visits:
+                yield page, which, visits[which], f"{page} ({which})"
+
+
 def report_profile(name: str, p: dict) -> str:
     s, targets = p["summary"], p["targets"]
     bare = s["bare_pyodide_ms"]
@@ -985,36 +993,26 @@ def report_profile(name: str, p: dict) -> str:
                 f"{settings['network']['latency']:g} ms latency" if settings["network"] else "")
              + f"; bare_pyodide_ms {fmt(bare['first'])} first / {fmt(bare['cached'])} cached", ""]
     rows = []
-    for page, visits in s["pages"].items():
-        for which in ("first", "cached", "second"):
-            if which not in visits:
-                continue
-            r = visits[which]
-            where = f"{page} ({which})"
-            files = "—" if r["runtime_files_max"] is None else f"{r['runtime_files_max']} ({fmt(r['runtime_revalidated'])})"
-            if which == "second":
-                files = marked(files, "second_runtime", f"{page} (second, after {', '.join(r['after'])}): runtime files")
-            rows.append([page, which, marked(fmt(r["page_kb"], 1), "page_kb", where), fmt(r["page_kb_gz"], 1),
-                         fmt(r["runtime_kb"]), marked(fmt(r["transfer_kb"], 1), "outline_transfer", where),
-                         fmt(r["runtime_transfer_kb"], 1), files, fmt(r["prefetch_kb"]), fmt(r["chart_kb"])])
+    for page, which, r, where in _visits(s):
+        files = "—" if r["runtime_files_max"] is None else f"{r['runtime_files_max']} ({fmt(r['runtime_revalidated'])})"
+        if which == "second":
+            files = marked(files, "second_runtime", f"{page} (second, after {', '.join(r['after'])}): runtime files")
+        rows.append([page, which, marked(fmt(r["page_kb"], 1), "page_kb", where), fmt(r["page_kb_gz"], 1),
+                     fmt(r["runtime_kb"]), marked(fmt(r["transfer_kb"], 1), "outline_transfer", where),
+                     fmt(r["runtime_transfer_kb"], 1), files, fmt(r["prefetch_kb"]), fmt(r["chart_kb"])])
     lines.append(table(rows, ["page", "visit", "page_kb", "page_kb_gz", "runtime_kb", "transfer_kb",
                               "runtime_transfer_kb", "runtime_files (304)", "prefetch_kb", "chart_kb"]))
     lines.append("")
     rows = []
-    for page, visits in s["pages"].items():
-        for which in ("first", "cached", "second"):
-            if which not in visits:
-                continue
-            r = visits[which]
-            where = f"{page} ({which})"
-            ref = bare.get(which)
-            fi = s["first_interaction"].get(page) if which == "first" else None
-            rows.append([page, which, marked(fmt(r["lcp_ms"]), "lcp", where),
-                         "" if fi is None else marked(fmt(fi["first_interaction_ms"]), "first_interaction", where),
-                         "" if fi is None else fmt(fi["lcp_ms"]),
-                         marked(fmt(r["live_ms"]), "live", where), fmt(ref) if which != "second" else "",
-                         fmt(r["live_ms"] / ref if r["live_ms"] and ref and which != "second" else None, 2),
-                         marked(fmt(r["cls"], 3), "cls", where) if which != "second" else ""])
+    for page, which, r, where in _visits(s):
+        ref = bare.get(which)
+        fi = s["first_interaction"].get(page) if which == "first" else None
+        rows.append([page, which, marked(fmt(r["lcp_ms"]), "lcp", where),
+                     "" if fi is None else marked(fmt(fi["first_interaction_ms"]), "first_interaction", where),
+                     "" if fi is None else fmt(fi["lcp_ms"]),
+                     marked(fmt(r["live_ms"]), "live", where), fmt(ref) if which != "second" else "",
+                     fmt(r["live_ms"] / ref if r["live_ms"] and ref and which != "second" else None, 2),
+                     marked(fmt(r["cls"], 3), "cls", where) if which != "second" else ""])
     lines.append(table(rows, ["page", "visit", "lcp_ms", "first_interaction_ms", "its lcp_ms", "live_ms",
                               "bare_pyodide_ms", "live/bare", "cls"]))
     for page, fi in s["first_interaction"].items():

@@ -225,3 +225,35 @@ def wait_runtime_ready(page, timeout_ms: int = RUNTIME_READY_TIMEOUT_MS) -> None
     failed = page.query_selector(f"{sel}[data-state=error]")
     if failed is not None:
         pytest.fail(f"Python runtime failed to load: {failed.text_content()}", pytrace=False)
+
+
+# -- the real course, built once per session (build_fixtures.repo_site), served; widget update counters -------------
+@pytest.fixture(scope="module")
+def site(repo_site, http_serve) -> str:
+    """The base URL of the real course's build (one per session), served from a local port."""
+    return http_serve(repo_site.out)
+
+
+@pytest.fixture(scope="module")
+def models(repo_site) -> dict:
+    """alias -> {id, name, config}: what the pickers send to Python (data/models.json of the build)."""
+    import json
+    return json.loads((repo_site.out / "data" / "models.json").read_text(encoding="utf-8"))
+
+
+# An init script: window.__updates[<root class of a widget>] counts its "course:updated" events.
+COUNT_UPDATES = """
+window.__updates = {};
+document.addEventListener("course:updated", (e) => {
+  const key = e.target.className.split(" ")[0];
+  window.__updates[key] = (window.__updates[key] || 0) + 1;
+});
+"""
+
+
+def updates(page, widget: str) -> int:
+    return page.evaluate("(k) => window.__updates[k] || 0", widget)
+
+
+def wait_update(page, widget: str, before: int) -> None:
+    page.wait_for_function("([k, n]) => (window.__updates[k] || 0) > n", arg=[widget, before], timeout=60_000)

@@ -14,32 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from browser_fixtures import wait_runtime_ready
+from browser_fixtures import COUNT_UPDATES, updates, wait_runtime_ready, wait_update
 from experiments.lessons.c4_ffn_deep_read import calc as ffn
 from sitegen.models import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "c4-ffn-deep-read.html"
 
-COUNT_UPDATES = """
-window.__updates = {};
-document.addEventListener("course:updated", (e) => {
-  const key = e.target.className.split(" ")[0];
-  window.__updates[key] = (window.__updates[key] || 0) + 1;
-});
-"""
 
 
 def _doc(model_id: str) -> dict:
     return load_model(ROOT / "data" / "models" / model_id)
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory, http_serve) -> str:
-    import build
-    out = tmp_path_factory.mktemp("ffn-browser") / "_site"
-    build.build(ROOT, out)
-    return http_serve(out)
 
 
 @pytest.fixture(scope="module")
@@ -52,13 +37,6 @@ def page(module_guard, site):
     return p
 
 
-# -- helpers -------------------------------------------------------------------------------------------------------
-def updates(page, widget: str) -> int:
-    return page.evaluate("(k) => window.__updates[k] || 0", widget)
-
-
-def wait_update(page, widget: str, before: int) -> None:
-    page.wait_for_function("([k, n]) => (window.__updates[k] || 0) > n", arg=[widget, before], timeout=60_000)
 
 
 def set_values(page, root: str, values: dict) -> None:

@@ -26,16 +26,6 @@ H100 = (str(CITATIONS["h100_bandwidth_tbps"]["value"]), str(CITATIONS["h100_bf16
 A100 = (str(CITATIONS["a100_bandwidth_tbps"]["value"]), str(CITATIONS["a100_bf16_tflops"]["value"]))
 
 
-@pytest.fixture(scope="module")
-def site(repo_site, http_serve) -> str:
-    return http_serve(repo_site.out)
-
-
-@pytest.fixture(scope="module")
-def models(repo_site) -> dict:
-    return json.loads((repo_site.out / "data" / "models.json").read_text(encoding="utf-8"))
-
-
 def blocked_page(browser, url: str):
     """A page whose Python runtime cannot load (pyodide/ and py/ aborted); fails on page errors, outside requests."""
     context = browser.new_context()

@@ -42,17 +42,6 @@ DRAWN = re.compile(r"\bchart\b.*\bdrawn\b")   # a figure charts.js has drawn (it
 
 # -- fixtures and helpers --------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def site(repo_site, http_serve) -> str:
-    return http_serve(repo_site.out)
-
-
-@pytest.fixture(scope="module")
-def models(repo_site) -> dict:
-    """alias -> {id, name, config}: what the pickers send to Python (data/models.json of the build)."""
-    return json.loads((repo_site.out / "data" / "models.json").read_text(encoding="utf-8"))
-
-
-@pytest.fixture(scope="module")
 def ledger(models):
     @lru_cache(maxsize=None)
     def get(alias):
