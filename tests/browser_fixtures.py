@@ -257,3 +257,24 @@ def updates(page, widget: str) -> int:
 
 def wait_update(page, widget: str, before: int) -> None:
     page.wait_for_function("([k, n]) => (window.__updates[k] || 0) > n", arg=[widget, before], timeout=60_000)
+
+
+def open_lesson(guard, url: str, *enabled: str):
+    """A guarded page on a lesson, counting widget updates, once Python is ready and these controls are enabled."""
+    p = guard.new_page()
+    p.add_init_script(COUNT_UPDATES)
+    p.goto(url)
+    wait_runtime_ready(p)
+    p.wait_for_function("(sels) => sels.every((s) => !document.querySelector(s).disabled)", arg=list(enabled))
+    return p
+
+
+def text(page, root: str, testid: str) -> str:
+    """The trimmed text of [data-testid=testid] inside the widget root selector."""
+    return page.eval_on_selector(f'{root} [data-testid="{testid}"]', "n => n.textContent.trim()")
+
+
+def table(page, selector: str) -> list[list[str]]:
+    """Every body row of the table under selector, as lists of trimmed cell texts."""
+    return page.eval_on_selector_all(f"{selector} tbody tr",
+                                     "rows => rows.map(r => [...r.cells].map(c => c.textContent.trim()))")

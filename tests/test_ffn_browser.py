@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_fixtures import COUNT_UPDATES, updates, wait_runtime_ready, wait_update
+from browser_fixtures import COUNT_UPDATES, open_lesson, table, text, updates, wait_runtime_ready, wait_update
 from experiments.lessons.c4_ffn_deep_read import calc as ffn
 from sitegen.models import load_model
 
@@ -29,12 +29,7 @@ def _doc(model_id: str) -> dict:
 
 @pytest.fixture(scope="module")
 def page(module_guard, site):
-    p = module_guard.new_page()
-    p.add_init_script(COUNT_UPDATES)
-    p.goto(site + PAGE)
-    wait_runtime_ready(p)
-    p.wait_for_function("() => !document.querySelector('.q-run').disabled && !document.querySelector('.sw-d').disabled")
-    return p
+    return open_lesson(module_guard, site + PAGE, ".q-run", ".sw-d")
 
 
 
@@ -53,15 +48,6 @@ def set_values(page, root: str, values: dict) -> None:
 def fire_change(page, root: str, selector: str) -> None:
     page.evaluate("([root, sel]) => document.querySelector(root).querySelector(sel)"
                   ".dispatchEvent(new Event('change'))", [root, selector])
-
-
-def text(page, root: str, testid: str) -> str:
-    return page.eval_on_selector(f'{root} [data-testid="{testid}"]', "n => n.textContent.trim()")
-
-
-def table(page, selector: str) -> list[list[str]]:
-    return page.eval_on_selector_all(f"{selector} tbody tr",
-                                     "rows => rows.map(r => [...r.cells].map(c => c.textContent.trim()))")
 
 
 # -- SwiGLU budget explorer ----------------------------------------------------------------------------------------

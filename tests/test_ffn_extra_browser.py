@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_fixtures import COUNT_UPDATES, updates, wait_runtime_ready, wait_update
+from browser_fixtures import open_lesson, table, text, updates, wait_update
 from experiments.lessons.c4_ffn_deep_read import extra
 from sitegen.models import load_model
 
@@ -26,24 +26,9 @@ def _config(model_id: str) -> dict:
 
 @pytest.fixture(scope="module")
 def page(module_guard, site):
-    p = module_guard.new_page()
-    p.add_init_script(COUNT_UPDATES)
-    p.goto(site + PAGE)
-    wait_runtime_ready(p)
-    p.wait_for_function("() => !document.querySelector('.pd-model').disabled && !document.querySelector('.sf-m')"
-                        ".disabled && !document.querySelector('.dw-L').disabled")
-    return p
+    return open_lesson(module_guard, site + PAGE, ".pd-model", ".sf-m", ".dw-L")
 
 
-
-
-def text(page, root: str, testid: str) -> str:
-    return page.eval_on_selector(f'{root} [data-testid="{testid}"]', "n => n.textContent.trim()")
-
-
-def table(page, selector: str) -> list[list[str]]:
-    return page.eval_on_selector_all(f"{selector} tbody tr",
-                                     "rows => rows.map(r => [...r.cells].map(c => c.textContent.trim()))")
 
 
 def test_prefill_decode_follows_its_controls(page):

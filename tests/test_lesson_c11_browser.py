@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_fixtures import COUNT_UPDATES, updates, wait_runtime_ready, wait_update
+from browser_fixtures import COUNT_UPDATES, open_lesson, updates, wait_runtime_ready, wait_update
 from experiments.lessons.c11_moe_linear import calc
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,12 +28,7 @@ def cfg(model_id: str) -> dict:
 
 @pytest.fixture(scope="module")
 def page(module_guard, site):
-    p = module_guard.new_page()
-    p.add_init_script(COUNT_UPDATES)
-    p.goto(site + PAGE)
-    wait_runtime_ready(p)
-    p.wait_for_function("() => !document.querySelector('.c11-experts').disabled")
-    return p
+    return open_lesson(module_guard, site + PAGE, ".c11-experts")
 
 
 
