@@ -5,7 +5,8 @@
  * It starts no worker and runs nothing: it only adds <link rel="prefetch"> for each URL in data-urls (site-relative,
  * the same versioned URLs every lesson page's worker asks for; see sitegen/runtime.py), once the page is idle.
  * Skipped when the learner asked to save data (navigator.connection.saveData) or the connection is 2G.
- * The script element's data-state says what happened: "skipped", "waiting" (for idle time) or "done".
+ * The script element's data-state says what happened: "skipped", "waiting" (for idle time), "fetching" (links added)
+ * or "done" (every link has loaded or failed: the files are in the HTTP cache, or will be fetched again when needed).
  */
 (function () {
   "use strict";
@@ -23,13 +24,20 @@
   const urls = JSON.parse(script.dataset.urls);
 
   function prefetch() {
+    let pending = urls.length;
+    const settled = () => {
+      pending -= 1;
+      if (pending === 0) script.dataset.state = "done";
+    };
+    script.dataset.state = pending ? "fetching" : "done";
     for (const url of urls) {
       const link = document.createElement("link");
       link.rel = "prefetch";
       link.href = new URL(url, document.baseURI).href;
+      link.addEventListener("load", settled, { once: true });
+      link.addEventListener("error", settled, { once: true });
       document.head.appendChild(link);
     }
-    script.dataset.state = "done";
   }
 
   const idle = window.requestIdleCallback || ((f) => setTimeout(f, 1000));
