@@ -71,7 +71,8 @@ class Arch:
 
     @property
     def per_layer(self) -> list[Mixer]:
-        return [self.mixer(t) for t in self.layer_types]
+        by_type = {t: self.mixer(t) for t in set(self.layer_types)}   # (one Mixer per type, shared by its layers)
+        return [by_type[t] for t in self.layer_types]
 
     @property
     def n_full(self) -> int:

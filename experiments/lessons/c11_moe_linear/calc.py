@@ -216,7 +216,7 @@ def cache_split(ledger, T: int) -> tuple[int, int]:
 
 def hybrid_point(config, n_full, T) -> dict:
     """One hybrid at one context length: cache, parameters and per-token compute, exact ints."""
-    led = build_ledger(hybrid_config(config, n_full))
+    led = ledger_of(hybrid_config(config, n_full))
     T = ffn.parse_int(T, "上下文长度 T", 1, 1 << 22)
     kv, state = cache_split(led, T)
     weights = views.param_flops_per_token(led)
@@ -237,7 +237,7 @@ def hybrid_chart(config, presets=FULL_PRESETS, ts=T_SERIES, current=None) -> dic
     wanted = list(presets) + ([current] if current is not None and current not in presets else [])
     series = []
     for n_full in sorted(wanted, reverse=True):
-        led = build_ledger(hybrid_config(config, n_full))
+        led = ledger_of(hybrid_config(config, n_full))
         name = ratio_label(n_full, L)
         series.append({"name": name, "y": [_gb_float(sum(cache_split(led, t))) for t in ts]})
     return {"kind": "lines", "title": "一条序列的缓存：KV cache + 固定状态", "x": list(ts), "xlog": True,

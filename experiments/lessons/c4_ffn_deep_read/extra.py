@@ -19,6 +19,7 @@ Formulas and where they come from:
 """
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -194,11 +195,19 @@ HEAD_DIM, ALIGN, VOCAB = 128, 256, 32000
 DW_LAYERS = (8, 16, 24, 32, 48, 64, 96, 128)
 
 
-def _family_total(L: int, d: int, vocab: int) -> int:
+@functools.lru_cache(maxsize=1024)
+def _family_ledger(L: int, d: int, vocab: int):
+    """The family's L-layer, d-wide config, counted (a ledger is never modified, so one copy is shared: the slider
+    and the table ask for the same few dozen configs again and again while a learner drags)."""
     _, d_ff = calc.aligned_width(d, Fraction(8, 3), ALIGN)
-    return build_ledger(calc.llama_config(L, d, d_ff, vocab, HEAD_DIM)).total
+    return build_ledger(calc.llama_config(L, d, d_ff, vocab, HEAD_DIM))
 
 
+def _family_total(L: int, d: int, vocab: int) -> int:
+    return _family_ledger(L, d, vocab).total
+
+
+@functools.lru_cache(maxsize=1024)
 def width_for(budget: int, L: int, vocab: int = VOCAB) -> int:
     """The d (a multiple of the head width) whose L-layer config's ledger total is closest to `budget`
     (the total grows with d: bisect, then compare the two neighbours; ties go to the narrower)."""
@@ -223,7 +232,7 @@ def depth_width_row(budget: int, L: int, T: int, vocab: int = VOCAB) -> dict:
     """One config of the fixed-budget family, counted by the engine; raw values under "raw"."""
     d = width_for(budget, L, vocab)
     _, d_ff = calc.aligned_width(d, Fraction(8, 3), ALIGN)
-    ledger = build_ledger(calc.llama_config(L, d, d_ff, vocab, HEAD_DIM))
+    ledger = _family_ledger(L, d, vocab)
     layer = ledger.layer("full_attention")
     ffn_layer = layer.sum_where(lambda leaf, kinds: "ffn" in kinds) // layer.n
     score = views.attention_score_flops(ledger, T)
