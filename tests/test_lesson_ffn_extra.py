@@ -211,6 +211,19 @@ def test_depth_width_search_is_the_closest_config(numbers, per_model):
                 assert here <= abs(extra._family_total(L, other, extra.VOCAB) - budget), (L, d, other)
 
 
+@pytest.mark.parametrize("budget", [10**6, 10**8, 6_738_415_616, 10**11])
+@pytest.mark.parametrize("L", [1, 7, 32, 128])
+def test_depth_width_search_agrees_with_a_scan_over_every_width(budget, L):
+    """The estimate-and-gallop search finds what walking k = 1, 2, 3, ... would (closest total, ties narrower)."""
+    total = lambda k: extra._family_total(L, k * extra.HEAD_DIM, extra.VOCAB)  # noqa: E731
+    k = 1
+    while total(k) < budget:
+        k += 1
+    if k > 1 and budget - total(k - 1) <= total(k) - budget:
+        k -= 1
+    assert extra.width_for(budget, L) == k * extra.HEAD_DIM
+
+
 def test_depth_width_numbers(numbers, per_model):
     a = per_model["llama7b"].arch
     assert (v(numbers, "ffn.dw_d.L32"), v(numbers, "ffn.dw_d_ff.L32")) == (a.d_model, a.d_ff)
