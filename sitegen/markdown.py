@@ -80,6 +80,7 @@ class Page:
     used: dict[str, str] = field(default_factory=dict)  # number name -> first style, in order of first use
     scripts: list[tuple[str, ...]] = field(default_factory=list)  # each widget's static/js files, in load order
     calls: list[str] = field(default_factory=list)  # browser entry points its widgets call (the worker warms them)
+    preload: list[str] = field(default_factory=list)  # site files its widgets fetch at once (<link rel=preload>)
     claims: list[tuple[int, str, bool]] = field(default_factory=list)  # (line, claim, holds), sitegen/claims.py
     _counters: dict[str, int] = field(default_factory=dict)
 
@@ -131,6 +132,7 @@ class Lesson:
     used: dict[str, str]           # number name -> first style, in order of first use
     scripts: list[str] = field(default_factory=list)   # static/js files its widgets need, in load order
     calls: list[str] = field(default_factory=list)     # browser entry points its widgets call
+    preload: list[str] = field(default_factory=list)   # site files fetched as soon as the page loads
 
     @property
     def id(self) -> str:
@@ -188,7 +190,7 @@ def render_lesson(text: str, page: Page) -> Lesson:
     if page.errors:
         raise BuildError(sorted(page.errors, key=lambda e: e.line or 0))
     return Lesson(page.file, meta, body, table_of_contents(tokens), in_page_order(page.used, body),
-                  script_order(page.scripts), list(dict.fromkeys(page.calls)))
+                  script_order(page.scripts), list(dict.fromkeys(page.calls)), list(dict.fromkeys(page.preload)))
 
 
 def in_page_order(used: dict[str, str], body: str) -> dict[str, str]:

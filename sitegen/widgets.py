@@ -34,6 +34,7 @@ from experiments.widget import MODEL_REF, OptionError, Widget, WidgetData
 from .errors import LessonError
 from .markdown import number_html, render_markdown
 
+MODELS_JSON = "data/models.json"   # the built-in models for the browser (build.py write_browser_models)
 TEMPLATES = Path(__file__).resolve().parent.parent / "site" / "templates" / "widgets"
 _env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True, undefined=StrictUndefined,
                    trim_blocks=True, lstrip_blocks=True)
@@ -51,11 +52,14 @@ def json_script(value, cls: str) -> Markup:
 
 
 def precomputed_script(answers: dict) -> Markup:
-    """<script type="application/gzip+base64" class="precomputed">: the answers' JSON, gzipped (deterministic:
-    no file name, mtime 0) and base64-encoded; widgets.js inflates it."""
+    """<script type="application/gzip+base64" class="precomputed" data-calls="ENTRY POINTS">: the answers' JSON,
+    gzipped (deterministic: no file name, mtime 0) and base64-encoded; data-calls names the entry points its keys
+    answer, so widgets.js inflates a script only when one of them is called (or in idle time after load)."""
     raw = json.dumps(answers, ensure_ascii=False, separators=(",", ":")).encode("utf-8")   # (answers keep Python's key order)
     packed = base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
-    return Markup(f'<script type="application/gzip+base64" class="precomputed">{packed}</script>')
+    calls = " ".join(sorted({key.split(" ", 1)[0] for key in answers}))
+    return Markup(f'<script type="application/gzip+base64" class="precomputed" data-calls="{html.escape(calls)}">'
+                  f'{packed}</script>')
 
 
 def read_precomputed(text: str) -> dict:
@@ -154,6 +158,8 @@ def renderer(widget: Widget):
             raise LessonError(ctx.file, ctx.line, str(e)) from None
         ctx.page.need_script(*widget.scripts())
         ctx.page.calls.extend(widget.calls)
+        if answers:   # widgets.js reads data/models.json at once to key the answers: start it from <head>
+            ctx.page.preload.append(MODELS_JSON)
         out = _env.get_template(widget.template).render(**_tools(ctx), **values, id=ctx.page.next_id(widget.name))
         return out + (str(precomputed_script(answers)) if answers else "")
     render.options = widget.options   # the wrapper's data-options: the defaults overlaid with the lesson's options

@@ -9,11 +9,13 @@ errors by design, so that context is checked for uncaught page errors and outsid
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from browser_fixtures import _is_local, wait_runtime_ready
+from sitegen.widgets import read_precomputed
 from experiments.ledger import build_ledger
 from experiments.lessons.c4_ffn_deep_read import calc as ffn
 from experiments.lessons.c4_ffn_deep_read.widgets import BATCH_CHOICES, DTYPE_CHOICES
@@ -26,9 +28,11 @@ H100 = (str(CITATIONS["h100_bandwidth_tbps"]["value"]), str(CITATIONS["h100_bf16
 A100 = (str(CITATIONS["a100_bandwidth_tbps"]["value"]), str(CITATIONS["a100_bf16_tflops"]["value"]))
 
 
-def blocked_page(browser, url: str):
+def blocked_page(browser, url: str, init_script: str | None = None):
     """A page whose Python runtime cannot load (pyodide/ and py/ aborted); fails on page errors, outside requests."""
     context = browser.new_context()
+    if init_script:
+        context.add_init_script(init_script)
     problems: list[str] = []
     context.route("**/*", lambda route: route.continue_() if _is_local(route.request.url)
                   else (problems.append(route.request.url), route.abort()))
@@ -175,6 +179,51 @@ def test_a_control_that_needs_python_says_so_and_runs_when_ready(browser, site, 
     idle(guarded_page, w)
     assert text(w, "sw-dff") == ffn.swiglu_budget(1024, "8/3", 3, 256)["mine"]["d_ff"]
     assert w.locator(".widget-status").is_hidden()
+
+
+def test_each_answers_script_names_its_entry_points_and_the_models_file_is_preloaded(repo_site):
+    """A precomputed script's data-calls lists exactly the entry points its keys answer (widgets.js inflates a
+    script only for those), and a page with any answers asks for data/models.json from <head>, before its scripts."""
+    pages = sorted(p for p in repo_site.out.glob("*.html"))
+    with_answers = 0
+    for page in pages:
+        html = page.read_text(encoding="utf-8")
+        found = re.findall(r'<script type="application/gzip\+base64" class="precomputed" data-calls="([^"]*)">'
+                           r'([^<]*)</script>', html)
+        assert len(found) == html.count('class="precomputed"'), page.name
+        for calls, packed in found:
+            assert calls.split(" ") == sorted({key.split(" ", 1)[0] for key in read_precomputed(packed)}), page.name
+        preload = '<link rel="preload" href="data/models.json" as="fetch" crossorigin="anonymous">'
+        assert html.count(preload) == (1 if found else 0), page.name
+        if found:
+            with_answers += 1
+            assert html.index(preload) < html.index("<script defer")
+    assert with_answers >= 2 and (repo_site.out / "data" / "models.json").is_file()
+
+
+NO_IDLE = "window.requestIdleCallback = () => 0;"   # the idle-time inflation never comes
+
+
+def test_the_first_answer_inflates_only_its_own_widgets_table_and_the_rest_follow_in_idle_time(browser, site):
+    scripts = 5   # C4: tracker, total, layer, comparison, crossover
+    page = blocked_page(browser, site + C4, NO_IDLE)
+    assert page.locator("script.precomputed").count() == scripts
+    page.wait_for_load_state("load")
+    assert page.evaluate("courseWidgets.answered.tables") == 0
+    button = page.locator('.widget[data-widget="tracker"] button.tracker-model[aria-pressed="false"]').first
+    model = button.get_attribute("data-model")
+    button.click()
+    page.wait_for_function("() => courseWidgets.answered.build > 0")
+    page.wait_for_function("(m) => document.querySelector(`button.tracker-model[data-model='${m}']`)"
+                           ".getAttribute('aria-pressed') === 'true'", arg=model)
+    answered = page.evaluate("courseWidgets.answered")
+    assert answered["python"] == 0 and answered["tables"] == 1     # the tracker's own table, no other
+    assert not page.problems, page.problems
+    page.context.close()
+    page = blocked_page(browser, site + C4)               # idle time comes: every table, one after another
+    page.wait_for_function(f"() => courseWidgets.answered.tables === {scripts}")
+    assert not page.problems, page.problems
+    page.context.close()
 
 
 # -- #13.6 -----------------------------------------------------------------------------------------------------------

@@ -24,7 +24,8 @@
  * names on the page. The editable code cells, which every lesson may use, are code-cell.js.
  *
  * For tests: window.courseWidgets.timings lists {widget, ms} for every recompute (input event -> DOM updated;
- * "crossover:T" for the slider, "crossover:model" for the picker); .answered counts {build, python} answers;
+ * "crossover:T" for the slider, "crossover:model" for the picker); .answered counts {build, python} answers
+ * and the precomputed scripts inflated so far (tables);
  * each widget root gets data-busy while a recompute is pending (data-pending="python" while it waits for the
  * runtime, data-stale after an error) and fires "course:updated" when done.
  */
@@ -34,7 +35,7 @@
   const rt = window.courseRuntime;
   const params = new URLSearchParams(location.search);
   const timings = [];
-  const answered = { build: 0, python: 0 };
+  const answered = { build: 0, python: 0, tables: 0 };   // tables: precomputed scripts inflated so far
   const BUSY_MS = 100;
   const TEXT = {
     loading: "需要 Python 运行时，正在加载…",
@@ -296,22 +297,59 @@
   }
 
   // -- answers: the build's, else Python's ---------------------------------------------------------------------------
-  let table = null;
-  function precomputed() {   // {answers, aliasOf} of every script.precomputed on the page, or null
-    if (!table) {
-      const scripts = Array.from(document.querySelectorAll("script.precomputed"));
-      table = !scripts.length || typeof DecompressionStream === "undefined" ? Promise.resolve(null)
-        : Promise.all([models()].concat(scripts.map((s) => inflate(s.textContent)))).then(([ms, ...parts]) => ({
-          answers: Object.assign({}, ...parts),
-          aliasOf: new Map(Object.entries(ms).map(([a, m]) => [m.config, a])),
-        })).catch((e) => { console.warn("precomputed answers", e); return null; });
+  // Each script.precomputed names the entry points it answers (data-calls); a call inflates only the scripts that
+  // can answer it, so the first click waits for its own widget's table, not the whole page's. The others inflate
+  // one at a time in idle moments after the page has loaded.
+  const tables = new Map();   // script element -> Promise of its {key: answer}, or null
+  const canInflate = typeof DecompressionStream !== "undefined";
+  let aliases = null;
+
+  function answersIn(script) {
+    if (!tables.has(script)) {
+      answered.tables += 1;
+      tables.set(script, inflate(script.textContent).catch((e) => { console.warn("precomputed answers", e); return null; }));
     }
-    return table;
+    return tables.get(script);
+  }
+
+  function aliasOf() {   // the built-in models' config objects (those models() gives) -> alias
+    if (!aliases) aliases = models().then((ms) => new Map(Object.entries(ms).map(([a, m]) => [m.config, a])));
+    return aliases;
+  }
+
+  function precomputed(fn) {   // {answers: [{key: answer}, ...], aliasOf} that may hold fn's answers, or null
+    const scripts = canInflate ? Array.from(document.querySelectorAll("script.precomputed"))
+      .filter((s) => (s.dataset.calls || "").split(" ").includes(fn)) : [];
+    if (!scripts.length) return Promise.resolve(null);
+    return Promise.all([aliasOf()].concat(scripts.map(answersIn)))
+      .then(([map, ...parts]) => ({ answers: parts.filter(Boolean), aliasOf: map }))
+      .catch((e) => { console.warn("precomputed answers", e); return null; });
+  }
+
+  function inflateLater() {   // the rest, each in an idle moment of its own
+    const idle = window.requestIdleCallback || ((f) => setTimeout(f, 50));
+    const rest = Array.from(document.querySelectorAll("script.precomputed")).filter((s) => !tables.has(s));
+    const next = () => {
+      const script = rest.shift();
+      if (script) answersIn(script).then(() => idle(next, { timeout: 2000 }));
+    };
+    idle(next, { timeout: 2000 });
   }
 
   function inflate(b64) {   // gzip+base64 -> the JSON value
-    const bytes = Uint8Array.from(atob(b64.trim()), (ch) => ch.charCodeAt(0));
-    return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).json();
+    let bytes;
+    if (Uint8Array.fromBase64) {
+      bytes = Uint8Array.fromBase64(b64.trim());
+    } else {
+      const bin = atob(b64.trim());
+      bytes = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    }
+    const gunzip = new DecompressionStream("gzip");   // (written to directly: no Blob, no trip out of the page)
+    const writer = gunzip.writable.getWriter();
+    writer.write(bytes);
+    writer.close();
+    return new Response(gunzip.readable).json();
   }
 
   // The key of a call's args, as sitegen/widgets.py canonical() writes it: sorted keys, no spaces, a built-in
@@ -326,11 +364,12 @@
   }
 
   function call(fn, args) {
-    return precomputed().then((t) => {
+    return precomputed(fn).then((t) => {
       const key = t && fn + " " + canon(args || [], t.aliasOf);
-      if (t && Object.prototype.hasOwnProperty.call(t.answers, key)) {
+      const table = t && t.answers.find((part) => Object.prototype.hasOwnProperty.call(part, key));
+      if (table) {
         answered.build += 1;
-        return JSON.parse(JSON.stringify(t.answers[key]));   // a copy: callers may keep what they get
+        return JSON.parse(JSON.stringify(table[key]));   // a copy: callers may keep what they get
       }
       return python(fn, args);
     });
@@ -363,5 +402,9 @@
     models: models, el: el, whenReady: whenReady, live: live, pickAlias: pickAlias, showError: showError,
     latest: latest, chart: chart, call: call, bind: bind, fill: fill, rows: rows, options: options,
   };
-  if (document.querySelector("script.precomputed")) precomputed();   // inflate while the page settles
+  if (canInflate && document.querySelector("script.precomputed")) {
+    aliasOf();   // (models.json: every answer's key needs it)
+    if (document.readyState === "complete") inflateLater();
+    else window.addEventListener("load", inflateLater, { once: true });
+  }
 })();
