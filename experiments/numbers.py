@@ -67,5 +67,5 @@ def derivation_rows(number: Number, where: bool = False) -> list[dict]:
         rows.append({"cls": "sources", "text": "来源：", "code": list(number.sources)})
     if number.check:
         state = "bad" if "✗" in number.check else "ok"
-        rows.append({"cls": f"check drv-check-{state}", "text": "核对：" + number.check})
+        rows.append({"cls": f"check {state}", "text": "核对：" + number.check})
     return rows

@@ -1,8 +1,12 @@
 """The change report: which computed numbers moved since the previous build, shown as the pages show them.
 
-Every use of a number on a page is a `<span class="num" data-num="NAME" data-style="STYLE">` (sitegen/markdown.py
-number_html). mark_uses gives each one an id, `use-NAME-K` (K counts that number's uses on that page from 1), so
-that a link `page.html#use-NAME-K` lands on that very place, highlighted by `.num:target` in course.css.
+Every use of a number on a page is rendered as `<span class="num" tabindex="0" aria-describedby="num-NAME"
+data-style="STYLE">` (sitegen/markdown.py number_html). mark_uses, the last step of a page, records each use and
+gives it an id, `use-NAME-K` (K counts that number's uses on that page from 1), in place of data-style (which only
+the build reads; numbers.json keeps it per use), so that a link `page.html#use-NAME-K` lands on that very place,
+highlighted by `.num:target` in course.css:
+
+    <span class="num" tabindex="0" aria-describedby="num-NAME" id="use-NAME-K">
 
 Every build writes `_site/numbers.json`:
 
@@ -39,8 +43,8 @@ from experiments.numbers import exact, format_number, format_value
 NUMBERS_FILE = "numbers.json"
 CHANGES_FILE = "changes.json"
 CHANGES_PAGE = "changes.html"
-_NUM_SPAN = re.compile(r'<span class="num"(?P<attrs>[^>]*?) data-num="(?P<name>[^"]+)"(?P<rest>[^>]*)>')
-_STYLE_ATTR = re.compile(r'data-style="([^"]*)"')
+_NUM_SPAN = re.compile(r'<span class="num" tabindex="0" aria-describedby="num-(?P<name>[^"]+)" '
+                       r'data-style="(?P<style>[^"]*)">')
 
 
 @dataclass(frozen=True)
@@ -90,10 +94,8 @@ def mark_uses(page_html: str, page: str) -> tuple[str, list[dict]]:
     def add_id(m: re.Match) -> str:
         name = html.unescape(m.group("name"))
         counts[name] = counts.get(name, 0) + 1
-        style = _STYLE_ATTR.search(m.group(0))
-        uses.append({"name": name, "page": page, "id": use_id(name, counts[name]),
-                     "style": style.group(1) if style else ""})
-        return m.group(0)[:-1] + f' id="{html.escape(uses[-1]["id"])}">'
+        uses.append({"name": name, "page": page, "id": use_id(name, counts[name]), "style": m.group("style")})
+        return m.group(0).removesuffix(f' data-style="{m.group("style")}">') + f' id="{html.escape(uses[-1]["id"])}">'
 
     return _NUM_SPAN.sub(add_id, page_html), uses
 

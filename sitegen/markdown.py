@@ -196,7 +196,7 @@ def render_lesson(text: str, page: Page) -> Lesson:
 def in_page_order(used: dict[str, str], body: str) -> dict[str, str]:
     """Numbers in the order a reader meets them (widgets resolve before prose, so parse order is not it)."""
     def first(name: str) -> int:
-        at = body.find(f'data-num="{html.escape(name)}"')
+        at = body.find(f'aria-describedby="{html.escape(derivation_id(name))}"')
         return at if at >= 0 else len(body)
     return dict(sorted(used.items(), key=lambda item: first(item[0])))
 
@@ -456,18 +456,18 @@ def _resolve_numbers(state: StateCore) -> None:
         child.meta["html"] = number_html(name, style, display)
 
 
-def derivation_ids(name: str) -> tuple[str, str]:
-    """The ids of a number's label and derivation rows in the page's 数字口径 list (lesson.html). Each derivation
-    is written once, there; every use of the number points at it with aria-describedby, and popover.js shows a
-    copy of it next to the number."""
-    return f"num-{name}-label", f"num-{name}-rows"
+def derivation_id(name: str) -> str:
+    """The id of a number's entry in the page's 数字口径 list (lesson.html). Each derivation is written once, there;
+    every use of the number points at it with aria-describedby (a screen reader reads the entry: value, label and
+    derivation rows), and popover.js shows a copy of its label and rows next to the number."""
+    return f"num-{name}"
 
 
 def number_html(name: str, style: str, display: str) -> str:
-    """The number, described by (and showing in its popover) its entry in the 数字口径 list."""
-    label_id, rows_id = derivation_ids(name)
-    return (f'<span class="num" tabindex="0" data-num="{html.escape(name)}" data-style="{style}" '
-            f'aria-describedby="{html.escape(label_id)} {html.escape(rows_id)}">{html.escape(display)}</span>')
+    """The number, described by (and showing in its popover) its entry in the 数字口径 list. data-style is for the
+    build only: sitegen.changes.mark_uses records it with the use's id and drops it from the page."""
+    return (f'<span class="num" tabindex="0" aria-describedby="{html.escape(derivation_id(name))}" '
+            f'data-style="{style}">{html.escape(display)}</span>')
 
 
 def derivation(number, where: bool = False) -> list[tuple[str, str]]:

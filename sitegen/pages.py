@@ -26,7 +26,7 @@ from markupsafe import Markup
 
 from experiments.numbers import format_number
 
-from .markdown import Lesson, derivation, derivation_ids
+from .markdown import Lesson, derivation, derivation_id
 from .runtime import plan_runtime
 
 CSP = "; ".join([
@@ -75,16 +75,20 @@ def outline(course: dict, lessons: dict[str, Lesson]) -> list[dict]:
     return out
 
 
+CALC_ROWS = ("formula", "subst", "value")   # the "= ..." lines: the list's plain rows (no class; see course.css)
+
+
 def ledger_entries(lesson: Lesson, numbers: dict[str, Any]) -> list[dict]:
-    """The 数字口径 list: every number the page cites, in order of first use, with its full derivation."""
+    """The 数字口径 list: every number the page cites, in order of first use, with its full derivation. An entry's
+    id (num-NAME) is what every use of the number points at and where an instructor finds a number by name. Its
+    rows are (class, HTML): class "" for a calculation line, else the row's kind (where, sources, check ok|bad)."""
     entries = []
     for name, style in lesson.used.items():
         number = numbers[name]
         rows = derivation(number, where=True)
-        label_id, rows_id = derivation_ids(name)
-        entries.append({"name": name, "id": f"num-{name}", "label_id": label_id, "rows_id": rows_id,
-                        "display": format_number(number, style),
-                        "label": Markup(rows[0][1]), "rows": [(cls, Markup(text)) for cls, text in rows[1:]]})
+        entries.append({"name": name, "id": derivation_id(name), "display": format_number(number, style),
+                        "label": Markup(rows[0][1]),
+                        "rows": [("" if cls in CALC_ROWS else cls, Markup(text)) for cls, text in rows[1:]]})
     return entries
 
 

@@ -135,15 +135,25 @@ def test_lesson_page_toc_ledger_and_footer(built_site):
     p = parse(page)
     toc = [a["href"] for t, a in p.elements if t == "a" and a.get("href", "").startswith("#") and a["href"] != "#main"]
     assert toc[:3] == ["#①-ffn-占多少", "#②-对照表", "#shuzi-koujing"]
-    ledger = [a["id"].removeprefix("num-") for a in find(p, "li", **{"class": "ledger-item"})]
+    section = text.split('<ol class="ledger-list">', 1)[1].split("</ol>", 1)[0]
+    ledger = re.findall(r'^<li id="num-([^"]+)">', section, flags=re.M)
     assert ledger == FIRST_USE
     nums = [a for t, a in p.elements if t == "span" and a.get("class") == "num"]
     ids = {a["id"] for t, a in p.elements if "id" in a}
     assert len(nums) == 7
-    for num in nums:   # described by its one 数字口径 entry: label and derivation rows
-        name = num["data-num"]
-        assert num["aria-describedby"] == f"num-{name}-label num-{name}-rows" and num["tabindex"] == "0"
-        assert {f"num-{name}", f"num-{name}-label", f"num-{name}-rows"} <= ids
+    for num in nums:   # described by its one 数字口径 entry: value, label and derivation rows
+        assert set(num) == {"class", "tabindex", "aria-describedby", "id"} and num["tabindex"] == "0"
+        name = num["aria-describedby"].removeprefix("num-")
+        assert name in FIRST_USE and num["id"].startswith(f"use-{name}-") and f"num-{name}" in ids
+    # one entry exactly as a learner gets it: value, label, the calculation lines, where, sources, check
+    entry = re.search(r'^<li id="num-anchor.total">.*</li>$', section, flags=re.M).group(0)
+    assert entry == (
+        '<li id="num-anchor.total"><p><b>27,781,427,952</b> Qwen3.8-27B：checkpoint 全部参数</p><ul>'
+        '<li>= 文本主干 + MTP + 视觉塔</li><li>= 26,895,998,464 + 424,699,392 + 460,730,096</li>'
+        '<li>= 27,781,427,952</li>'
+        '<li class="sources">来源：<code>Qwen3.8-27B 的 config.json（由课程的账本引擎逐张量现算）</code></li>'
+        '<li class="check ok">核对：其中 transformers 构建的部分 27,356,728,560（总数减去它不构建的 MTP 等 424,699,392）：'
+        'transformers 实现在 meta 设备上实例化数得 27,356,728,560 ✓</li></ul></li>')
     assert "num-popover" not in text
     footer = text.split('class="site-footer"')[1]
     assert "Qwen3.8-27B：课程锚点模型 Qwen3.8-27B 的 config.json" in footer and "data/models" not in footer
@@ -312,8 +322,9 @@ def test_change_report_after_a_config_edit(good_copy):
     assert numbers["anchor.total"]["value"] == str(new_total)
     page = (result.out / "c4-fixture.html").read_text(encoding="utf-8")   # every place the report links to
     for k, style in ((1, "n"), (2, "B"), (3, "n")):
-        assert re.search(f'<span class="num" tabindex="0" data-num="anchor.total" data-style="{style}" '
-                         f'aria-describedby="[^"]+" id="use-anchor.total-{k}">', page)
+        assert f'<span class="num" tabindex="0" aria-describedby="num-anchor.total" id="use-anchor.total-{k}">' in page
+        use = next(u for u in numbers["anchor.total"]["uses"] if u["id"] == f"use-anchor.total-{k}")
+        assert use == {"page": "c4-fixture.html", "id": f"use-anchor.total-{k}", "style": style}
     assert 'id="use-anchor.total-4"' not in page
 
 

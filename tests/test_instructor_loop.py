@@ -155,7 +155,7 @@ def test_replacing_a_config_gives_change_rows_with_working_links(tmp_path, http_
     ffn.locator(".change-uses a").first.click()
     page.wait_for_url("**/c4-fixture.html#use-gpt2.ffn-1")
     target = page.locator(":target")
-    assert target.get_attribute("data-num") == "gpt2.ffn" and target.inner_text() == f"{ffn_gpt3:,}"
+    assert target.get_attribute("aria-describedby") == "num-gpt2.ffn" and target.inner_text() == f"{ffn_gpt3:,}"
     assert target.evaluate("e => getComputedStyle(e).outlineStyle") == "solid"   # highlighted (.num:target)
     box, height = target.bounding_box(), page.viewport_size["height"]
     assert box and 0 <= box["y"] <= height, "the linked number is not in view"

@@ -248,12 +248,20 @@ def test_figure(numbers, name, style, shown):
     assert format_number(numbers[name], style) == shown
 
 
+@pytest.fixture(scope="module")
+def page_styles(built) -> dict[str, str]:
+    """Each use of a number on the page (its id) -> the style it is shown in, as numbers.json records it."""
+    snap = json.loads((built / "numbers.json").read_text(encoding="utf-8"))
+    return {u["id"]: u["style"] for n in snap.values() for u in n["uses"] if u["page"] == PAGE}
+
+
 @pytest.mark.parametrize("name,style,shown", FIGURES, ids=[f"{n}:{s}" for n, s, _ in FIGURES])
-def test_figure_on_the_page(page_text, name, style, shown):
+def test_figure_on_the_page(page_text, page_styles, name, style, shown):
     """The number is cited on the page in exactly this style (its rendered span carries the display)."""
-    pattern = re.compile(r'data-num="' + re.escape(name) + r'" data-style="' + re.escape(style) + r'"[^>]*>'
-                         + re.escape(shown) + "</span>")
-    assert pattern.search(page_text), f"{name} ({style}) = {shown} is not on {PAGE}"
+    pattern = re.compile(r'aria-describedby="num-' + re.escape(name) + r'" id="([^"]+)">' + re.escape(shown)
+                         + "</span>")
+    assert any(page_styles[m.group(1)] == style for m in pattern.finditer(page_text)), \
+        f"{name} ({style}) = {shown} is not on {PAGE}"
 
 
 def test_lesson_cites_every_figure():

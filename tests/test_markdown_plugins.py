@@ -109,25 +109,23 @@ def test_unknown_number_names_file_line_and_reference():
 
 
 def test_number_is_described_by_its_ledger_entry():
-    """Every use of a number points (aria-describedby) at the label and rows of its one 数字口径 entry, which
-    carries the derivation: nothing is repeated per use."""
+    """Every use of a number points (aria-describedby) at its one 数字口径 entry, which carries the value, label and
+    derivation rows: nothing is repeated per use (data-style is the build's note of the style, see changes.py)."""
     out, _ = render_case(FIXTURES / "number-role.md")
-    nums = re.findall(r'<span class="num" tabindex="0" data-num="([^"]+)" data-style="(\w+)" '
-                      r'aria-describedby="([^"]+)">', out)
-    assert [(n, s) for n, s, _ in nums] == [("anchor.ffn", "n"), ("anchor.ffn", "B"), ("anchor.ffn_share", "pct")]
-    for name, _, ids in nums:
-        assert ids.split() == [f"num-{name}-label", f"num-{name}-rows"] == list(markdown.derivation_ids(name))
+    nums = re.findall(r'<span class="num" tabindex="0" aria-describedby="([^"]+)" data-style="(\w+)">', out)
+    assert nums == [("num-anchor.ffn", "n"), ("num-anchor.ffn", "B"), ("num-anchor.ffn_share", "pct")]
+    assert markdown.derivation_id("anchor.ffn") == "num-anchor.ffn"
     assert "num-popover" not in out and "= L · 3 · d · d_ff" not in out
 
     page = page_for(FIXTURES / "number-role.md")
     markdown.render_markdown((FIXTURES / "number-role.md").read_text(encoding="utf-8"), page)
     entries = ledger_entries(page, NUMBERS)
-    assert [(e["name"], e["label_id"], e["rows_id"]) for e in entries] == [
-        ("anchor.ffn", "num-anchor.ffn-label", "num-anchor.ffn-rows"),
-        ("anchor.ffn_share", "num-anchor.ffn_share-label", "num-anchor.ffn_share-rows")]
-    rows = dict(entries[0]["rows"])
-    assert rows["formula"] == "= L · 3 · d · d_ff" and rows["subst"] == "= 64 × 3 × 5,120 × 17,408"
-    assert "✓" in rows["check drv-check-ok"] and entries[0]["label"] == "锚点：FFN 参数（全部层）"
+    assert [(e["name"], e["id"], e["display"]) for e in entries] == [
+        ("anchor.ffn", "num-anchor.ffn", "17,112,760,320"), ("anchor.ffn_share", "num-anchor.ffn_share", "61.6%")]
+    assert entries[0]["label"] == "锚点：FFN 参数（全部层）"
+    rows = entries[0]["rows"]   # calculation lines carry no class (course.css styles them by structure)
+    assert rows[:3] == [("", "= L · 3 · d · d_ff"), ("", "= 64 × 3 × 5,120 × 17,408"), ("", "= 17,112,760,320")]
+    assert [cls for cls, _ in rows[3:]] == ["where", "sources", "check ok"] and "✓" in rows[-1][1]
 
 
 def test_each_scrolling_table_is_named_by_its_plain_column_headings():

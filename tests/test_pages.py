@@ -27,7 +27,7 @@ def numbers():
 
 
 class Spans(HTMLParser):
-    """Collects span.num elements (name, style, text) and every element's text by id."""
+    """Collects span.num elements (text, attributes) and every element's text by id."""
 
     def __init__(self):
         super().__init__()
@@ -45,7 +45,7 @@ class Spans(HTMLParser):
                 self._stack[-1]["text"] += entry["text"]
             a = entry["attrs"]
             if entry["tag"] == "span" and "num" in (a.get("class") or "").split():
-                self.nums.append((a.get("data-num"), a.get("data-style"), entry["text"], a))
+                self.nums.append((entry["text"], a))
             if a.get("id"):
                 self.by_id[a["id"]] = entry["text"]
             if entry["tag"] == tag:
@@ -109,19 +109,23 @@ def pages(site) -> list[Path]:
 
 
 def test_every_number_on_every_page_explains_itself(repo_site, numbers):
+    snap = json.loads((repo_site.out / "numbers.json").read_text(encoding="utf-8"))
+    uses = {(u["page"], u["id"]): (name, u["style"]) for name, n in snap.items() for u in n["uses"]}
     checked = 0
     for page in pages(repo_site):
         p = parse(page)
-        for name, style, shown, attrs in p.nums:
+        for shown, attrs in p.nums:
+            name, style = uses[(page.name, attrs.get("id"))]   # every use is recorded, with the style it shows
             assert name in numbers, f"{page.name}: unknown number {name}"
             number = numbers[name]
             assert shown == format_number(number, style), f"{page.name}: {name} shows {shown!r}"
             assert attrs.get("tabindex") == "0"
-            # the description: the number's label and derivation rows in the page's 数字口径 list
-            ids = attrs.get("aria-describedby", "").split()
-            assert ids == [f"num-{name}-label", f"num-{name}-rows"], f"{page.name}: {name} is not described"
-            popover = " ".join(p.by_id.get(i, "") for i in ids)
-            assert number.label in popover, f"{page.name}: {name}'s description lacks its label"
+            # the description: the number's entry in the page's 数字口径 list (value, label, derivation rows)
+            assert attrs.get("aria-describedby") == f"num-{name}", f"{page.name}: {name} is not described"
+            popover = p.by_id.get(f"num-{name}", "")
+            shown_here = {u["style"] for u in snap[name]["uses"] if u["page"] == page.name}   # (the entry's is one)
+            assert any(popover.startswith(f"{format_number(number, st)} {number.label}") for st in shown_here), \
+                f"{page.name}: {name}'s description lacks its value and label"
             if number.expr is not None:
                 substituted = number.expr.substituted()
                 assert substituted in popover
@@ -137,9 +141,9 @@ def test_every_lesson_ends_with_a_complete_number_ledger(repo_site, numbers):
         if page.name == "index.html":
             continue
         html = page.read_text(encoding="utf-8")
-        used = list(dict.fromkeys(re.findall(r'<span class="num"[^>]*data-num="([^"]+)"', html)))
+        used = list(dict.fromkeys(re.findall(r'<span class="num"[^>]*aria-describedby="num-([^"]+)"', html)))
         section = html.split('id="shuzi-koujing"', 1)[1]
-        listed = re.findall(r'<code class="ledger-name">([^<]+)</code>', section)
+        listed = re.findall(r'<li id="num-([^"]+)"><p><b>', section)   # the entry's id holds the number's name
         assert listed == used, f"{page.name}: 数字口径 differs: {sorted(set(used) ^ set(listed))[:5]}"
         for name in listed:
             assert numbers[name].sources

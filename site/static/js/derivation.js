@@ -12,7 +12,7 @@
 
   function row(r) {
     const span = document.createElement("span");
-    span.className = r.cls.split(" ").map((c) => (c.startsWith("drv-") ? c : "drv-" + c)).join(" ");
+    span.className = r.cls.split(" ").map((c) => "drv-" + c).join(" ");   // "check ok" -> "drv-check drv-ok"
     span.append(r.text);
     (r.code || []).forEach((c, i) => {
       if (i) span.append("；");

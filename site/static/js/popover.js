@@ -2,13 +2,14 @@
  * popover.js - shows a number's derivation beside it (plain JS, loaded with <script defer>).
  *
  * Each derivation is written once, in the page's 数字口径 list, and every use of the number points at it:
- *     <span class="num" tabindex="0" aria-describedby="num-anchor.total-label num-anchor.total-rows">27,781,427,952</span>
+ *     <span class="num" tabindex="0" aria-describedby="num-anchor.total" id="use-anchor.total-1">27,781,427,952</span>
  *     ...
- *     <li id="num-anchor.total"><p>... <span id="num-anchor.total-label">锚点：总参数</span> ...</p>
- *       <ul id="num-anchor.total-rows"><li class="drv-formula">= ...</li> ...</ul></li>
- * so a screen reader announces the number, then its label and derivation as the description, with or without
- * this file. This file makes that derivation visible next to the number: it copies the label and rows into one
- * shared popover (aria-hidden: the description is already announced). A number built in the browser
+ *     <li id="num-anchor.total"><p><b>27,781,427,952</b> 锚点：总参数</p>
+ *       <ul><li>= ...</li> ... <li class="sources">来源：...</li><li class="check ok">核对：...</li></ul></li>
+ * so a screen reader announces the number, then its entry (value, label and derivation) as the description, with
+ * or without this file. This file makes that derivation visible next to the number: it copies the label and rows
+ * into one shared popover (aria-hidden: the description is already announced), each row a span of class drv-KIND
+ * (drv-calc for a calculation line), as derivation.js builds a live number's rows. A number built in the browser
  * (derivation.js) carries its own hidden popover instead, and that one is shown as it is.
  * The popover opens on hover (mouse), on keyboard focus, and on tap/click (which pins it open until a second tap,
  * a tap elsewhere or Escape). One is open at a time. It is placed below the number, or above it when there is
@@ -43,23 +44,29 @@
     return shared;
   }
 
-  function copyRows(source) {   // label span or derivation <ul> -> block spans (our own DOM, cloned, no HTML strings)
-    const items = source.tagName === "UL" ? Array.from(source.children) : [source];
-    return items.map((item) => {
-      const span = document.createElement("span");
-      span.className = item.tagName === "LI" ? item.className : "drv-label";
-      item.childNodes.forEach((n) => span.append(n.cloneNode(true)));
-      return span;
-    });
+  function row(cls, nodes) {   // a block span of the popover (our own DOM, cloned, no HTML strings)
+    const span = document.createElement("span");
+    span.className = cls;
+    nodes.forEach((n) => span.append(n.cloneNode(true)));
+    return span;
+  }
+
+  function copyEntry(entry) {   // 数字口径 <li>: its label (the head after the value) and its rows
+    const head = entry.querySelector(":scope > p");
+    const label = row("drv-label", Array.from(head.childNodes).filter((n) => n.nodeName !== "B"));
+    label.normalize();
+    if (label.firstChild) label.firstChild.textContent = label.firstChild.textContent.trimStart();
+    const rows = Array.from(entry.querySelectorAll(":scope > ul > li"), (li) => row(
+      li.className ? li.className.split(" ").map((c) => "drv-" + c).join(" ") : "drv-calc", Array.from(li.childNodes)));
+    return [label, ...rows];
   }
 
   function popoverOf(num) {
-    const ids = (num.getAttribute("aria-describedby") || "").split(/\s+/).filter(Boolean);
-    const parts = ids.map((id) => document.getElementById(id)).filter(Boolean);
-    if (!parts.length) return null;
-    if (parts[0].classList.contains("num-popover")) return parts[0];   // a live number's own popover
+    const entry = document.getElementById(num.getAttribute("aria-describedby") || "");
+    if (!entry) return null;
+    if (entry.classList.contains("num-popover")) return entry;   // a live number's own popover
     const pop = sharedPopover();
-    if (!(open && open.num === num)) pop.replaceChildren(...parts.flatMap(copyRows));   // (keep its scroll)
+    if (!(open && open.num === num)) pop.replaceChildren(...copyEntry(entry));   // (keep its scroll)
     return pop;
   }
 
