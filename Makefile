@@ -24,7 +24,7 @@ build: runtime       ## render lessons into _site/ (atomic swap; prints the chan
 	$(PYTHON) build.py
 
 serve: build         ## build, then serve _site/ on http://127.0.0.1:$(PORT)/
-	$(PYTHON) -m http.server --bind 127.0.0.1 --directory _site $(PORT)
+	$(PYTHON) -m sitegen.serve --bind 127.0.0.1 --directory _site $(PORT)
 
 dev: runtime         ## build, serve on http://127.0.0.1:$(PORT)/, rebuild on every change, reload the open page
 	$(PYTHON) -m sitegen.devserver --port $(PORT)

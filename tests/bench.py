@@ -1,8 +1,9 @@
 """Speed and size figures of the built site (a benchmark, not a test): `make bench` = `python -m tests.bench`.
 
 Everything is measured in one run on this machine, headless Debian Chromium against a local static server
-(the same http.server behaviour as `make serve`: Last-Modified, If-Modified-Since -> 304, no Cache-Control, no
-compression), under two profiles, and every figure is the median of --runs runs (default 5 desktop, 3 phone):
+(the one `make serve` runs, sitegen/serve.py: Last-Modified, If-Modified-Since -> 304, no Cache-Control, text files
+gzip'd as a production host sends them and `make dist` prepares them; the binary runtime files as they are), under
+two profiles, and every figure is the median of --runs runs (default 5 desktop, 3 phone):
 
     desktop   viewport 1280x800, no throttling
     phone     viewport 375x812, is_mobile, has_touch, device_scale_factor 2; CPU slowed 4x
@@ -45,7 +46,7 @@ The figures (sizes in kB = 1,024 bytes):
     bare_pyodide_ms    the same for a bare page that only loads the same bundled Pyodide + numpy in a worker
     cls                cumulative layout shift (web-vitals session windows), loading and then scrolling
                        the whole page so that every chart draws
-    page_kb_gz         page_kb as a compressing server would send it (each file gzip -6), for information
+    page_kb_gz         page_kb as the server sends it (each file gzip -6), for information
     recompute p50/p95  per widget: from an input event to the updated DOM, i.e. the widget's `course:updated`
                        event, or else its last DOM mutation once every runtime call and fetch it started has
                        finished, nothing in it is data-busy and its DOM has been quiet for QUIET_MS. Each of the
@@ -92,7 +93,8 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from tests.browser_fixtures import CHROMIUM, CHROMIUM_ARGS, _QuietHandler, _QuietServer  # noqa: E402
+from sitegen.serve import CompressingHandler  # noqa: E402
+from tests.browser_fixtures import CHROMIUM, CHROMIUM_ARGS, _QuietServer  # noqa: E402
 
 READY_TIMEOUT_MS = 240_000   # a phone's first visit downloads ~17 MB at 1.25 MB/s
 QUIET_MS = 120              # a widget's DOM is "updated" once it has been quiet this long with nothing in flight
@@ -204,9 +206,13 @@ loadPyodide({ indexURL: new URL("../%(index)s", self.location.href).href })
     }
 
 
-class BenchHandler(_QuietHandler):
-    """The site's files (as tests/browser_fixtures serves them), plus the bare reference under /__bench/."""
+class BenchHandler(CompressingHandler):
+    """The site's files as `make serve` serves them (sitegen/serve.py: text gzip'd, as a production host sends it),
+    plus the bare reference under /__bench/."""
     bare: dict = {}
+
+    def log_message(self, format, *args):  # noqa: A002 - signature of the stdlib
+        pass
 
     def do_GET(self):  # noqa: N802 - stdlib name
         entry = self.bare.get(urlsplit(self.path).path)
