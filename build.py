@@ -30,6 +30,7 @@ from experiments.errors import ConfigError, CourseError, Problem
 from sitegen.errors import BuildError, LessonError
 from sitegen import changes, markdown, pages
 from sitegen.claims import claim_names
+from sitegen.models import browser_json
 from sitegen import widgets as widget_renderers
 
 ROOT = Path(__file__).resolve().parent
@@ -332,7 +333,7 @@ def write_browser_models(site: Site, dest: Path) -> None:
                for alias, mn in sorted(site.model_numbers.items())}
     path = dest / "data" / "models.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+    path.write_text(browser_json(payload), encoding="utf-8")   # (Infinity as 1e999: JSON.parse reads it)
 
 
 OUTPUT_STEPS += [install_runtime, install_vendor, write_browser_models]

@@ -78,16 +78,52 @@ def _yaml_syntax(e: yaml.YAMLError) -> str:
 
 
 def read_config(path: Path, rel: str) -> tuple[dict | None, list[ConfigError]]:
-    """A published config.json, checked by the ledger engine."""
+    """A published config.json, checked by the ledger engine. Published configs may hold Infinity (Nemotron-H's
+    time_step_limit), which Python reads and browser_json() passes on; NaN has no JSON spelling a browser reads
+    back, so it is refused, naming its key."""
     from experiments.ledger import read_model
     config, errors = _read_document(path, rel, json.loads, json.JSONDecodeError, _json_syntax)
     if errors:
         return None, errors
+    nans = [Problem(key, "a number (JSON has no NaN)", float("nan"), True) for key in _nan_keys(config)]
+    if nans:
+        return None, [ConfigError(nans, rel)]
     try:
         read_model(config)
     except ConfigError as e:
         return None, [e.with_file(rel)]
     return config, []
+
+
+def _nan_keys(value, key: str = "") -> list[str]:
+    if isinstance(value, float) and value != value:
+        return [key]
+    if isinstance(value, dict):
+        return [k for name, v in value.items() for k in _nan_keys(v, f"{key}.{name}" if key else str(name))]
+    if isinstance(value, list):
+        return [k for i, v in enumerate(value) for k in _nan_keys(v, f"{key}[{i}]")]
+    return []
+
+
+INFINITE = "\u0000course:inf"   # a placeholder no config holds (a NUL character)
+
+
+def browser_json(value) -> str:
+    """JSON for the browser. Python writes an infinite float as the bare word Infinity, which is not JSON and which
+    JSON.parse refuses (one such config would break every model picker); here it is written 1e999, a number that
+    JSON.parse and Python's json.loads both read back as Infinity, so the browser's Python sees the very config
+    the build counted."""
+    def mark(v):
+        if isinstance(v, float) and v in (float("inf"), float("-inf")):
+            return INFINITE + ("+" if v > 0 else "-")
+        if isinstance(v, dict):
+            return {k: mark(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [mark(x) for x in v]
+        return v
+    text = json.dumps(mark(value), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    quoted = json.dumps(INFINITE, ensure_ascii=False)[:-1]
+    return text.replace(quoted + '+"', "1e999").replace(quoted + '-"', "-1e999")
 
 
 def read_meta(path: Path, rel: str, model_id: str) -> tuple[dict | None, list[ConfigError]]:

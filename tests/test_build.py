@@ -230,6 +230,35 @@ def test_broken_config_fails_naming_file_and_key(good_copy):
                           "data/models/llama-2-7b/meta.yaml: expected valid YAML (line 2")
 
 
+def test_a_config_with_infinity_reaches_the_browser_as_json_and_nan_is_refused(good_copy):
+    """Nemotron-H's published config holds the bare word Infinity, which Python reads but JSON.parse refuses: the
+    browser's data/models.json must stay JSON (Infinity written 1e999) and give back the very config; a NaN, which
+    has no such spelling, fails the build naming the file and key."""
+    result, digest = good_copy
+    fixture = REPO / "tests" / "fixtures" / "models" / "nemotron-h-56b"
+    folder = result.root / "data" / "models" / "nemotron-h-56b"
+    shutil.copytree(fixture, folder)
+    assert "Infinity" in (folder / "config.json").read_text(encoding="utf-8")
+    built = run_build(result.root)
+    assert built.returncode == 0, built.stderr
+
+    def refuse(word):
+        raise AssertionError(f"data/models.json is not JSON: {word}")
+    browser = json.loads((built.out / "data" / "models.json").read_text(encoding="utf-8"), parse_constant=refuse)
+    published = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    ours = [m for m in browser.values() if m["id"] == "nemotron-h-56b"]
+    assert len(ours) == 1 and ours[0]["config"] == published
+    assert ours[0]["config"]["time_step_limit"] == [0.0, float("inf")]
+
+    digest = tree_digest(built.out)
+    text = (folder / "config.json").read_text(encoding="utf-8")
+    (folder / "config.json").write_text(text.replace('"rms_norm_eps": ', '"rms_norm_eps": NaN, "_was": ', 1),
+                                        encoding="utf-8")
+    failed = run_build(result.root)
+    assert_failed_cleanly(failed, digest, "data/models/nemotron-h-56b/config.json: key 'rms_norm_eps': expected a "
+                                          "number (JSON has no NaN), got nan")
+
+
 def test_every_problem_is_reported_together(good_copy):
     result, digest = good_copy
     _edit(result.root / "lessons" / "c4-fixture.md", "{pct}`anchor.ffn_share_total`，", "{pct}`anchor.nope`，")
