@@ -331,7 +331,7 @@ def write_browser_models(site: Site, dest: Path) -> None:
     """dest/data/models.json: alias -> {id, name, config}, what the widgets' model pickers send to Python."""
     payload = {alias: {"id": mn.id, "name": mn.name, "config": mn.doc["config"]}
                for alias, mn in sorted(site.model_numbers.items())}
-    path = dest / "data" / "models.json"
+    path = dest / widget_renderers.MODELS_JSON
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(browser_json(payload), encoding="utf-8")   # (Infinity as 1e999: JSON.parse reads it)
 

@@ -28,6 +28,8 @@ from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from .serve import MIME_TYPES
+
 REPO = Path(__file__).resolve().parent.parent
 WATCHED = ("lessons", "data", "site", "experiments")
 DEV_PREFIX = "/__dev/"
@@ -104,10 +106,7 @@ class DevHandler(SimpleHTTPRequestHandler):
     once), the dev assets and the event stream under /__dev/; HTML gets the reload script."""
 
     state: BuildState
-    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, ".wasm": "application/wasm",
-                      ".js": "text/javascript", ".mjs": "text/javascript", ".json": "application/json",
-                      ".whl": "application/octet-stream", ".zip": "application/octet-stream",
-                      ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
+    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, **MIME_TYPES}
 
     def __init__(self, *args, state: BuildState, **kwargs):
         self.state = state

@@ -20,9 +20,11 @@ from email.utils import formatdate, parsedate_to_datetime
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
-MIME_TYPES = {".wasm": "application/wasm", ".js": "text/javascript", ".mjs": "text/javascript",
-              ".json": "application/json", ".whl": "application/octet-stream", ".zip": "application/octet-stream",
-              ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
+MIME_TYPES = {   # what the built site holds (the dev server and the tests' servers use the same map)
+    ".wasm": "application/wasm", ".js": "text/javascript", ".mjs": "text/javascript", ".json": "application/json",
+    ".whl": "application/octet-stream", ".zip": "application/octet-stream", ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml", ".png": "image/png", ".woff2": "font/woff2",
+}
 COMPRESSIBLE = (".html", ".htm", ".css", ".js", ".mjs", ".json", ".svg", ".txt", ".map")
 GZIP_LEVEL = 6   # what nginx and most hosts use
 

@@ -94,7 +94,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from sitegen.serve import CompressingHandler  # noqa: E402
-from tests.browser_fixtures import CHROMIUM, CHROMIUM_ARGS, _QuietServer  # noqa: E402
+from tests.browser_fixtures import CHROMIUM, CHROMIUM_ARGS, _QuietHandler, _QuietServer  # noqa: E402
 
 READY_TIMEOUT_MS = 240_000   # a phone's first visit downloads ~17 MB at 1.25 MB/s
 QUIET_MS = 120              # a widget's DOM is "updated" once it has been quiet this long with nothing in flight
@@ -206,13 +206,10 @@ loadPyodide({ indexURL: new URL("../%(index)s", self.location.href).href })
     }
 
 
-class BenchHandler(CompressingHandler):
+class BenchHandler(CompressingHandler, _QuietHandler):
     """The site's files as `make serve` serves them (sitegen/serve.py: text gzip'd, as a production host sends it),
-    plus the bare reference under /__bench/."""
+    quietly, plus the bare reference under /__bench/."""
     bare: dict = {}
-
-    def log_message(self, format, *args):  # noqa: A002 - signature of the stdlib
-        pass
 
     def do_GET(self):  # noqa: N802 - stdlib name
         entry = self.bare.get(urlsplit(self.path).path)

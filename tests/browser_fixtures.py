@@ -25,25 +25,14 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from sitegen.serve import MIME_TYPES
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 RUNTIME_READY_TIMEOUT_MS = 120_000
 
-MIME_TYPES = {
-    ".wasm": "application/wasm",
-    ".js": "text/javascript",
-    ".mjs": "text/javascript",
-    ".whl": "application/octet-stream",
-    ".zip": "application/octet-stream",
-    ".json": "application/json",
-    ".html": "text/html; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".svg": "image/svg+xml",
-    ".png": "image/png",
-    ".woff2": "font/woff2",
-}
 
 
 # -- static server ---------------------------------------------------------------------------------------------

@@ -12,15 +12,14 @@ from email.utils import formatdate
 import pytest
 
 from sitegen.serve import CompressingHandler
-from browser_fixtures import _QuietServer
+from browser_fixtures import _QuietHandler, _QuietServer
 
 PAGE = "<!doctype html><p>" + "参数 " * 2000 + "</p>\n"
 WASM = bytes(range(256)) * 64
 
 
-class Quiet(CompressingHandler):
-    def log_message(self, format, *args):  # noqa: A002 - signature of the stdlib
-        pass
+class Quiet(CompressingHandler, _QuietHandler):
+    """The served handler, without a log line per request."""
 
 
 @pytest.fixture(scope="module")
