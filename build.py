@@ -94,7 +94,7 @@ def build(root: Path = ROOT, out: Path | None = None, *, widgets: dict | None = 
     render_pages(site)       # index.html + one page per lesson (Jinja2, site/templates)
     mark_number_uses(site)   # an id on every number on a page (use-NAME-K), recorded in site.uses
     compare_numbers(site)    # numbers.json; changes.json and changes.html against the previous build
-    write_site(site)         # temporary sibling folder: pages, static/, files, OUTPUT_STEPS; then swapped in
+    write_site(site)         # temporary sibling folder: static/, pages, files, OUTPUT_STEPS; then swapped in
     report_changes(site)     # print the change report
     return site
 
@@ -250,6 +250,7 @@ def render_pages(site: Site) -> None:
                         next=link(site.lessons[i + 1]) if i + 1 < len(site.lessons) else None)
         site.pages[lesson.page] = pages.render_lesson_page(env, site.course, lesson, nav, site.numbers,
                                                             site.model_numbers)
+    site.files.update(env.globals["script_bundle"].files())   # static/js/page-<hash>.js, one per script list
 
 
 def mark_number_uses(site: Site) -> None:
@@ -276,6 +277,7 @@ def write_site(site: Site) -> None:
     site.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f"{site.out.name}.new-", dir=site.out.parent))
     try:
+        shutil.copytree(site.root / "site" / "static", tmp / "static")
         for rel, content in {**site.pages, **site.files}.items():
             path = tmp / rel
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -283,7 +285,6 @@ def write_site(site: Site) -> None:
                 path.write_bytes(content)
             else:
                 path.write_text(content, encoding="utf-8")
-        shutil.copytree(site.root / "site" / "static", tmp / "static")
         for step in site.steps:
             step(site, tmp)
         os.chmod(tmp, 0o755)  # mkdtemp makes it 0700

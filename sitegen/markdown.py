@@ -144,7 +144,7 @@ class Lesson:
 
 
 def script_order(needs: list[tuple[str, ...]]) -> list[str]:
-    """One load order (all <script defer>, so they run in it) that keeps every widget's own order: a file comes
+    """One load order (load.js runs the scripts in it) that keeps every widget's own order: a file comes
     after every file some widget lists before it, and otherwise in order of first mention. The declarations put
     the shared core (widgets.js) before a lesson's widget script and the chart drawing (charts.js) last."""
     before: dict[str, set[str]] = {}

@@ -28,6 +28,7 @@ from experiments.numbers import format_number
 
 from .markdown import Lesson, derivation, derivation_id
 from .runtime import plan_runtime
+from .scripts import ScriptBundles
 
 CSP = "; ".join([
     "default-src 'self'",
@@ -55,8 +56,10 @@ def environment(templates: Path) -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
-    # runtime: the versioned URLs of the Python runtime (sitegen.runtime.plan_runtime), used by base.html
-    env.globals.update(csp=CSP, root="", runtime=plan_runtime(templates.parent / "static" / "js" / "worker.js"))
+    # runtime: the versioned URLs of the Python runtime (sitegen.runtime.plan_runtime), used by base.html;
+    # script_bundle: each page's scripts as one file (sitegen.scripts), made as the pages are rendered
+    js = templates.parent / "static" / "js"
+    env.globals.update(csp=CSP, root="", runtime=plan_runtime(js / "worker.js"), script_bundle=ScriptBundles(js))
     return env
 
 

@@ -37,7 +37,10 @@ The figures (sizes in kB = 1,024 bytes):
                        widget that is not a code cell or the bring-your-own-config box; in it the first <select>
                        with two options, toggle button (aria-pressed=false), checkbox or radio). Measured in a
                        visit of its own (empty cache) that never waits for the runtime: the control is used as
-                       soon as the page's scripts have run (DOMContentLoaded) and it is enabled; the answer is the
+                       soon as the page has painted (first contentful paint), its widget is set up (widgets.js
+                       marks it data-mounted, often while the rest of the page is still being parsed; or the page
+                       has loaded, for a page without widgets.js), a frame showing it has been drawn, and it is
+                       enabled; the answer is the
                        widget's `course:updated` event or, for a widget that answers without one, its first DOM
                        mutation (data-busy / data-pending / disabled changes are not answers). Its lcp_ms is the
                        same visit's.
@@ -330,15 +333,45 @@ FIRST_INTERACTION_JS = r"""
     }
     return null;
   }
-  function pick() {
-    const widgets = Array.from(document.querySelectorAll(".widget[data-widget]"));
+  function pick(all) {   // all: the page is parsed; else only widgets set up so far (data-mounted) count
+    const widgets = Array.from(document.querySelectorAll(".widget[data-widget]"))
+      .filter((w) => all || w.hasAttribute("data-mounted"));
     const answered = widgets.filter(precomputed);
+    if (!all && !answered.length) return null;   // (which widget comes first is known once one with answers is set up)
     const pool = answered.length ? answered : widgets.filter((w) => !SKIP.has(w.dataset.widget));
     for (const w of pool) {
       const el = enumerable(w);
       if (el) return { w: w, el: el, precomputed: answered.length > 0 };
     }
     return null;
+  }
+  let dcl = null, loaded = false;
+  document.addEventListener("DOMContentLoaded", () => { dcl = performance.now(); }, { once: true });
+  const load = new Promise((r) => addEventListener("load", () => { loaded = true; r(); }, { once: true }));
+  const painted = new Promise((resolve) => {   // first contentful paint: nothing can be clicked before it
+    new PerformanceObserver((list, obs) => {
+      if (list.getEntriesByName("first-contentful-paint").length) { obs.disconnect(); resolve(); }
+    }).observe({ type: "paint", buffered: true });
+  });
+  function change() {   // a widget set up (widgets.js marks it data-mounted), the page parsed or loaded
+    return new Promise((resolve) => {
+      const mo = new MutationObserver(() => { mo.disconnect(); resolve(); });
+      mo.observe(document, { subtree: true, attributes: true, attributeFilter: ["data-mounted"] });
+      document.addEventListener("DOMContentLoaded", () => { mo.disconnect(); resolve(); }, { once: true });
+      load.then(() => { mo.disconnect(); resolve(); });
+    });
+  }
+  async function candidate() {   // the first enumerable control, once painted and its widget set up
+    await painted;               // (asking for layout earlier would force one that the page itself never does)
+    for (;;) {
+      const all = document.readyState !== "loading";
+      const p = pick(all);
+      if (p && (p.w.hasAttribute("data-mounted") || loaded) || (!p && loaded)) {
+        await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));   // a frame with it drawn
+        return p;
+      }
+      await change();
+    }
   }
   const usable = (el) => !el.disabled && !el.closest("fieldset[disabled]");
   function whenUsable(w, el, deadline) {                      // a control that needs Python is disabled until then
@@ -360,14 +393,14 @@ FIRST_INTERACTION_JS = r"""
   }
 
   async function run() {
+    const p = await candidate();
     const started = performance.now();
     track(window.courseRuntime);
-    const p = pick();
     if (!p) { f.result = { ms: null, how: "no enumerable control" }; return; }
     const { w, el } = p;
     const deadline = started + DEADLINE_MS;
     const base = { widget: w.dataset.widget, control: describe(el), precomputed: p.precomputed,
-                   dcl_ms: started, disabled_at_start: !usable(el) };
+                   started_ms: started, dcl_ms: dcl, disabled_at_start: !usable(el) };
     if (!(await whenUsable(w, el, deadline))) { f.result = Object.assign(base, { ms: null, how: "never enabled" }); return; }
     let updated = null, first = null, last = null;
     const mo = new MutationObserver((records) => {
@@ -398,9 +431,7 @@ FIRST_INTERACTION_JS = r"""
     f.result = Object.assign(base, { enabled_ms: acted, ms: end,
                                      how: updated !== null ? "course:updated" : first !== null ? "mutation" : "none" });
   }
-  document.addEventListener("DOMContentLoaded", () => setTimeout(() => {
-    run().catch((e) => { f.result = { ms: null, how: "error: " + e }; });
-  }, 0), { once: true });
+  run().catch((e) => { f.result = { ms: null, how: "error: " + e }; });
 })();
 """ % {"deadline": FIRST_INTERACTION_DEADLINE_MS, "busy": json.dumps(BUSY_SELECTOR)}
 

@@ -21,6 +21,7 @@ import build as build_module
 from experiments.errors import CourseError
 from sitegen.changes import CHANGES_PAGE
 from sitegen.pages import CSP
+from sitegen.scripts import ScriptBundles
 
 FIRST_USE = ["anchor.total", "anchor.ffn_share_total", "gpt2.ffn", "gpt2.total"]  # c4-fixture.md, in order
 
@@ -113,18 +114,21 @@ def test_every_page_has_the_shell(built_site):
         assert csp and csp[0]["content"] == CSP
         status = find(p, "p", data_testid="pyodide-status")
         scripts = find(p, "script")
+        # one async file of the page's scripts (sitegen/scripts.py), then popover.js deferred
+        assert [("async" in s, "defer" in s) for s in scripts] == [(True, False), (False, True)], page.name
+        bundle, popover = scripts
+        assert popover["src"] == "static/js/popover.js"
+        made = (page.parent / bundle["src"]).read_text(encoding="utf-8")
+        assert ScriptBundles.parts_of(made) == bundle["data-parts"].split(" ")
         if page.name == "index.html":   # the outline runs no Python: no runtime, no status, an idle prefetch
             assert not status and "Python 运行时" not in text
-            assert {s["src"] for s in scripts} == {"static/js/popover.js", "static/js/prefetch-runtime.js"}
-            assert all("defer" in s for s in scripts)
+            assert bundle["data-parts"] == "prefetch-runtime.js" and "data-worker" not in bundle
             continue
         assert status and status[0]["role"] == "status" and status[0]["aria-live"] == "polite"
         assert status[0]["data-state"] == "loading" and "正在加载 Python 运行时…" in text
         # these pages have no widgets: no widget script loads (test_pages checks the lessons that have some)
-        assert {s["src"] for s in scripts} == {"static/js/popover.js", "static/js/runtime-client.js"}
-        assert all("defer" in s for s in scripts)
-        workers = {s["data-worker"] for s in scripts if "data-worker" in s}
-        assert len(workers) == 1 and (page.parent / workers.pop()).is_file()
+        assert bundle["data-parts"] == "runtime-client.js"
+        assert (page.parent / bundle["data-worker"]).is_file()
         assert not re.search(r"<script(?![^>]*\bsrc=)", text), "inline script"
         assert not re.search(r"\sstyle=|<style", text), "inline style (refused by the CSP)"
 

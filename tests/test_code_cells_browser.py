@@ -248,7 +248,7 @@ def test_outline_page_starts_no_runtime_and_skips_prefetch_under_save_data(guard
     server.log.clear()
     page.goto(server.base + "index.html")
     page.wait_for_load_state("load")
-    script = page.locator("script[src$='prefetch-runtime.js']")
+    script = page.locator("script[data-urls]")   # (the page's script file holds prefetch-runtime.js)
     assert script.get_attribute("data-state") == "skipped"
     page.wait_for_timeout(1500)                      # (past any idle callback: there is none to wait for)
     assert page.locator("link[rel=prefetch]").count() == 0
@@ -264,9 +264,9 @@ def test_outline_prefetches_in_idle_time_and_the_lesson_then_downloads_nothing(w
     page.on("worker", lambda w: workers.append(w.url))
     server.log.clear()
     page.goto(server.base + "index.html")
-    script = page.locator("script[src$='prefetch-runtime.js']")
+    script = page.locator("script[data-urls]")   # (the page's script file holds prefetch-runtime.js)
     urls = sorted("/" + u for u in json.loads(script.get_attribute("data-urls")))
-    page.wait_for_function("() => document.querySelector('script[src$=\"prefetch-runtime.js\"]').dataset.state "
+    page.wait_for_function("() => document.querySelector('script[data-urls]').dataset.state "
                            "=== 'done'", timeout=30_000)
     _wait_for(page, lambda: len(server.runtime_requests()) >= len(urls))
     assert sorted(server.runtime_requests()) == [(u, "prefetch") for u in urls]

@@ -99,7 +99,7 @@ def test_dist_serves_from_a_plain_static_server(dist, http_serve, guarded_page):
     assert all(status in (200, 304) for _, status in responses), [r for r in responses if r[1] not in (200, 304)]
     (worker,) = (out / "py").glob("*/worker.js")
     assert "pyodide/0.27.7/pyodide.asm.wasm" in paths and worker.relative_to(out).as_posix() in paths
-    assert f"v/{version}/static/js/runtime-client.js" in paths
+    assert [p for p in paths if re.fullmatch(rf"v/{version}/static/js/page-[0-9a-f]{{12}}\.js", p)]   # its scripts
     outside = [p for p in paths if not p.startswith((f"v/{version}/", "py/", "pyodide/")) and not p.endswith(".html")
                and not p.startswith("data/")]
     assert outside == [], outside

@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 
 from experiments.course_numbers import compute_numbers
+from experiments.errors import CourseError
 from experiments.expr import evaluate, to_python
 from experiments.numbers import format_number
 from sitegen.models import load_models
+from sitegen.scripts import ScriptBundles
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -150,15 +152,36 @@ def test_every_lesson_ends_with_a_complete_number_ledger(repo_site, numbers):
 
 
 def test_each_page_loads_only_the_widget_scripts_it_uses(repo_site):
-    def scripts(name):
+    def scripts(name):   # the parts of the page's one async file, as it names them and as the file holds them
         html = (repo_site.out / name).read_text(encoding="utf-8")
-        return re.findall(r'<script defer src="static/js/([^"]+)"', html)
-    base = ["runtime-client.js", "popover.js"]
-    assert scripts("index.html") == ["prefetch-runtime.js", "popover.js"]   # no runtime on the outline
-    assert scripts("c4-transformer-block.html") == base + ["derivation.js", "widgets.js", "widgets-c4.js",
-                                                           "code-cell.js", "charts.js"]
-    assert scripts("c4-ffn-deep-read.html") == base + ["widgets.js", "code-cell.js", "widgets-ffn.js",
-                                                     "widgets-ffn-extra.js", "charts.js"]
+        (src, parts), = re.findall(r'<script async src="(static/js/page-[0-9a-f]{12}\.js)" data-parts="([^"]+)"', html)
+        assert ScriptBundles.parts_of((repo_site.out / src).read_text(encoding="utf-8")) == parts.split(" ")
+        assert re.findall(r'<script defer src="static/js/([^"]+)"', html) == ["popover.js"]
+        return parts.split(" ")
+    assert scripts("index.html") == ["prefetch-runtime.js"]   # no runtime on the outline
+    assert scripts("c4-transformer-block.html") == ["runtime-client.js", "derivation.js", "widgets.js", "widgets-c4.js",
+                                                    "code-cell.js", "charts.js"]
+    assert scripts("c4-ffn-deep-read.html") == ["runtime-client.js", "widgets.js", "code-cell.js", "widgets-ffn.js",
+                                                "widgets-ffn-extra.js", "charts.js"]
+
+
+def test_a_page_script_file_holds_its_parts_in_order_and_is_named_by_its_bytes(tmp_path):
+    js = tmp_path / "js"
+    js.mkdir()
+    (js / "a.js").write_text("(function () { window.a = 1; })()\n", encoding="utf-8")
+    (js / "b.js").write_text("(function () { window.b = window.a + 1; })();", encoding="utf-8")
+    bundles = ScriptBundles(js)
+    name = bundles(["a.js", "b.js"])
+    assert re.fullmatch(r"page-[0-9a-f]{12}\.js", name) and bundles(("a.js", "b.js")) == name
+    text = bundles.files()[f"static/js/{name}"]
+    assert ScriptBundles.parts_of(text) == ["a.js", "b.js"]
+    assert text.index("window.a = 1") < text.index("window.b =")
+    assert "})()\n;\n" in text   # a part without its own semicolon cannot run into the next one
+    assert bundles(["b.js"]) != name and len(bundles.files()) == 2
+    (js / "b.js").write_text("(function () { window.b = 3; })();", encoding="utf-8")
+    assert ScriptBundles(js)(["a.js", "b.js"]) != name   # a changed part, a new name
+    with pytest.raises(CourseError, match=r"site/static/js/missing\.js: missing"):
+        bundles(["a.js", "missing.js"])
 
 
 def test_home_page_outline(repo_site):

@@ -8,13 +8,15 @@ errors by design, so that context is checked for uncaught page errors and outsid
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
+import threading
 from pathlib import Path
 
 import pytest
 
-from browser_fixtures import _is_local, wait_runtime_ready
+from browser_fixtures import _is_local, _QuietHandler, _QuietServer, wait_runtime_ready
 from sitegen.widgets import read_precomputed
 from experiments.ledger import build_ledger
 from experiments.lessons.c4_ffn_deep_read import calc as ffn
@@ -197,19 +199,19 @@ def test_each_answers_script_names_its_entry_points_and_the_models_file_is_prelo
         assert html.count(preload) == (1 if found else 0), page.name
         if found:
             with_answers += 1
-            assert html.index(preload) < html.index("<script defer")
+            assert html.index(preload) < html.index("<script async")
     assert with_answers >= 2 and (repo_site.out / "data" / "models.json").is_file()
 
 
 NO_IDLE = "window.requestIdleCallback = () => 0;"   # the idle-time inflation never comes
 
 
-def test_the_first_answer_inflates_only_its_own_widgets_table_and_the_rest_follow_in_idle_time(browser, site):
+def test_each_widgets_answers_inflate_when_it_is_set_up_and_a_click_inflates_nothing_more(browser, site):
     scripts = 5   # C4: tracker, total, layer, comparison, crossover
-    page = blocked_page(browser, site + C4, NO_IDLE)
+    page = blocked_page(browser, site + C4, NO_IDLE)    # (no idle time: only what mount starts)
     assert page.locator("script.precomputed").count() == scripts
     page.wait_for_load_state("load")
-    assert page.evaluate("courseWidgets.answered.tables") == 0
+    page.wait_for_function(f"() => courseWidgets.answered.tables === {scripts}")
     button = page.locator('.widget[data-widget="tracker"] button.tracker-model[aria-pressed="false"]').first
     model = button.get_attribute("data-model")
     button.click()
@@ -217,13 +219,76 @@ def test_the_first_answer_inflates_only_its_own_widgets_table_and_the_rest_follo
     page.wait_for_function("(m) => document.querySelector(`button.tracker-model[data-model='${m}']`)"
                            ".getAttribute('aria-pressed') === 'true'", arg=model)
     answered = page.evaluate("courseWidgets.answered")
-    assert answered["python"] == 0 and answered["tables"] == 1     # the tracker's own table, no other
+    assert answered["python"] == 0 and answered["tables"] == scripts
     assert not page.problems, page.problems
     page.context.close()
-    page = blocked_page(browser, site + C4)               # idle time comes: every table, one after another
-    page.wait_for_function(f"() => courseWidgets.answered.tables === {scripts}")
-    assert not page.problems, page.problems
-    page.context.close()
+
+
+class _HeldPage(_QuietHandler):
+    """Sends HELD's HTML up to HELD_AT, then waits for RELEASE before the rest (a page still being parsed)."""
+    HELD, HELD_AT, RELEASE = "", 0, threading.Event()
+
+    def do_GET(self):  # noqa: N802 - stdlib name
+        if self.path.split("?")[0] != "/" + self.HELD:
+            return super().do_GET()
+        body = (Path(self.directory) / self.HELD).read_bytes()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body[:self.HELD_AT])
+        self.wfile.flush()
+        self.RELEASE.wait(30)
+        self.wfile.write(body[self.HELD_AT:])
+
+
+def test_a_widget_answers_while_the_rest_of_the_page_is_still_arriving(browser, repo_site, site):
+    """The page's scripts run as soon as they arrive (one async file) and widgets.js sets a widget up once the
+    parser has passed it: with C4's HTML held back after the first widget's answers, that widget already answers a
+    click, with the same text as on the whole page."""
+    html = (repo_site.out / C4).read_bytes()
+    second = html.index(b'<div class="widget" data-widget=', html.index(b'class="precomputed"'))
+    _HeldPage.HELD, _HeldPage.HELD_AT = C4, second   # the first widget, its answers and the prose after it
+    _HeldPage.RELEASE.clear()
+    server = _QuietServer(("127.0.0.1", 0), functools.partial(_HeldPage, directory=str(repo_site.out)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    click_first_tracker_model = """async () => {
+      const w = document.querySelector('.widget[data-widget="tracker"]');
+      const done = new Promise((r) => w.addEventListener("course:updated", r, { once: true }));
+      w.querySelector('button.tracker-model[aria-pressed="false"]').click();
+      await done;
+      return { state: document.readyState, stages: w.querySelector(".stages").textContent,
+               pressed: w.querySelector('button.tracker-model[aria-pressed="true"]').dataset.model };
+    }"""
+    try:
+        context = browser.new_context()
+        problems: list[str] = []
+        context.route("**/*", lambda route: route.continue_() if _is_local(route.request.url)
+                      else (problems.append(route.request.url), route.abort()))
+        page = context.new_page()
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.goto(f"http://127.0.0.1:{server.server_address[1]}/{C4}", wait_until="commit")
+        page.wait_for_selector('.widget[data-widget="tracker"][data-mounted]', state="attached", timeout=30_000)
+        assert page.evaluate("document.readyState") == "loading"
+        assert page.locator(".widget[data-widget]").count() == 1          # the rest has not arrived
+        held = page.evaluate(click_first_tracker_model)
+        assert held["state"] == "loading" and held["stages"].strip()
+        _HeldPage.RELEASE.set()
+        page.wait_for_load_state("load")
+        with_answers = ".widget[data-widget]:has(script.precomputed)"
+        assert page.locator(f"{with_answers}[data-mounted]").count() == page.locator(with_answers).count() == 5
+        assert not problems, problems
+        context.close()
+    finally:
+        _HeldPage.RELEASE.set()
+        server.shutdown()
+        server.server_close()
+    whole = blocked_page(browser, site + C4)
+    whole.wait_for_load_state("load")
+    after = whole.evaluate(click_first_tracker_model)
+    assert (after["pressed"], after["stages"]) == (held["pressed"], held["stages"])
+    assert not whole.problems, whole.problems
+    whole.context.close()
 
 
 # -- #13.6 -----------------------------------------------------------------------------------------------------------

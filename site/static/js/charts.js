@@ -199,10 +199,14 @@
       }
     });
   }, { rootMargin: "200px" });
-  document.querySelectorAll("figure.chart").forEach((fig) => {
-    fig.classList.add("chart-" + specOf(fig).kind);   // its height is reserved by kind (widgets.css), before drawing
-    seen.observe(fig);
-  });
+  function watch() {   // every chart of the page, once it is parsed (load.js may run this file earlier)
+    document.querySelectorAll("figure.chart").forEach((fig) => {
+      fig.classList.add("chart-" + specOf(fig).kind);   // its height is reserved by kind (widgets.css), before drawing
+      seen.observe(fig);
+    });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watch, { once: true });
+  else watch();
 
   // Move the "current T" line to fig._markT (the last shape); runs again if T changed while Plotly worked.
   function moveMark(fig) {

@@ -1,5 +1,5 @@
 /*
- * code-cell.js - the editable Python code cells (plain JS, <script defer>, after widgets.js; the build adds it to the
+ * code-cell.js - the editable Python code cells (plain JS, run in order by load.js, after widgets.js; the build adds it to the
  * pages that have a ```{widget} code block; the cell's HTML is site/templates/widgets/code.html).
  *
  * A cell runs in the code cells' own worker (courseRuntime.cells, runtime-client.js), never in the widgets' one, so
@@ -147,5 +147,5 @@
 
   const roots = [];
   cw.mount({ code: (root) => roots.push(codeCell(root)) });
-  startWhenSeen(roots);
+  cw.whenParsed(() => startWhenSeen(roots));   // (every cell of the page is mounted by then)
 })();

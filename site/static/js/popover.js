@@ -1,5 +1,5 @@
 /*
- * popover.js - shows a number's derivation beside it (plain JS, loaded with <script defer>).
+ * popover.js - shows a number's derivation beside it (plain JS, <script defer>).
  *
  * Each derivation is written once, in the page's 数字口径 list, and every use of the number points at it:
  *     <span class="num" tabindex="0" aria-describedby="num-anchor.total" id="use-anchor.total-1">27,781,427,952</span>
@@ -142,10 +142,14 @@
     groups.forEach((g) => settle(g));
   }
 
-  settleAll(document);
-  new MutationObserver((records) => records.forEach((r) => r.addedNodes.forEach((node) => {
-    if (node instanceof Element) settleAll(node);
-  }))).observe(document.body, { childList: true, subtree: true });
+  function rove() {   // once the page is parsed (load.js may run this file before <body> exists)
+    settleAll(document);
+    new MutationObserver((records) => records.forEach((r) => r.addedNodes.forEach((node) => {
+      if (node instanceof Element) settleAll(node);
+    }))).observe(document.body, { childList: true, subtree: true });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", rove, { once: true });
+  else rove();
 
   const STEP = { ArrowRight: 1, ArrowLeft: -1 };
 

@@ -1,5 +1,5 @@
 /*
- * runtime-client.js - the page's side of the Python runtime (plain JS, loaded with <script defer>).
+ * runtime-client.js - the page's side of the Python runtime (plain JS, run by load.js, first of the page's scripts).
  *
  * Two Web Workers run site/static/js/worker.js (its URL, versioned, is the script's data-worker attribute, relative
  * to the page; see sitegen/runtime.py), so learner code can never freeze the widgets:
@@ -31,13 +31,12 @@
  * Every [data-testid="pyodide-status"] element shows the widgets' worker's state: data-state = loading | ready |
  * error, with Chinese text, role="status" and aria-live="polite".
  *
- * Start-up speed: the page lists this file twice, `async` first (it runs as soon as it arrives, while the
- * HTML is still being parsed, so the worker starts early) and then `defer` in order before widgets.js (so
- * window.courseRuntime exists before any widget script, whichever copy ran first). The second run does nothing.
+ * Start-up speed: this is the first script load.js runs, as soon as it arrives (while the HTML is still being
+ * parsed), so the worker starts early and window.courseRuntime exists before any widget script runs.
  */
 (function () {
   "use strict";
-  if (window.courseRuntime) return;  // already started by the other copy of this script
+  if (window.courseRuntime) return;  // (a page that ran this file twice)
 
   const script = document.currentScript;
   const workerUrl = script && script.dataset.worker ? new URL(script.dataset.worker, document.baseURI) : null;

@@ -1,5 +1,5 @@
 /*
- * widgets.js - what every page's widgets share (plain JS, <script defer>); loaded before the lesson's own widget
+ * widgets.js - what every page's widgets share (plain JS, run by load.js); loaded before the lesson's own widget
  * files (widgets-c4.js, widgets-ffn.js), which the build adds only to the pages that use them.
  *
  * Every widget arrives complete from the build (site/templates/widgets/). The widget files only add behaviour.
@@ -297,9 +297,9 @@
   }
 
   // -- answers: the build's, else Python's ---------------------------------------------------------------------------
-  // Each script.precomputed names the entry points it answers (data-calls); a call inflates only the scripts that
-  // can answer it, so the first click waits for its own widget's table, not the whole page's. The others inflate
-  // one at a time in idle moments after the page has loaded.
+  // Each script.precomputed (at the end of its widget) names the entry points it answers (data-calls). A widget's
+  // own answers start inflating when it is set up (mount), a few ms each; a call inflates any other script that
+  // can answer it; the rest inflate one at a time in idle moments after the page has loaded.
   const tables = new Map();   // script element -> Promise of its {key: answer}, or null
   const canInflate = typeof DecompressionStream !== "undefined";
   let aliases = null;
@@ -371,6 +371,7 @@
         answered.build += 1;
         return JSON.parse(JSON.stringify(table[key]));   // a copy: callers may keep what they get
       }
+      if (document.readyState === "loading") return parsed.then(() => call(fn, args));   // (answers not parsed yet)
       return python(fn, args);
     });
   }
@@ -380,31 +381,72 @@
       .then((r) => { answered.python += 1; return r; }, (e) => { throw new Error(learnerMessage(e)); });
   }
 
+  // -- setting widgets up as the page is parsed -----------------------------------------------------------------
+  // load.js runs this file and the widget files as soon as they arrive, usually while the parser is still working
+  // through the page. mount() sets up every widget the parser has already passed (the widget and the precomputed
+  // answers that follow it are complete), then each later one as the parser passes it, and the rest at
+  // DOMContentLoaded; each gets data-mounted. whenParsed(fn) runs fn once the whole page is parsed and mounted.
+  const setups = {};   // widget name -> setup(root, ns), from every mount() call
   const seen = {};
-  function mount(table) {   // {widget name: setup(root, ns)}; one broken widget must not take the others down
-    document.querySelectorAll(".widget[data-widget]").forEach((w) => {
-      const name = w.dataset.widget;
-      const setup = table[name];
-      const inner = w.querySelector(".widget-static > *");
-      if (!setup || !inner) return;
-      seen[name] = (seen[name] || 0) + 1;
-      const ns = seen[name] === 1 ? name : name + "-" + seen[name];
-      try {
-        setup(inner, ns);
-      } catch (e) {   // its build-time content stays
-        console.warn("widget " + ns + ": " + e.message);
-      }
-    });
+  let watching = null;
+
+  function passed(w) {   // has the parser finished w (its precomputed answers, at its end, included)?
+    if (document.readyState !== "loading") return true;
+    for (let n = w; n && n !== document; n = n.parentNode) if (n.nextSibling) return true;
+    return false;
   }
+
+  function mountOne(w) {   // one broken widget must not take the others down
+    const name = w.dataset.widget;
+    const inner = w.querySelector(".widget-static > *");
+    if (!setups[name] || !inner) return;
+    w.dataset.mounted = "";
+    seen[name] = (seen[name] || 0) + 1;
+    const ns = seen[name] === 1 ? name : name + "-" + seen[name];
+    const answers = w.querySelector("script.precomputed");
+    if (canInflate && answers) {   // its answers, ready before its first use
+      aliasOf();
+      answersIn(answers);
+    }
+    try {
+      setups[name](inner, ns);
+    } catch (e) {   // its build-time content stays
+      console.warn("widget " + ns + ": " + e.message);
+    }
+  }
+
+  function mountParsed() {
+    for (const w of document.querySelectorAll(".widget[data-widget]:not([data-mounted])")) {
+      if (!passed(w)) break;   // (document order: the ones after it are not finished either)
+      mountOne(w);
+    }
+  }
+
+  const parsed = new Promise((resolve) => {
+    const done = () => { if (watching) watching.disconnect(); mountParsed(); resolve(); };
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", done, { once: true });
+    else resolve();
+  });
+
+  function mount(table) {   // {widget name: setup(root, ns)}
+    Object.assign(setups, table);
+    mountParsed();
+    if (document.readyState === "loading" && !watching) {
+      watching = new MutationObserver(mountParsed);
+      watching.observe(document.documentElement, { childList: true, subtree: true });
+    }
+  }
+
+  function whenParsed(fn) { parsed.then(fn); }
 
   window.courseWidgets = {
     timings: timings, answered: answered, mount: mount, getState: getState, setState: setState, setParams: setParams,
-    models: models, el: el, whenReady: whenReady, live: live, pickAlias: pickAlias, showError: showError,
+    whenParsed: whenParsed, models: models, el: el, whenReady: whenReady, live: live, pickAlias: pickAlias, showError: showError,
     latest: latest, chart: chart, call: call, bind: bind, fill: fill, rows: rows, options: options,
   };
-  if (canInflate && document.querySelector("script.precomputed")) {
-    aliasOf();   // (models.json: every answer's key needs it)
-    if (document.readyState === "complete") inflateLater();
-    else window.addEventListener("load", inflateLater, { once: true });
+  if (canInflate) {
+    const later = () => { if (document.querySelector("script.precomputed")) inflateLater(); };
+    if (document.readyState === "complete") later();
+    else window.addEventListener("load", later, { once: true });
   }
 })();

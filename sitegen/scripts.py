@@ -1,0 +1,64 @@
+"""A page's scripts as one file: site/static/js/<part>.js, in the page's load order -> static/js/page-<hash>.js.
+
+Why one file: a lesson's first widgets should answer as soon as they are on screen. A <script defer> runs only
+after the whole page has been parsed, which on a long lesson and a slow phone is hundreds of milliseconds after
+its first screen is painted; a plain <script async> runs as soon as it arrives, but several async files run in
+whatever order they arrive, and the widget files need widgets.js, which needs runtime-client.js. So each page
+gets one async file holding its parts in order (sitegen.markdown.script_order merges the widgets' declared
+needs); widgets.js sets up each widget once the parser has passed it (mount), and the scripts in it that work on
+the whole page wait for DOMContentLoaded. popover.js, which only works on the whole page, stays a deferred file
+of its own (site/templates/base.html says why).
+
+The parts stay separate, plain files in site/static/js (and the tests read them there); the file's name is a
+hash of its bytes, so a page that needs the same parts shares it and a changed part gives a new name. Each part
+is an IIFE of its own; document.currentScript is the one <script> for all of them (runtime-client.js reads
+data-worker and data-warm from it, charts.js finds Plotly next to its src, prefetch-runtime.js reads data-urls).
+
+    bundles = ScriptBundles(Path("site/static/js"))     # a Jinja global (sitegen.pages.environment)
+    bundles(["runtime-client.js", "widgets.js"])        # -> "page-0123456789ab.js", made once per parts
+    bundles.files()                                     # {"static/js/page-0123456789ab.js": text, ...}
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from .errors import CourseError
+
+JS_DIR = "static/js"
+HEADER = "/* {parts}: site/static/js/*.js, in this order, one file for one <script async> (sitegen/scripts.py) */\n"
+
+
+class ScriptBundles:
+    """Makes (once per distinct list of parts) and remembers the pages' script files."""
+
+    def __init__(self, js_dir: Path):
+        self.js_dir = Path(js_dir)
+        self.made: dict[tuple[str, ...], tuple[str, str]] = {}   # parts -> (file name, text)
+
+    def __call__(self, parts) -> str:
+        parts = tuple(parts)
+        if parts not in self.made:
+            self.made[parts] = self._make(parts)
+        return self.made[parts][0]
+
+    def _make(self, parts: tuple[str, ...]) -> tuple[str, str]:
+        chunks = [HEADER.format(parts=" + ".join(parts))]
+        for part in parts:
+            path = self.js_dir / part
+            if not path.is_file():
+                raise CourseError(f"site/{JS_DIR}/{part}: missing; a page's script list names it "
+                                  f"(a widget's declaration, experiments/widget.py)")
+            chunks.append(f"\n/* ---- {part} ---- */\n" + path.read_text(encoding="utf-8").rstrip() + "\n;\n")
+        text = "".join(chunks)
+        return f"page-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:12]}.js", text
+
+    def files(self) -> dict[str, str]:
+        """Every file made so far, by its path in the built site."""
+        return {f"{JS_DIR}/{name}": text for name, text in self.made.values()}
+
+    @staticmethod
+    def parts_of(text: str) -> list[str]:
+        """The parts a made file holds, in order (read back from its separators; for tests and the bench)."""
+        return [line[len("/* ---- "):-len(" ---- */")] for line in text.splitlines()
+                if line.startswith("/* ---- ") and line.endswith(" ---- */")]
