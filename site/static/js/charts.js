@@ -199,7 +199,7 @@
       }
     });
   }, { rootMargin: "200px" });
-  function watch() {   // every chart of the page, once it is parsed (load.js may run this file earlier)
+  function watch() {   // every chart of the page, once it is parsed (this file may run before it is)
     document.querySelectorAll("figure.chart").forEach((fig) => {
       fig.classList.add("chart-" + specOf(fig).kind);   // its height is reserved by kind (widgets.css), before drawing
       seen.observe(fig);

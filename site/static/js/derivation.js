@@ -1,5 +1,5 @@
 /*
- * derivation.js - builds a number with its derivation popover in the browser (plain JS, run by load.js).
+ * derivation.js - builds a number with its derivation popover in the browser (plain JS, in the page's script file).
  *
  * The rows come from Python (experiments.numbers.derivation_rows, via experiments/api.py), exactly as the build
  * renders them in sitegen/markdown.py, so a number recomputed in the page explains itself the same way a

@@ -142,7 +142,7 @@
     groups.forEach((g) => settle(g));
   }
 
-  function rove() {   // once the page is parsed (load.js may run this file before <body> exists)
+  function rove() {   // once the page is parsed (a deferred script: kept for safety)
     settleAll(document);
     new MutationObserver((records) => records.forEach((r) => r.addedNodes.forEach((node) => {
       if (node instanceof Element) settleAll(node);

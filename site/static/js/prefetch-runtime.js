@@ -1,6 +1,6 @@
 /*
  * prefetch-runtime.js - on a page that runs no Python (the course outline), warm the browser's HTTP cache with the
- * Python runtime's files in idle time, so the first lesson page starts faster. Plain JS, run by load.js.
+ * Python runtime's files in idle time, so the first lesson page starts faster. Plain JS, in the outline's script file (sitegen/scripts.py).
  *
  * It starts no worker and runs nothing: it only adds <link rel="prefetch"> for each URL in data-urls (site-relative,
  * the same versioned URLs every lesson page's worker asks for; see sitegen/runtime.py), once the page is idle.

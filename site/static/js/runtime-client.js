@@ -1,5 +1,5 @@
 /*
- * runtime-client.js - the page's side of the Python runtime (plain JS, run by load.js, first of the page's scripts).
+ * runtime-client.js - the page's side of the Python runtime (plain JS, first in the page's script file, sitegen/scripts.py).
  *
  * Two Web Workers run site/static/js/worker.js (its URL, versioned, is the script's data-worker attribute, relative
  * to the page; see sitegen/runtime.py), so learner code can never freeze the widgets:
@@ -31,7 +31,7 @@
  * Every [data-testid="pyodide-status"] element shows the widgets' worker's state: data-state = loading | ready |
  * error, with Chinese text, role="status" and aria-live="polite".
  *
- * Start-up speed: this is the first script load.js runs, as soon as it arrives (while the HTML is still being
+ * Start-up speed: the page's script file is async and this comes first in it, so it runs as soon as it arrives (while the HTML is still being
  * parsed), so the worker starts early and window.courseRuntime exists before any widget script runs.
  */
 (function () {

@@ -1,6 +1,6 @@
 /*
  * widgets-c4.js - behaviour of lesson C4's widgets: the three ledgers, the compute crossover, the data-flow
- * tracker with the baseline's numpy forward pass, and the bring-your-own-config box (plain JS, run in order by load.js,
+ * tracker with the baseline's numpy forward pass, and the bring-your-own-config box (plain JS, in the page's script file,
  * after widgets.js, whose helpers and conventions it uses).
  *
  * Every table and stage list arrives complete from the build (site/templates/widgets/c4_tables.html, tracker.html,

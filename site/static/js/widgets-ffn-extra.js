@@ -1,5 +1,5 @@
 /*
- * widgets-ffn-extra.js - the FFN deep read's three added widgets (plain JS, run in order by load.js, after widgets.js):
+ * widgets-ffn-extra.js - the FFN deep read's three added widgets (plain JS, in the page's script file after widgets.js):
  * ffn-prefill-decode, ffn-share-formula, ffn-depth-width. Each arrives complete from the build
  * (site/templates/widgets/ffn_prefill_decode.html, ffn_share_formula.html, ffn_depth_width.html); a change of a
  * control asks the same Python (experiments.api:ffn_prefill_decode, ffn_share_chart, ffn_depth_width, i.e.

@@ -1,5 +1,5 @@
 /*
- * widgets-ffn.js - behaviour of the FFN deep-read lesson's widgets (plain JS, run in order by load.js, after widgets.js,
+ * widgets-ffn.js - behaviour of the FFN deep-read lesson's widgets (plain JS, in the page's script file after widgets.js,
  * in whose dialect it is written: call, latest, bind, fill, rows, showError).
  *
  * Every widget arrives complete from the build (site/templates/widgets/ffn_*.html, filled by the lesson's

@@ -1,5 +1,5 @@
 /*
- * widgets.js - what every page's widgets share (plain JS, run by load.js); loaded before the lesson's own widget
+ * widgets.js - what every page's widgets share (plain JS, in the page's script file, sitegen/scripts.py); before the lesson's own widget
  * files (widgets-c4.js, widgets-ffn.js), which the build adds only to the pages that use them.
  *
  * Every widget arrives complete from the build (site/templates/widgets/). The widget files only add behaviour.
@@ -382,9 +382,9 @@
   }
 
   // -- setting widgets up as the page is parsed -----------------------------------------------------------------
-  // load.js runs this file and the widget files as soon as they arrive, usually while the parser is still working
+  // The page's script file (sitegen/scripts.py) runs as soon as it arrives, usually while the parser is still working
   // through the page. mount() sets up every widget the parser has already passed (the widget and the precomputed
-  // answers that follow it are complete), then each later one as the parser passes it, and the rest at
+  // answers at its end are complete), then each later one as the parser passes it, and the rest at
   // DOMContentLoaded; each gets data-mounted. whenParsed(fn) runs fn once the whole page is parsed and mounted.
   const setups = {};   // widget name -> setup(root, ns), from every mount() call
   const seen = {};
