@@ -37,9 +37,11 @@ The figures (sizes in kB = 1,024 bytes):
                        widget that is not a code cell or the bring-your-own-config box; in it the first <select>
                        with two options, toggle button (aria-pressed=false), checkbox or radio). Measured in a
                        visit of its own (empty cache) that never waits for the runtime: the control is used as
-                       soon as the page has painted (first contentful paint), its widget is set up (widgets.js
-                       marks it data-mounted, often while the rest of the page is still being parsed; or the page
-                       has loaded, for a page without widgets.js), a frame showing it has been drawn, and it is
+                       soon as rendering has begun (a requestAnimationFrame callback: none comes while the
+                       stylesheets block rendering), its widget is set up (widgets.js marks it data-mounted, often
+                       while the rest of the page is still being parsed; or the page has loaded, for a page
+                       without widgets.js), a frame showing it has been drawn (after the next paint: a message
+                       posted from a requestAnimationFrame callback), and it is
                        enabled; the answer is the
                        widget's `course:updated` event or, for a widget that answers without one, its first DOM
                        mutation (data-busy / data-pending / disabled changes are not answers). Its lcp_ms is the
@@ -348,11 +350,14 @@ FIRST_INTERACTION_JS = r"""
   let dcl = null, loaded = false;
   document.addEventListener("DOMContentLoaded", () => { dcl = performance.now(); }, { once: true });
   const load = new Promise((r) => addEventListener("load", () => { loaded = true; r(); }, { once: true }));
-  const painted = new Promise((resolve) => {   // first contentful paint: nothing can be clicked before it
-    new PerformanceObserver((list, obs) => {
-      if (list.getEntriesByName("first-contentful-paint").length) { obs.disconnect(); resolve(); }
-    }).observe({ type: "paint", buffered: true });
-  });
+  // the next frame's rAF callback: none comes while the stylesheets block rendering, so once one has, asking for
+  // layout does not force one the page itself would not do
+  const frame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
+  const afterNextPaint = () => new Promise((resolve) => requestAnimationFrame(() => {   // (the usual idiom: a
+    const channel = new MessageChannel();                                                // message posted in rAF
+    channel.port1.onmessage = () => resolve();                                           // arrives after that
+    channel.port2.postMessage(0);                                                        // frame's paint)
+  }));
   function change() {   // a widget set up (widgets.js marks it data-mounted), the page parsed or loaded
     return new Promise((resolve) => {
       const mo = new MutationObserver(() => { mo.disconnect(); resolve(); });
@@ -361,13 +366,13 @@ FIRST_INTERACTION_JS = r"""
       load.then(() => { mo.disconnect(); resolve(); });
     });
   }
-  async function candidate() {   // the first enumerable control, once painted and its widget set up
-    await painted;               // (asking for layout earlier would force one that the page itself never does)
+  async function candidate() {   // the first enumerable control, once rendering has begun and its widget is set up
+    await frame();
     for (;;) {
       const all = document.readyState !== "loading";
       const p = pick(all);
       if (p && (p.w.hasAttribute("data-mounted") || loaded) || (!p && loaded)) {
-        await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));   // a frame with it drawn
+        await afterNextPaint();   // a frame with it drawn
         return p;
       }
       await change();

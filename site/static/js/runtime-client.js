@@ -31,12 +31,14 @@
  * Every [data-testid="pyodide-status"] element shows the widgets' worker's state: data-state = loading | ready |
  * error, with Chinese text, role="status" and aria-live="polite".
  *
- * Start-up speed: the page's script file is async and this comes first in it, so it runs as soon as it arrives (while the HTML is still being
- * parsed), so the worker starts early and window.courseRuntime exists before any widget script runs.
+ * Start-up speed: a page lists this file twice (site/templates/base.html): on its own, async, first in <head> (it is
+ * small, so it arrives and runs early, before the page's first layout, and the worker starts then), and first in
+ * the page's script file (so window.courseRuntime exists before widgets.js, whichever copy ran first). The second
+ * run does nothing.
  */
 (function () {
   "use strict";
-  if (window.courseRuntime) return;  // (a page that ran this file twice)
+  if (window.courseRuntime) return;  // already started by the other copy of this file
 
   const script = document.currentScript;
   const workerUrl = script && script.dataset.worker ? new URL(script.dataset.worker, document.baseURI) : null;

@@ -387,6 +387,7 @@
   // answers at its end are complete), then each later one as the parser passes it, and the rest at
   // DOMContentLoaded; each gets data-mounted. whenParsed(fn) runs fn once the whole page is parsed and mounted.
   const setups = {};   // widget name -> setup(root, ns), from every mount() call
+  let inflating = Promise.resolve();   // the mounted widgets' answers, inflated one after another
   const seen = {};
   let watching = null;
 
@@ -404,9 +405,9 @@
     seen[name] = (seen[name] || 0) + 1;
     const ns = seen[name] === 1 ? name : name + "-" + seen[name];
     const answers = w.querySelector("script.precomputed");
-    if (canInflate && answers) {   // its answers, ready before its first use
+    if (canInflate && answers) {   // its answers, ready before its first use (in page order: the first widget's first)
       aliasOf();
-      answersIn(answers);
+      inflating = inflating.then(() => answersIn(answers));
     }
     try {
       setups[name](inner, ns);
