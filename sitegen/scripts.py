@@ -1,13 +1,13 @@
 """A page's scripts as one file: site/static/js/<part>.js, in the page's load order -> static/js/page-<hash>.js.
 
-Why one file: a lesson's first widgets should answer as soon as they are on screen. A <script defer> runs only
-after the whole page has been parsed, which on a long lesson and a slow phone is hundreds of milliseconds after
-its first screen is painted; a plain <script async> runs as soon as it arrives, but several async files run in
-whatever order they arrive, and the widget files need widgets.js, which needs runtime-client.js. So each page
-gets one async file holding its parts in order (sitegen.markdown.script_order merges the widgets' declared
-needs); widgets.js sets up each widget once the parser has passed it (mount), and the scripts in it that work on
-the whole page wait for DOMContentLoaded. popover.js, which only works on the whole page, stays a deferred file
-of its own (site/templates/base.html says why).
+Why one file: a lesson's widgets should answer as soon as they are on screen. A <script defer> runs only after
+the whole page has been parsed, which on a long lesson and a slow phone is hundreds of milliseconds after its first
+screen is painted; several async files would run in whatever order they arrive, and the widget files need
+widgets.js, which needs runtime-client.js. So each page gets one file holding its parts in order
+(sitegen.markdown.script_order merges the widgets' declared needs), as a plain <script> right after the
+stylesheets (site/templates/base.html says why): it runs before the body is parsed, widgets.js sets up each widget
+once the parser has passed it (mount), and the parts that work on the whole page wait for DOMContentLoaded.
+popover.js, which only works on the whole page, stays a deferred file of its own.
 
 The parts stay separate, plain files in site/static/js (and the tests read them there); the file's name is a
 hash of its bytes, so a page that needs the same parts shares it and a changed part gives a new name. Each part
@@ -26,7 +26,7 @@ from pathlib import Path
 from .errors import CourseError
 
 JS_DIR = "static/js"
-HEADER = "/* {parts}: site/static/js/*.js, in this order, one file for one <script async> (sitegen/scripts.py) */\n"
+HEADER = "/* {parts}: site/static/js/*.js, in this order, one file for the page's one <script> (sitegen/scripts.py) */\n"
 
 
 class ScriptBundles:

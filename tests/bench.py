@@ -33,8 +33,8 @@ The figures (sizes in kB = 1,024 bytes):
     chart_kb           what scrolling every chart into view adds (the chart library, loaded lazily)
     lcp_ms             largest contentful paint, before any interaction
     first_interaction_ms   navigation start -> the DOM shows the answer to the page's first enumerable control
-                       (see FIRST_INTERACTION_JS: the first widget with precomputed answers, or else the first
-                       widget that is not a code cell or the bring-your-own-config box; in it the first <select>
+                       (see FIRST_INTERACTION_JS: the first widget that is not a code cell or the
+                       bring-your-own-config box and has one of these controls; in it the first <select>
                        with two options, toggle button (aria-pressed=false), checkbox or radio). Measured in a
                        visit of its own (empty cache) that never waits for the runtime: the control is used as
                        soon as rendering has begun (a requestAnimationFrame callback: none comes while the
@@ -335,17 +335,13 @@ FIRST_INTERACTION_JS = r"""
     }
     return null;
   }
-  function pick(all) {   // all: the page is parsed; else only widgets set up so far (data-mounted) count
-    const widgets = Array.from(document.querySelectorAll(".widget[data-widget]"))
-      .filter((w) => all || w.hasAttribute("data-mounted"));
-    const answered = widgets.filter(precomputed);
-    if (!all && !answered.length) return null;   // (which widget comes first is known once one with answers is set up)
-    const pool = answered.length ? answered : widgets.filter((w) => !SKIP.has(w.dataset.widget));
-    for (const w of pool) {
+  function pick() {   // the first widget that is not a code cell or the config box, with its first such control
+    for (const w of document.querySelectorAll(".widget[data-widget]")) {
+      if (SKIP.has(w.dataset.widget)) continue;
       const el = enumerable(w);
-      if (el) return { w: w, el: el, precomputed: answered.length > 0 };
+      if (el) return { w: w, el: el, precomputed: precomputed(w) };
     }
-    return null;
+    return null;   // (none parsed yet, or none on the page)
   }
   let dcl = null, loaded = false;
   document.addEventListener("DOMContentLoaded", () => { dcl = performance.now(); }, { once: true });
@@ -369,8 +365,7 @@ FIRST_INTERACTION_JS = r"""
   async function candidate() {   // the first enumerable control, once rendering has begun and its widget is set up
     await frame();
     for (;;) {
-      const all = document.readyState !== "loading";
-      const p = pick(all);
+      const p = pick();
       if (p && (p.w.hasAttribute("data-mounted") || loaded) || (!p && loaded)) {
         await afterNextPaint();   // a frame with it drawn
         return p;
@@ -1056,7 +1051,7 @@ def report_profile(name: str, p: dict) -> str:
                               "bare_pyodide_ms", "live/bare", "cls"]))
     for page, fi in s["first_interaction"].items():
         lines.append(f"  first interaction on {page}: {', '.join(fi['controls'])}; answered by {', '.join(fi['how'])}"
-                     f"{'' if fi['precomputed'] else '; no widget on the page has precomputed answers'}"
+                     f"{'' if fi['precomputed'] else '; the widget has no precomputed answers'}"
                      + (f"; the control was disabled at DOMContentLoaded in {fi['waited_for_enable']} of {fi['n']} runs"
                         if fi["waited_for_enable"] else ""))
     lines.append("")

@@ -114,12 +114,10 @@ def test_every_page_has_the_shell(built_site):
         assert csp and csp[0]["content"] == CSP
         status = find(p, "p", data_testid="pyodide-status")
         scripts = find(p, "script")
-        if page.name != "index.html":   # a page that uses Python starts the worker from runtime-client.js at once
-            early = scripts.pop(0)
-            assert early["src"] == "static/js/runtime-client.js" and "async" in early and "defer" not in early
-            assert early["data-worker"] == scripts[0]["data-worker"]
-        # one async file of the page's scripts (sitegen/scripts.py), then popover.js deferred
-        assert [("async" in s, "defer" in s) for s in scripts] == [(True, False), (False, True)], page.name
+        # one file of the page's scripts (sitegen/scripts.py), a plain <script> after the stylesheets; popover.js
+        # deferred
+        assert [("async" in s, "defer" in s) for s in scripts] == [(False, False), (False, True)], page.name
+        assert text.index('rel="stylesheet"') < text.index("<script")
         bundle, popover = scripts
         assert popover["src"] == "static/js/popover.js"
         made = (page.parent / bundle["src"]).read_text(encoding="utf-8")

@@ -63,7 +63,7 @@ def test_page_has_the_widget_its_script_and_its_entry_point(kit_site):
     from experiments.ledger import build_ledger
     assert f'data-testid="kit-sum">{n(build_ledger(config).total)}</strong>' in html
     assert 'data-widget="kit-total"' in html
-    assert re.findall(r'<script async src="static/js/page-[0-9a-f]{12}\.js" data-parts="([^"]+)"', html) == [
+    assert re.findall(r'<script src="static/js/page-[0-9a-f]{12}\.js" data-parts="([^"]+)"', html) == [
         "runtime-client.js widgets.js widgets-kit.js"]
     assert 'data-warm="[&#34;kit_total&#34;]"' in html
     index = (root / "_site" / "index.html").read_text(encoding="utf-8")

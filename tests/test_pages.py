@@ -152,9 +152,9 @@ def test_every_lesson_ends_with_a_complete_number_ledger(repo_site, numbers):
 
 
 def test_each_page_loads_only_the_widget_scripts_it_uses(repo_site):
-    def scripts(name):   # the parts of the page's one async file, as it names them and as the file holds them
+    def scripts(name):   # the parts of the page's one script file, as it names them and as the file holds them
         html = (repo_site.out / name).read_text(encoding="utf-8")
-        (src, parts), = re.findall(r'<script async src="(static/js/page-[0-9a-f]{12}\.js)" data-parts="([^"]+)"', html)
+        (src, parts), = re.findall(r'<script src="(static/js/page-[0-9a-f]{12}\.js)" data-parts="([^"]+)"', html)
         assert ScriptBundles.parts_of((repo_site.out / src).read_text(encoding="utf-8")) == parts.split(" ")
         assert re.findall(r'<script defer src="static/js/([^"]+)"', html) == ["popover.js"]
         return parts.split(" ")

@@ -199,7 +199,7 @@ def test_each_answers_script_names_its_entry_points_and_the_models_file_is_prelo
         assert html.count(preload) == (1 if found else 0), page.name
         if found:
             with_answers += 1
-            assert html.index(preload) < html.index('<script async src="static/js/page-')   # (before the page's script file)
+            assert html.index(preload) < html.index('<script src="static/js/page-')   # (before the page's script file)
     assert with_answers >= 2 and (repo_site.out / "data" / "models.json").is_file()
 
 
@@ -243,9 +243,9 @@ class _HeldPage(_QuietHandler):
 
 
 def test_a_widget_answers_while_the_rest_of_the_page_is_still_arriving(browser, repo_site, site):
-    """The page's scripts run as soon as they arrive (one async file) and widgets.js sets a widget up once the
-    parser has passed it: with C4's HTML held back after the first widget's answers, that widget already answers a
-    click, with the same text as on the whole page."""
+    """The page's scripts run before its body is parsed (one file, sitegen/scripts.py) and widgets.js sets a widget
+    up once the parser has passed it: with C4's HTML held back after the first widget, that widget already answers
+    a click, with the same text as on the whole page."""
     html = (repo_site.out / C4).read_bytes()
     second = html.index(b'<div class="widget" data-widget=', html.index(b'class="precomputed"'))
     _HeldPage.HELD, _HeldPage.HELD_AT = C4, second   # the first widget, its answers and the prose after it

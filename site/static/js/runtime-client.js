@@ -31,14 +31,12 @@
  * Every [data-testid="pyodide-status"] element shows the widgets' worker's state: data-state = loading | ready |
  * error, with Chinese text, role="status" and aria-live="polite".
  *
- * Start-up speed: a page lists this file twice (site/templates/base.html): on its own, async, first in <head> (it is
- * small, so it arrives and runs early, before the page's first layout, and the worker starts then), and first in
- * the page's script file (so window.courseRuntime exists before widgets.js, whichever copy ran first). The second
- * run does nothing.
+ * Start-up speed: this comes first in the page's script file, which the page runs as soon as its stylesheets and
+ * the file have arrived, before the body is parsed (site/templates/base.html), so the worker starts then.
  */
 (function () {
   "use strict";
-  if (window.courseRuntime) return;  // already started by the other copy of this file
+  if (window.courseRuntime) return;  // (a page that runs this file twice)
 
   const script = document.currentScript;
   const workerUrl = script && script.dataset.worker ? new URL(script.dataset.worker, document.baseURI) : null;

@@ -382,8 +382,8 @@
   }
 
   // -- setting widgets up as the page is parsed -----------------------------------------------------------------
-  // The page's script file (sitegen/scripts.py) runs as soon as it arrives, usually while the parser is still working
-  // through the page. mount() sets up every widget the parser has already passed (the widget and the precomputed
+  // The page's script file (sitegen/scripts.py) runs before the page's body is parsed (site/templates/base.html).
+  // mount() sets up every widget the parser has already passed (the widget and the precomputed
   // answers at its end are complete), then each later one as the parser passes it, and the rest at
   // DOMContentLoaded; each gets data-mounted. whenParsed(fn) runs fn once the whole page is parsed and mounted.
   const setups = {};   // widget name -> setup(root, ns), from every mount() call
