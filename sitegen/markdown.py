@@ -144,9 +144,10 @@ class Lesson:
 
 
 def script_order(needs: list[tuple[str, ...]]) -> list[str]:
-    """One load order (load.js runs the scripts in it) that keeps every widget's own order: a file comes
-    after every file some widget lists before it, and otherwise in order of first mention. The declarations put
-    the shared core (widgets.js) before a lesson's widget script and the chart drawing (charts.js) last."""
+    """One load order (the page's script file, sitegen/scripts.py, holds the scripts in it) that keeps every
+    widget's own order: a file comes after every file some widget lists before it, and otherwise in order of first
+    mention. The declarations put the shared core (widgets.js) before a lesson's widget script and the chart
+    drawing (charts.js) last."""
     before: dict[str, set[str]] = {}
     for files in needs:
         for i, f in enumerate(files):

@@ -9,10 +9,12 @@ stylesheets (site/templates/base.html says why): it runs before the body is pars
 once the parser has passed it (mount), and the parts that work on the whole page wait for DOMContentLoaded.
 popover.js, which only works on the whole page, stays a deferred file of its own.
 
-The parts stay separate, plain files in site/static/js (and the tests read them there); the file's name is a
-hash of its bytes, so a page that needs the same parts shares it and a changed part gives a new name. Each part
-is an IIFE of its own; document.currentScript is the one <script> for all of them (runtime-client.js reads
-data-worker and data-warm from it, charts.js finds Plotly next to its src, prefetch-runtime.js reads data-urls).
+The parts stay separate, plain files in site/static/js (and the tests read them there); the file's name is a hash
+of its bytes, so a page that needs the same parts shares it and a changed part gives a new name. Each part is an
+IIFE of its own, run in a try block of its own (one that throws does not stop the next, as with separate files; a
+syntax error still stops the file); document.currentScript is the one <script> for all of them (runtime-client.js
+reads data-worker and data-warm from it, charts.js finds Plotly next to its src, prefetch-runtime.js reads
+data-urls).
 
     bundles = ScriptBundles(Path("site/static/js"))     # a Jinja global (sitegen.pages.environment)
     bundles(["runtime-client.js", "widgets.js"])        # -> "page-0123456789ab.js", made once per parts
@@ -21,6 +23,7 @@ data-worker and data-warm from it, charts.js finds Plotly next to its src, prefe
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 from .errors import CourseError
@@ -49,7 +52,9 @@ class ScriptBundles:
             if not path.is_file():
                 raise CourseError(f"site/{JS_DIR}/{part}: missing; a page's script list names it "
                                   f"(a widget's declaration, experiments/widget.py)")
-            chunks.append(f"\n/* ---- {part} ---- */\n" + path.read_text(encoding="utf-8").rstrip() + "\n;\n")
+            # each part on its own, as a file of its own would be: one that throws does not stop the next
+            chunks.append(f"\n/* ---- {part} ---- */\ntry {{\n" + path.read_text(encoding="utf-8").rstrip()
+                          + f"\n;\n}} catch (e) {{ console.error({json.dumps(part)}, e); }}\n")
         text = "".join(chunks)
         return f"page-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:12]}.js", text
 

@@ -100,7 +100,8 @@ def _tools(ctx):
     def chart(spec: dict, label: str) -> Markup:
         ctx.page.need_script("charts.js")
         chart_id = ctx.page.next_id("chart")
-        return Markup(f'<figure class="chart" id="{chart_id}" aria-label="{html.escape(label)}">'
+        kind = f" chart-{html.escape(spec['kind'])}" if spec.get("kind") else ""   # its height, reserved by CSS
+        return Markup(f'<figure class="chart{kind}" id="{chart_id}" aria-label="{html.escape(label)}">'
                       f'{json_script(spec, "chart-spec")}'
                       f'<figcaption>{html.escape(label)}</figcaption></figure>')
 

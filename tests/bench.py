@@ -1052,7 +1052,7 @@ def report_profile(name: str, p: dict) -> str:
     for page, fi in s["first_interaction"].items():
         lines.append(f"  first interaction on {page}: {', '.join(fi['controls'])}; answered by {', '.join(fi['how'])}"
                      f"{'' if fi['precomputed'] else '; the widget has no precomputed answers'}"
-                     + (f"; the control was disabled at DOMContentLoaded in {fi['waited_for_enable']} of {fi['n']} runs"
+                     + (f"; the control was disabled when first picked in {fi['waited_for_enable']} of {fi['n']} runs"
                         if fi["waited_for_enable"] else ""))
     lines.append("")
     rows = []

@@ -200,9 +200,9 @@
     });
   }, { rootMargin: "200px" });
   function watch() {   // every chart of the page, once it is parsed (this file may run before it is)
-    document.querySelectorAll("figure.chart").forEach((fig) => {
-      fig.classList.add("chart-" + specOf(fig).kind);   // its height is reserved by kind (widgets.css), before drawing
-      seen.observe(fig);
+    document.querySelectorAll("figure.chart:not(.drawn)").forEach((fig) => {
+      fig.classList.add("chart-" + specOf(fig).kind);   // its height is reserved by kind (widgets.css; the build
+      seen.observe(fig);                                 // writes the class too, a live chart's spec may change it)
     });
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watch, { once: true });

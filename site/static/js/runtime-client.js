@@ -56,7 +56,12 @@
     const pending = new Map(); // id -> {resolve, reject, kind}
     let nextId = 1;
     let dead = workerUrl ? null : "页面没有指明 Python 运行时的位置";
-    const worker = workerUrl ? new Worker(workerUrl) : null;
+    let worker = null;
+    try {
+      worker = workerUrl ? new Worker(workerUrl) : null;
+    } catch (e) {   // e.g. a page opened from the file system: the widgets keep the build's answers
+      dead = "浏览器不允许在这个页面上启动 Python 运行时";
+    }
 
     function answer(p, msg) {
       if (p.kind === "run") {

@@ -364,6 +364,7 @@
   }
 
   function call(fn, args) {
+    const early = document.readyState === "loading";   // (answers in scripts not parsed yet are not looked at)
     return precomputed(fn).then((t) => {
       const key = t && fn + " " + canon(args || [], t.aliasOf);
       const table = t && t.answers.find((part) => Object.prototype.hasOwnProperty.call(part, key));
@@ -371,7 +372,7 @@
         answered.build += 1;
         return JSON.parse(JSON.stringify(table[key]));   // a copy: callers may keep what they get
       }
-      if (document.readyState === "loading") return parsed.then(() => call(fn, args));   // (answers not parsed yet)
+      if (early) return parsed.then(() => call(fn, args));   // look again once the whole page is parsed
       return python(fn, args);
     });
   }
