@@ -1,6 +1,6 @@
 /*
- * code-cell.js - the editable Python code cells (plain JS, in the page's script file after widgets.js; the build adds it to the
- * pages that have a ```{widget} code block; the cell's HTML is site/templates/widgets/code.html).
+ * code-cell.js - the editable Python code cells (plain JS, in the page's script file after widgets.js; the build
+ * adds it to the pages that have a ```{widget} code block; the cell's HTML is site/templates/widgets/code.html).
  *
  * A cell runs in the code cells' own worker (courseRuntime.cells, runtime-client.js), never in the widgets' one, so
  * a slow or endless program leaves every widget answering. That worker starts on the first focus or run of a cell,

@@ -142,14 +142,10 @@
     groups.forEach((g) => settle(g));
   }
 
-  function rove() {   // once the page is parsed (a deferred script: kept for safety)
-    settleAll(document);
-    new MutationObserver((records) => records.forEach((r) => r.addedNodes.forEach((node) => {
-      if (node instanceof Element) settleAll(node);
-    }))).observe(document.body, { childList: true, subtree: true });
-  }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", rove, { once: true });
-  else rove();
+  settleAll(document);   // (a deferred script: the page is parsed)
+  new MutationObserver((records) => records.forEach((r) => r.addedNodes.forEach((node) => {
+    if (node instanceof Element) settleAll(node);
+  }))).observe(document.body, { childList: true, subtree: true });
 
   const STEP = { ArrowRight: 1, ArrowLeft: -1 };
 

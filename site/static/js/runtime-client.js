@@ -1,5 +1,6 @@
 /*
- * runtime-client.js - the page's side of the Python runtime (plain JS, first in the page's script file, sitegen/scripts.py).
+ * runtime-client.js - the page's side of the Python runtime (plain JS, first in the page's script file,
+ * sitegen/scripts.py).
  *
  * Two Web Workers run site/static/js/worker.js (its URL, versioned, is the script's data-worker attribute, relative
  * to the page; see sitegen/runtime.py), so learner code can never freeze the widgets:
@@ -36,7 +37,6 @@
  */
 (function () {
   "use strict";
-  if (window.courseRuntime) return;  // (a page that runs this file twice)
 
   const script = document.currentScript;
   const workerUrl = script && script.dataset.worker ? new URL(script.dataset.worker, document.baseURI) : null;

@@ -1,6 +1,6 @@
 /*
- * widgets.js - what every page's widgets share (plain JS, in the page's script file, sitegen/scripts.py); before the lesson's own widget
- * files (widgets-c4.js, widgets-ffn.js), which the build adds only to the pages that use them.
+ * widgets.js - what every page's widgets share (plain JS, in the page's script file, sitegen/scripts.py), before
+ * the lesson's own widget files (widgets-c4.js, widgets-ffn.js), which the build adds only to the pages that use them.
  *
  * Every widget arrives complete from the build (site/templates/widgets/). The widget files only add behaviour.
  * Anything that needs a number calls the same Python the build used, through call(entryPoint, args), and writes
