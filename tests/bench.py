@@ -40,9 +40,9 @@ The figures (sizes in kB = 1,024 bytes):
                        soon as rendering has begun (a requestAnimationFrame callback: none comes while the
                        stylesheets block rendering), its widget is set up (widgets.js marks it data-mounted, often
                        while the rest of the page is still being parsed; or the page has loaded, for a page
-                       without widgets.js), a frame showing it has been drawn (after the next paint: a message
-                       posted from a requestAnimationFrame callback), and it is
-                       enabled; the answer is the
+                       without widgets.js), a frame showing it has been drawn (a message posted from that frame's
+                       requestAnimationFrame step arrives after its paint: the first frame, if the widget was set
+                       up by then, else the next one after that), and it is enabled; the answer is the
                        widget's `course:updated` event or, for a widget that answers without one, its first DOM
                        mutation (data-busy / data-pending / disabled changes are not answers). Its lcp_ms is the
                        same visit's.
@@ -349,11 +349,14 @@ FIRST_INTERACTION_JS = r"""
   // the next frame's rAF callback: none comes while the stylesheets block rendering, so once one has, asking for
   // layout does not force one the page itself would not do
   const frame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
-  const afterNextPaint = () => new Promise((resolve) => requestAnimationFrame(() => {   // (the usual idiom: a
-    const channel = new MessageChannel();                                                // message posted in rAF
-    channel.port1.onmessage = () => resolve();                                           // arrives after that
-    channel.port2.postMessage(0);                                                        // frame's paint)
-  }));
+  // a message posted during a frame's requestAnimationFrame callbacks (or the microtasks after them) arrives once
+  // that frame has been painted: the usual "after paint" idiom
+  const afterPaint = () => new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => resolve();
+    channel.port2.postMessage(0);
+  });
+  const afterNextPaint = () => frame().then(afterPaint);
   function change() {   // a widget set up (widgets.js marks it data-mounted), the page parsed or loaded
     return new Promise((resolve) => {
       const mo = new MutationObserver(() => { mo.disconnect(); resolve(); });
@@ -364,13 +367,15 @@ FIRST_INTERACTION_JS = r"""
   }
   async function candidate() {   // the first enumerable control, once rendering has begun and its widget is set up
     await frame();
+    let inFrame = true;           // still in that frame's rAF step: its widget, if set up now, is in this frame
     for (;;) {
       const p = pick();
       if (p && (p.w.hasAttribute("data-mounted") || loaded) || (!p && loaded)) {
-        await afterNextPaint();   // a frame with it drawn
+        await (inFrame ? afterPaint() : afterNextPaint());   // a frame with it drawn
         return p;
       }
       await change();
+      inFrame = false;
     }
   }
   const usable = (el) => !el.disabled && !el.closest("fieldset[disabled]");

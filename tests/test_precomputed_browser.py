@@ -203,6 +203,32 @@ def test_each_answers_script_names_its_entry_points_and_the_models_file_is_prelo
     assert with_answers >= 2 and (repo_site.out / "data" / "models.json").is_file()
 
 
+MODELS_FETCHES = """
+window.__modelsFetches = [];
+const fetch0 = window.fetch;
+window.fetch = function (input, init) {
+  if (String(input).endsWith("data/models.json")) window.__modelsFetches.push(document.body === null ? "head" : "body");
+  return fetch0.call(this, input, init);
+};
+"""
+
+
+def test_a_page_that_preloads_the_models_reads_them_while_its_head_is_parsed(browser, site):
+    """widgets.js asks for data/models.json as soon as it runs (in <head>) on a page that preloads it, so the models
+    are in hand when the first widget is used instead of being queued behind the parser; the one request made is
+    the preload's."""
+    page = blocked_page(browser, "about:blank", MODELS_FETCHES)
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url) if r.url.endswith("data/models.json") else None)
+    page.goto(site + C4)
+    page.wait_for_load_state("load")
+    page.wait_for_function("() => courseWidgets.answered.tables === 5")
+    assert page.evaluate("window.__modelsFetches")[0] == "head"
+    assert len(requests) == 1, requests
+    assert not page.problems, page.problems
+    page.context.close()
+
+
 NO_IDLE = "window.requestIdleCallback = () => 0;"   # the idle-time inflation never comes
 
 

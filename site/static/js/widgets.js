@@ -345,11 +345,21 @@
       bytes = new Uint8Array(bin.length);
       for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
     }
-    const gunzip = new DecompressionStream("gzip");   // (written to directly: no Blob, no trip out of the page)
+    // Written to and read from directly: each step is a microtask, so a table inflates in one go. (Read through
+    // new Response(...).json(), every chunk was a task of its own, queued behind the parser's: while the page
+    // was still being parsed on a slow phone, a 3 kB table took 80 ms to come out.)
+    const gunzip = new DecompressionStream("gzip");
     const writer = gunzip.writable.getWriter();
     writer.write(bytes);
     writer.close();
-    return new Response(gunzip.readable).json();
+    const reader = gunzip.readable.getReader(), decoder = new TextDecoder();
+    let text = "";
+    const more = ({ done, value }) => {
+      if (done) return JSON.parse(text + decoder.decode());
+      text += decoder.decode(value, { stream: true });
+      return reader.read().then(more);
+    };
+    return reader.read().then(more);
   }
 
   // The key of a call's args, as sitegen/widgets.py canonical() writes it: sorted keys, no spaces, a built-in
@@ -446,6 +456,9 @@
     whenParsed: whenParsed, models: models, el: el, whenReady: whenReady, live: live, pickAlias: pickAlias, showError: showError,
     latest: latest, chart: chart, call: call, bind: bind, fill: fill, rows: rows, options: options,
   };
+  // A page whose widgets need the models at once preloads data/models.json from <head> (sitegen/widgets.py): read it
+  // now, while the head is parsed, so that it is in hand when the first widget is used, not queued behind the parser.
+  if (document.querySelector('link[rel=preload][href$="data/models.json"]')) models().catch(() => {});
   if (canInflate) {
     const later = () => { if (document.querySelector("script.precomputed")) inflateLater(); };
     if (document.readyState === "complete") later();
