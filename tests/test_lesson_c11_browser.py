@@ -161,6 +161,25 @@ def test_enumerated_states_answer_before_python(module_guard, site):
     p.close()
 
 
+def test_one_change_writes_the_url_once(module_guard, site):
+    """A model change sets four of the widget's keys (model, E, k, split): the URL is written once for all four."""
+    p = module_guard.context.new_page()
+    p.add_init_script(COUNT_UPDATES)
+    p.add_init_script("""window.__replaced = [];
+      const replace0 = history.replaceState;
+      history.replaceState = function (state, title, url) { window.__replaced.push(String(url)); return replace0.apply(this, arguments); };""")
+    p.route("**/worker.js", lambda route: None)      # (the model picker answers from the build's table)
+    p.goto(site + PAGE + "?c11-moe-ledger.k=1")
+    p.wait_for_load_state("load")
+    p.evaluate("window.__replaced = []")
+    change(p, ".c11-ledger", {".c11-model": "qwen3_235b_a22b"}, ".c11-model")
+    replaced = p.evaluate("window.__replaced")
+    assert len(replaced) == 1, replaced
+    assert p.evaluate("location.search") == "?c11-moe-ledger.model=qwen3_235b_a22b"   # (k back to its default)
+    expect_fields(p, ".c11-ledger", calc.moe_ledger(cfg("qwen3-235b-a22b")))
+    p.close()
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_axe_clean(module_guard, site, scheme):
     from axe_playwright_python.sync_playwright import Axe

@@ -63,9 +63,17 @@
     history.replaceState(history.state, "", location.pathname + (q ? "?" + q : "") + location.hash);
   }
 
-  function setParams(values) {   // {key: value}; null/"" removes the key (the default state)
+  // {key: value}; null/"" removes the key (the default state). The URL is written once, after the task that changed
+  // it (one history.replaceState for the four keys a widget may set on one change: each call costs the browser
+  // some work, up to tens of ms on a slow phone, and Chromium stops honouring them after a few hundred in 10 s).
+  let unwritten = null;
+  function setParams(values) {
     Object.entries(values).forEach(([k, v]) => { written[k] = v === undefined || v === "" ? null : v; });
-    writeUrl(values);
+    if (unwritten === null) {
+      unwritten = {};
+      queueMicrotask(() => { const v = unwritten; unwritten = null; writeUrl(v); });
+    }
+    Object.assign(unwritten, values);
   }
 
   function setState(ns, key, value) { setParams({ [ns + "." + key]: value }); }
