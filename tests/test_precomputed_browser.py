@@ -250,6 +250,54 @@ def test_each_widgets_answers_inflate_when_it_is_set_up_and_a_click_inflates_not
     page.context.close()
 
 
+@pytest.mark.parametrize("corrupt", ["not base64 !!", "bm90IGd6aXA="])   # (the second is base64 of b"not gzip")
+def test_a_corrupt_table_is_skipped_and_python_answers(browser, site, corrupt):
+    """A precomputed table that does not decode is not an error on the page: its widget asks Python instead, with
+    the same answer, and the other widgets' tables still inflate."""
+    context = browser.new_context()
+    problems: list[str] = []
+
+    def serve(route):
+        response = route.fetch()
+        html = response.text()
+        start = html.index('class="precomputed"', html.index('data-widget="tracker"'))
+        body, end = html.index(">", start) + 1, html.index("</script>", start)
+        route.fulfill(response=response, body=html[:body] + corrupt + html[end:])
+
+    context.route("**/*", lambda route: route.continue_() if _is_local(route.request.url)
+                  else (problems.append(route.request.url), route.abort()))
+    context.route(f"**/{C4}", serve)
+    page = context.new_page()
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.goto(site + C4)
+    wait_runtime_ready(page)
+    tracker = page.locator('.widget[data-widget="tracker"]')
+    button = tracker.locator('button.tracker-model[aria-pressed="false"]').first
+    model = button.get_attribute("data-model")
+    button.click()
+    page.wait_for_function("(m) => document.querySelector(`button.tracker-model[data-model='${m}']`)"
+                           ".getAttribute('aria-pressed') === 'true'", arg=model)
+    stages = tracker.locator(".stages").text_content()
+    assert page.evaluate("courseWidgets.answered.python") > 0
+    built = page.evaluate("courseWidgets.answered.build")   # another widget's table still answers
+    page.evaluate("""() => { const s = document.querySelector('.widget[data-widget="ledger-total"] select');
+      s.selectedIndex = (s.selectedIndex + 1) % s.options.length; s.dispatchEvent(new Event("change")); }""")
+    page.wait_for_function("(n) => courseWidgets.answered.build > n", arg=built)
+    assert not problems, problems
+    context.close()
+
+    whole = blocked_page(browser, site + C4)
+    whole.wait_for_load_state("load")
+    whole.locator(f'.widget[data-widget="tracker"] button.tracker-model[data-model="{model}"]').click()
+    whole.wait_for_function("(m) => document.querySelector(`button.tracker-model[data-model='${m}']`)"
+                            ".getAttribute('aria-pressed') === 'true'", arg=model)
+    assert whole.locator('.widget[data-widget="tracker"] .stages').text_content() == stages
+    assert whole.evaluate("courseWidgets.answered.python") == 0
+    assert not whole.problems, whole.problems
+    whole.context.close()
+
+
 class _HeldPage(_QuietHandler):
     """Sends HELD's HTML up to HELD_AT, then waits for RELEASE before the rest (a page still being parsed)."""
     HELD, HELD_AT, RELEASE = "", 0, threading.Event()

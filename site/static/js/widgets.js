@@ -63,9 +63,9 @@
     history.replaceState(history.state, "", location.pathname + (q ? "?" + q : "") + location.hash);
   }
 
-  // {key: value}; null/"" removes the key (the default state). The URL is written once, after the task that changed
-  // it (one history.replaceState for the four keys a widget may set on one change: each call costs the browser
-  // some work, up to tens of ms on a slow phone, and Chromium stops honouring them after a few hundred in 10 s).
+  // {key: value}; null/"" removes the key (the default state). The keys set before the next microtask checkpoint are
+  // written together, with one history.replaceState (a widget's change handler may set four keys: each call costs
+  // the browser some work, up to tens of ms on a slow phone while the page is still being parsed).
   let unwritten = null;
   function setParams(values) {
     Object.entries(values).forEach(([k, v]) => { written[k] = v === undefined || v === "" ? null : v; });
@@ -344,7 +344,9 @@
     idle(next, { timeout: 2000 });
   }
 
-  function inflate(b64) {   // gzip+base64 -> the JSON value
+  // gzip+base64 -> the JSON value. async: a table that is not base64, gzip or JSON rejects (answersIn makes that null,
+  // and the call asks Python) instead of throwing out of the caller.
+  async function inflate(b64) {
     let bytes;
     if (Uint8Array.fromBase64) {
       bytes = Uint8Array.fromBase64(b64.trim());
@@ -355,19 +357,16 @@
     }
     // Written to and read from directly: each step is a microtask, so a table inflates in one go. (Read through
     // new Response(...).json(), every chunk was a task of its own, queued behind the parser's: while the page
-    // was still being parsed on a slow phone, a 3 kB table took 80 ms to come out.)
+    // was still being parsed on a slow phone, a 3 kB table took 80 ms to come out.) A bad stream rejects the
+    // reads; the write and close reject too, and are only that failure said again.
     const gunzip = new DecompressionStream("gzip");
     const writer = gunzip.writable.getWriter();
-    writer.write(bytes);
-    writer.close();
+    writer.write(bytes).catch(() => {});
+    writer.close().catch(() => {});
     const reader = gunzip.readable.getReader(), decoder = new TextDecoder();
     let text = "";
-    const more = ({ done, value }) => {
-      if (done) return JSON.parse(text + decoder.decode());
-      text += decoder.decode(value, { stream: true });
-      return reader.read().then(more);
-    };
-    return reader.read().then(more);
+    for (let r = await reader.read(); !r.done; r = await reader.read()) text += decoder.decode(r.value, { stream: true });
+    return JSON.parse(text + decoder.decode());
   }
 
   // The key of a call's args, as sitegen/widgets.py canonical() writes it: sorted keys, no spaces, a built-in
