@@ -30,21 +30,38 @@ H100 = (str(CITATIONS["h100_bandwidth_tbps"]["value"]), str(CITATIONS["h100_bf16
 A100 = (str(CITATIONS["a100_bandwidth_tbps"]["value"]), str(CITATIONS["a100_bf16_tflops"]["value"]))
 
 
-def blocked_page(browser, url: str, init_script: str | None = None):
-    """A page whose Python runtime cannot load (pyodide/ and py/ aborted); fails on page errors, outside requests."""
+def local_page(browser, init_script: str | None = None, route=None, console: bool = False):
+    """A new page in a context of its own that aborts every request to another host; those requests and the page's
+    uncaught errors (with console=True, its console errors too) are collected in page.problems. route: (pattern,
+    handler) pairs set after the local-only rule (so they take precedence)."""
     context = browser.new_context()
     if init_script:
         context.add_init_script(init_script)
     problems: list[str] = []
-    context.route("**/*", lambda route: route.continue_() if _is_local(route.request.url)
-                  else (problems.append(route.request.url), route.abort()))
-    context.route("**/pyodide/**", lambda route: route.abort())
-    context.route("**/py/**", lambda route: route.abort())
+    context.route("**/*", lambda r: r.continue_() if _is_local(r.request.url)
+                  else (problems.append(r.request.url), r.abort()))
+    for pattern, handler in route or []:
+        context.route(pattern, handler)
     page = context.new_page()
     page.on("pageerror", lambda e: problems.append(str(e)))
-    page.goto(url)
+    if console:
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
     page.problems = problems
     return page
+
+
+def blocked_page(browser, url: str, init_script: str | None = None):
+    """A page whose Python runtime cannot load (pyodide/ and py/ aborted); fails on page errors, outside requests."""
+    abort = lambda r: r.abort()  # noqa: E731
+    page = local_page(browser, init_script, route=[("**/pyodide/**", abort), ("**/py/**", abort)])
+    page.goto(url)
+    return page
+
+
+def pressed(page, model: str) -> None:
+    """Wait until the tracker's button for model is the pressed one."""
+    page.wait_for_function("(m) => document.querySelector(`button.tracker-model[data-model='${m}']`)"
+                           ".getAttribute('aria-pressed') === 'true'", arg=model)
 
 
 def root(page, name: str):
@@ -242,8 +259,7 @@ def test_each_widgets_answers_inflate_when_it_is_set_up_and_a_click_inflates_not
     model = button.get_attribute("data-model")
     button.click()
     page.wait_for_function("() => courseWidgets.answered.build > 0")
-    page.wait_for_function("(m) => document.querySelector(`button.tracker-model[data-model='${m}']`)"
-                           ".getAttribute('aria-pressed') === 'true'", arg=model)
+    pressed(page, model)
     answered = page.evaluate("courseWidgets.answered")
     assert answered["python"] == 0 and answered["tables"] == scripts
     assert not page.problems, page.problems
@@ -254,9 +270,6 @@ def test_each_widgets_answers_inflate_when_it_is_set_up_and_a_click_inflates_not
 def test_a_corrupt_table_is_skipped_and_python_answers(browser, site, corrupt):
     """A precomputed table that does not decode is not an error on the page: its widget asks Python instead, with
     the same answer, and the other widgets' tables still inflate."""
-    context = browser.new_context()
-    problems: list[str] = []
-
     def serve(route):
         response = route.fetch()
         html = response.text()
@@ -264,34 +277,27 @@ def test_a_corrupt_table_is_skipped_and_python_answers(browser, site, corrupt):
         body, end = html.index(">", start) + 1, html.index("</script>", start)
         route.fulfill(response=response, body=html[:body] + corrupt + html[end:])
 
-    context.route("**/*", lambda route: route.continue_() if _is_local(route.request.url)
-                  else (problems.append(route.request.url), route.abort()))
-    context.route(f"**/{C4}", serve)
-    page = context.new_page()
-    page.on("pageerror", lambda e: problems.append(str(e)))
-    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page = local_page(browser, route=[(f"**/{C4}", serve)], console=True)
     page.goto(site + C4)
     wait_runtime_ready(page)
     tracker = page.locator('.widget[data-widget="tracker"]')
     button = tracker.locator('button.tracker-model[aria-pressed="false"]').first
     model = button.get_attribute("data-model")
     button.click()
-    page.wait_for_function("(m) => document.querySelector(`button.tracker-model[data-model='${m}']`)"
-                           ".getAttribute('aria-pressed') === 'true'", arg=model)
+    pressed(page, model)
     stages = tracker.locator(".stages").text_content()
     assert page.evaluate("courseWidgets.answered.python") > 0
     built = page.evaluate("courseWidgets.answered.build")   # another widget's table still answers
     page.evaluate("""() => { const s = document.querySelector('.widget[data-widget="ledger-total"] select');
       s.selectedIndex = (s.selectedIndex + 1) % s.options.length; s.dispatchEvent(new Event("change")); }""")
     page.wait_for_function("(n) => courseWidgets.answered.build > n", arg=built)
-    assert not problems, problems
-    context.close()
+    assert not page.problems, page.problems
+    page.context.close()
 
     whole = blocked_page(browser, site + C4)
     whole.wait_for_load_state("load")
     whole.locator(f'.widget[data-widget="tracker"] button.tracker-model[data-model="{model}"]').click()
-    whole.wait_for_function("(m) => document.querySelector(`button.tracker-model[data-model='${m}']`)"
-                            ".getAttribute('aria-pressed') === 'true'", arg=model)
+    pressed(whole, model)
     assert whole.locator('.widget[data-widget="tracker"] .stages').text_content() == stages
     assert whole.evaluate("courseWidgets.answered.python") == 0
     assert not whole.problems, whole.problems
@@ -335,12 +341,7 @@ def test_a_widget_answers_while_the_rest_of_the_page_is_still_arriving(browser, 
                pressed: w.querySelector('button.tracker-model[aria-pressed="true"]').dataset.model };
     }"""
     try:
-        context = browser.new_context()
-        problems: list[str] = []
-        context.route("**/*", lambda route: route.continue_() if _is_local(route.request.url)
-                      else (problems.append(route.request.url), route.abort()))
-        page = context.new_page()
-        page.on("pageerror", lambda e: problems.append(str(e)))
+        page = local_page(browser)
         page.goto(f"http://127.0.0.1:{server.server_address[1]}/{C4}", wait_until="commit")
         page.wait_for_selector('.widget[data-widget="tracker"][data-mounted]', state="attached", timeout=30_000)
         assert page.evaluate("document.readyState") == "loading"
@@ -351,8 +352,8 @@ def test_a_widget_answers_while_the_rest_of_the_page_is_still_arriving(browser, 
         page.wait_for_load_state("load")
         with_answers = ".widget[data-widget]:has(script.precomputed)"
         assert page.locator(f"{with_answers}[data-mounted]").count() == page.locator(with_answers).count() == 5
-        assert not problems, problems
-        context.close()
+        assert not page.problems, page.problems
+        page.context.close()
     finally:
         _HeldPage.RELEASE.set()
         server.shutdown()

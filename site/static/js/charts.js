@@ -199,11 +199,9 @@
       }
     });
   }, { rootMargin: "200px" });
-  function watch() {   // every chart of the page, once it is parsed (this file may run before it is)
-    document.querySelectorAll("figure.chart:not(.drawn)").forEach((fig) => {
-      fig.classList.add("chart-" + specOf(fig).kind);   // its height is reserved by kind (widgets.css; the build
-      seen.observe(fig);                                 // writes the class too, a live chart's spec may change it)
-    });
+  function watch() {   // every chart of the page, once it is parsed (this file may run before it is); the build wrote
+    // each one's chart-<kind> class, which reserves its height (widgets.css)
+    document.querySelectorAll("figure.chart:not(.drawn)").forEach((fig) => seen.observe(fig));
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watch, { once: true });
   else watch();
