@@ -14,8 +14,11 @@ $(STAMP): pyproject.toml   ## the pinned dependencies from pyproject.toml (the p
 
 setup: $(STAMP)
 
-chromium:            ## Debian's Chromium for the browser tests (Playwright cannot download browsers here)
-	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+chromium:            ## Debian's Chromium for the browser tests (Playwright cannot download browsers here), and a Chinese
+                     ## font: a learner's phone draws the lessons with one (Android's is Noto Sans CJK); without one every
+                     ## Chinese character is looked for in every font and drawn as an empty box, and layout takes twice as long
+	@command -v chromium >/dev/null 2>&1 && dpkg -s fonts-noto-cjk >/dev/null 2>&1 || (apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null)
 
 runtime: setup       ## fetch Pyodide 0.27.7 + numpy wheel (npm pack, pip download), check pinned sha256
 	$(PYTHON) -m sitegen.runtime

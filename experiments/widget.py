@@ -48,6 +48,7 @@ class Widget:
     needs: tuple[str, ...] = ()                 # other scripts it uses, e.g. ("derivation.js", "charts.js")
     calls: Mapping[str, str] = field(default_factory=dict)      # browser entry point -> "module:function"
     states: str | None = None                   # "module:function": states(options, data) -> [(call, args)]
+    view_answers: bool = False                  # its view writes the table its script answers from (no states)
     package: str = ""                           # set by Lesson: where relative references are resolved
 
     def scripts(self) -> tuple[str, ...]:

@@ -59,6 +59,15 @@ WIDGET_INFO = "{widget}"
 FRONT_MATTER_REQUIRED = {"id": str, "title": str, "chapter": str}
 FRONT_MATTER_OPTIONAL = {"order": int, "summary": str, "reading_minutes": int}
 
+# The first widget the build answered (its controls work before Python) is drawn set up in the page's first paint:
+# an empty element right after it (FIRST_WIDGET_MARK) and, in <head>, <link rel=expect href=#MARK blocking=render>
+# keep the browser from painting until the parser has passed it, so widgets.js has set it up by then (without it, a
+# slow phone painted the text above it first and the widget a frame or two later, its controls still disabled).
+# Only when it ends within FIRST_WIDGET_WITHIN bytes of the lesson's body: a phone at 4x CPU parses about 13-25 kB
+# per parser task, so the first paint waits a few tasks at most; a widget further down does not hold it back.
+FIRST_WIDGET_MARK = "first-widget-parsed"
+FIRST_WIDGET_WITHIN = 64 * 1024
+
 WidgetRenderer = Callable[[dict, "WidgetContext"], str]
 Formatter = Callable[[Any, str], str]
 
@@ -82,6 +91,7 @@ class Page:
     calls: list[str] = field(default_factory=list)  # browser entry points its widgets call (the worker warms them)
     preload: list[str] = field(default_factory=list)  # site files its widgets fetch at once (<link rel=preload>)
     claims: list[tuple[int, str, bool]] = field(default_factory=list)  # (line, claim, holds), sitegen/claims.py
+    first_widget_marked: bool = False  # FIRST_WIDGET_MARK written after the first widget with build-time answers
     _counters: dict[str, int] = field(default_factory=dict)
 
     def error(self, line: int | None, message: str) -> None:
@@ -106,6 +116,7 @@ class WidgetContext:
     file: str
     line: int
     page: Page
+    answered: bool = False   # the renderer wrote build-time answers for its controls (sitegen/widgets.py)
 
     @property
     def data(self) -> Mapping[str, Any]:
@@ -133,6 +144,7 @@ class Lesson:
     scripts: list[str] = field(default_factory=list)   # static/js files its widgets need, in load order
     calls: list[str] = field(default_factory=list)     # browser entry points its widgets call
     preload: list[str] = field(default_factory=list)   # site files fetched as soon as the page loads
+    first_paint_after: str | None = None   # the id the first paint waits for (FIRST_WIDGET_MARK), if any
 
     @property
     def id(self) -> str:
@@ -190,8 +202,26 @@ def render_lesson(text: str, page: Page) -> Lesson:
     meta = read_front_matter(tokens, page)
     if page.errors:
         raise BuildError(sorted(page.errors, key=lambda e: e.line or 0))
+    body, wait_for = first_paint_target(body)
     return Lesson(page.file, meta, body, table_of_contents(tokens), in_page_order(page.used, body),
-                  script_order(page.scripts), list(dict.fromkeys(page.calls)), list(dict.fromkeys(page.preload)))
+                  script_order(page.scripts), list(dict.fromkeys(page.calls)), list(dict.fromkeys(page.preload)),
+                  wait_for)
+
+
+def first_paint_target(body: str) -> tuple[str, str | None]:
+    """(body, FIRST_WIDGET_MARK) if the marked widget ends within FIRST_WIDGET_WITHIN bytes, else (body without
+    the mark, None): see FIRST_WIDGET_MARK."""
+    mark = first_widget_mark()
+    at = body.find(mark)
+    if at < 0:
+        return body, None
+    if len(body[:at].encode("utf-8")) > FIRST_WIDGET_WITHIN:
+        return body.replace(mark, "", 1), None
+    return body, FIRST_WIDGET_MARK
+
+
+def first_widget_mark() -> str:
+    return f'<div id="{FIRST_WIDGET_MARK}" hidden></div>\n'
 
 
 def in_page_order(used: dict[str, str], body: str) -> dict[str, str]:
@@ -354,8 +384,13 @@ def widget_plugin(md: MarkdownIt) -> None:
             return default_fence(tokens, idx, options, env)
         name, opts, inner = token.meta["widget"]
         data = html.escape(json.dumps(opts, ensure_ascii=False, separators=(",", ":")), quote=True)
-        return (f'<div class="widget" data-widget="{html.escape(name)}" data-options=\'{data}\'>\n'
-                f'<div class="widget-static">\n{inner}</div>\n</div>\n')
+        out = (f'<div class="widget" data-widget="{html.escape(name)}" data-options=\'{data}\'>\n'
+               f'<div class="widget-static">\n{inner}</div>\n</div>\n')
+        page = env.get("page")
+        if token.meta.get("answered") and page is not None and not page.first_widget_marked:
+            page.first_widget_marked = True
+            out += first_widget_mark()
+        return out
 
     md.add_render_rule("fence", fence)
 
@@ -392,8 +427,9 @@ def _resolve_widgets(state: StateCore) -> None:
             continue
         if page.numbers is None:       # the inputs already failed: a rendering would only repeat those problems
             continue
+        ctx = WidgetContext(name, page.file, line, page)
         try:
-            inner = page.widgets[name](options, WidgetContext(name, page.file, line, page))
+            inner = page.widgets[name](options, ctx)
         except LessonError as e:
             page.errors.append(e)
             continue
@@ -403,6 +439,7 @@ def _resolve_widgets(state: StateCore) -> None:
         merged = getattr(page.widgets[name], "options", None)   # a declared widget: its defaults + these options
         token.meta["widget"] = (name, merged(options) if merged else options,
                                 inner if inner.endswith("\n") else inner + "\n")
+        token.meta["answered"] = ctx.answered
 
 
 # -- numbers ---------------------------------------------------------------------------------------------------

@@ -133,7 +133,7 @@ def render_lesson_page(env: jinja2.Environment, course: dict, lesson: Lesson, na
     return env.get_template("lesson.html").render(
         course=course, lesson=lesson, meta=lesson.meta, body=Markup(lesson.body), chapter=chapter,
         toc=lesson.toc, nav=nav, ledger=ledger_entries(lesson, numbers), ledger_id=LEDGER_ID, scripts=lesson.scripts,
-        calls=lesson.calls, preload=lesson.preload,
+        calls=lesson.calls, preload=lesson.preload, first_paint_after=lesson.first_paint_after,
         provenance=provenance(lesson, numbers, models, course))
 
 

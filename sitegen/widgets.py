@@ -161,6 +161,7 @@ def renderer(widget: Widget):
         ctx.page.calls.extend(widget.calls)
         if answers:   # widgets.js reads data/models.json at once to key the answers: start it from <head>
             ctx.page.preload.append(MODELS_JSON)
+        ctx.answered = bool(answers) or widget.view_answers
         out = _env.get_template(widget.template).render(**_tools(ctx), **values, id=ctx.page.next_id(widget.name))
         return out + (str(precomputed_script(answers)) if answers else "")
     render.options = widget.options   # the wrapper's data-options: the defaults overlaid with the lesson's options

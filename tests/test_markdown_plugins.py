@@ -51,7 +51,13 @@ def demo_widget(options: dict, ctx: markdown.WidgetContext) -> str:
     return f"<table class=\"demo\">{rows}</table>"
 
 
-WIDGETS = {"demo": demo_widget}
+def answering_widget(options: dict, ctx: markdown.WidgetContext) -> str:
+    """A widget whose controls answer from what the build wrote (sitegen/widgets.py sets ctx.answered so)."""
+    ctx.answered = True
+    return f"<p class=\"answers\">{html.escape(str(options.get('label', '')))}</p>"
+
+
+WIDGETS = {"demo": demo_widget, "answers": answering_widget}
 
 
 def page_for(source: Path) -> markdown.Page:
@@ -92,6 +98,24 @@ def test_every_fixture_has_an_expectation():
 
 
 # -- properties the fixtures show, stated directly ---------------------------------------------------------------
+def test_the_first_paint_waits_only_for_a_first_answering_widget_near_the_top():
+    """The mark after the first answering widget (fixture widget-first-paint) stays, and the lesson names it, when
+    the widget ends within FIRST_WIDGET_WITHIN bytes of the body; further down the mark is dropped."""
+    head = "---\nid: x\ntitle: X\nchapter: C4\n---\n"
+    widget = "```{widget} answers\nlabel: a\n```\n"
+    near = markdown.render_lesson(head + "前言。\n\n" + widget, markdown.Page("lessons/x.md", NUMBERS, widgets=WIDGETS))
+    assert near.first_paint_after == markdown.FIRST_WIDGET_MARK
+    assert near.body.count(f'<div id="{markdown.FIRST_WIDGET_MARK}" hidden></div>') == 1
+    filler = "".join(f"第 {i} 段：" + "很长的正文。" * 40 + "\n\n" for i in range(100))   # 100 x 720 B
+    assert len(filler.encode("utf-8")) > markdown.FIRST_WIDGET_WITHIN
+    far = markdown.render_lesson(head + filler + widget, markdown.Page("lessons/x.md", NUMBERS, widgets=WIDGETS))
+    assert far.first_paint_after is None
+    assert markdown.FIRST_WIDGET_MARK not in far.body and '<p class="answers">a</p>' in far.body
+    none = markdown.render_lesson(head + "```{widget} demo\nmodel: anchor\n```\n",
+                                  markdown.Page("lessons/x.md", NUMBERS, widgets=WIDGETS))
+    assert none.first_paint_after is None and markdown.FIRST_WIDGET_MARK not in none.body
+
+
 def test_front_matter_is_parsed_and_not_rendered():
     lesson = markdown.render_lesson((FIXTURES / "front-matter.md").read_text(encoding="utf-8"),
                                     page_for(FIXTURES / "front-matter.md"))
@@ -150,7 +174,7 @@ def test_widget_numbers_count_as_used():
 
 def test_unknown_widget_is_an_error_with_file_and_line():
     _, errors = render_case(FIXTURES / "widget-unknown.md")
-    assert errors == ["lessons/widget-unknown.md:3: unknown widget 'no-such-widget' (known: demo)"]
+    assert errors == ["lessons/widget-unknown.md:3: unknown widget 'no-such-widget' (known: answers, demo)"]
 
 
 def test_numbers_unavailable_render_placeholders_without_errors():

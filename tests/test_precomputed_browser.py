@@ -8,6 +8,7 @@ errors by design, so that context is checked for uncaught page errors and outsid
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
@@ -18,13 +19,14 @@ import pytest
 
 from browser_fixtures import _is_local, _QuietHandler, _QuietServer, wait_runtime_ready
 from sitegen.widgets import read_precomputed
+from experiments import lessons
 from experiments.ledger import build_ledger
 from experiments.lessons.c4_ffn_deep_read import calc as ffn
 from experiments.lessons.c4_ffn_deep_read.widgets import BATCH_CHOICES, DTYPE_CHOICES
 from experiments.lessons.c4_transformer_block.widgets import crossover_series, ledger_compare, ledger_layer, ledger_total
 
 ROOT = Path(__file__).resolve().parent.parent
-C4, FFN = "c4-transformer-block.html", "c4-ffn-deep-read.html"
+C4, FFN, C11 = "c4-transformer-block.html", "c4-ffn-deep-read.html", "c11-moe-linear-attention.html"
 CITATIONS = json.loads((ROOT / "data" / "citations.json").read_text(encoding="utf-8"))
 H100 = (str(CITATIONS["h100_bandwidth_tbps"]["value"]), str(CITATIONS["h100_bf16_tflops"]["value"]))
 A100 = (str(CITATIONS["a100_bandwidth_tbps"]["value"]), str(CITATIONS["a100_bf16_tflops"]["value"]))
@@ -322,48 +324,115 @@ class _HeldPage(_QuietHandler):
         self.wfile.write(body[self.HELD_AT:])
 
 
+@contextlib.contextmanager
+def held(site_dir: Path, name: str, at: int):
+    """The built site served so that page `name` stops after its first `at` bytes until release() is called."""
+    _HeldPage.HELD, _HeldPage.HELD_AT = name, at
+    _HeldPage.RELEASE.clear()
+    server = _QuietServer(("127.0.0.1", 0), functools.partial(_HeldPage, directory=str(site_dir)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/{name}", _HeldPage.RELEASE.set
+    finally:
+        _HeldPage.RELEASE.set()
+        server.shutdown()
+        server.server_close()
+
+
 def test_a_widget_answers_while_the_rest_of_the_page_is_still_arriving(browser, repo_site, site):
     """The page's scripts run before its body is parsed (one file, sitegen/scripts.py) and widgets.js sets a widget
     up once the parser has passed it: with C4's HTML held back after the first widget, that widget already answers
-    a click, with the same text as on the whole page."""
+    a click, with the same text as on the whole page. The choice reaches the URL once the page is parsed (a
+    history.replaceState while parsing would make the browser lay out all that is parsed so far)."""
     html = (repo_site.out / C4).read_bytes()
     second = html.index(b'<div class="widget" data-widget=', html.index(b'class="precomputed"'))
-    _HeldPage.HELD, _HeldPage.HELD_AT = C4, second   # the first widget, its answers and the prose after it
-    _HeldPage.RELEASE.clear()
-    server = _QuietServer(("127.0.0.1", 0), functools.partial(_HeldPage, directory=str(repo_site.out)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     click_first_tracker_model = """async () => {
       const w = document.querySelector('.widget[data-widget="tracker"]');
       const done = new Promise((r) => w.addEventListener("course:updated", r, { once: true }));
       w.querySelector('button.tracker-model[aria-pressed="false"]').click();
       await done;
+      await new Promise((r) => setTimeout(r, 50));
       return { state: document.readyState, stages: w.querySelector(".stages").textContent,
-               pressed: w.querySelector('button.tracker-model[aria-pressed="true"]').dataset.model };
+               pressed: w.querySelector('button.tracker-model[aria-pressed="true"]').dataset.model,
+               url: new URLSearchParams(location.search).get("tracker.model") };
     }"""
-    try:
+    with held(repo_site.out, C4, second) as (url, release):   # the first widget, its answers and the prose after it
         page = local_page(browser)
-        page.goto(f"http://127.0.0.1:{server.server_address[1]}/{C4}", wait_until="commit")
+        page.goto(url, wait_until="commit")
         page.wait_for_selector('.widget[data-widget="tracker"][data-mounted]', state="attached", timeout=30_000)
         assert page.evaluate("document.readyState") == "loading"
         assert page.locator(".widget[data-widget]").count() == 1          # the rest has not arrived
-        held = page.evaluate(click_first_tracker_model)
-        assert held["state"] == "loading" and held["stages"].strip()
-        _HeldPage.RELEASE.set()
+        held_page = page.evaluate(click_first_tracker_model)
+        assert held_page["state"] == "loading" and held_page["stages"].strip()
+        assert held_page["url"] is None                                   # not yet: the page is still being parsed
+        release()
         page.wait_for_load_state("load")
+        assert page.evaluate("new URLSearchParams(location.search).get('tracker.model')") == held_page["pressed"]
         with_answers = ".widget[data-widget]:has(script.precomputed)"
         assert page.locator(f"{with_answers}[data-mounted]").count() == page.locator(with_answers).count() == 5
         assert not page.problems, page.problems
         page.context.close()
-    finally:
-        _HeldPage.RELEASE.set()
-        server.shutdown()
-        server.server_close()
     whole = blocked_page(browser, site + C4)
     whole.wait_for_load_state("load")
     after = whole.evaluate(click_first_tracker_model)
-    assert (after["pressed"], after["stages"]) == (held["pressed"], held["stages"])
+    assert (after["pressed"], after["stages"]) == (held_page["pressed"], held_page["stages"])
+    assert after["url"] == after["pressed"] != "anchor"                  # a loaded page writes it at once
     assert not whole.problems, whole.problems
     whole.context.close()
+
+
+FIRST_FRAME = """
+window.__frames = [];
+requestAnimationFrame(() => {   // registered before the page's own scripts: its callback runs in the first frame
+  const mark = document.getElementById("first-widget-parsed"), w = mark && mark.previousElementSibling;
+  const c = w && w.querySelector('select, button[aria-pressed="false"], input[type=checkbox], input[type=radio]');
+  window.__frames.push({ loading: document.readyState === "loading", widget: w ? w.dataset.widget : null,
+                         mounted: Boolean(w && w.hasAttribute("data-mounted")), enabled: Boolean(c && !c.disabled) });
+});
+"""
+
+
+def first_answering_widget(html: str) -> str:
+    """The first widget on a built page whose controls answer from what the build wrote (states or its view's table)."""
+    declared = lessons.widgets()
+    return next(n for n in re.findall(r'<div class="widget" data-widget="([^"]+)"', html)
+                if declared[n].states or declared[n].view_answers)
+
+
+@pytest.mark.parametrize("name", [C4, FFN, C11])
+def test_the_first_paint_waits_for_the_first_answering_widget_and_no_longer(browser, repo_site, name):
+    """<link rel=expect> (sitegen/markdown.py FIRST_WIDGET_MARK): with the HTML held inside the first widget whose
+    controls the build answered, the browser draws no frame; held just after it, the first frame comes while the
+    page is still being parsed, and in it that widget is set up, its first control enabled."""
+    html = (repo_site.out / name).read_text(encoding="utf-8")
+    widget = first_answering_widget(html)
+    assert html.count('<link rel="expect" href="#first-widget-parsed" blocking="render">') == 1
+    assert re.search(r'data-widget="%s".*?</div>\n</div>\n<div id="first-widget-parsed" hidden></div>' % widget,
+                     html, re.S)
+    raw = html.encode("utf-8")
+    inside = raw.index(b'<div class="widget-static">', raw.index(f'data-widget="{widget}"'.encode())) + 100
+    after = raw.index(b'<div id="first-widget-parsed" hidden></div>') + len(b'<div id="first-widget-parsed" hidden></div>')
+    with held(repo_site.out, name, inside) as (url, release):
+        page = local_page(browser, FIRST_FRAME)
+        page.goto(url, wait_until="commit")
+        page.wait_for_selector(f'.widget[data-widget="{widget}"]', state="attached")
+        page.wait_for_timeout(1500)
+        assert page.evaluate("window.__frames") == []                      # nothing drawn yet
+        release()
+        page.wait_for_load_state("load")
+        assert page.evaluate("window.__frames")[0] | {"loading": None} == {
+            "loading": None, "widget": widget, "mounted": True, "enabled": True}
+        assert not page.problems, page.problems
+        page.context.close()
+    with held(repo_site.out, name, after) as (url, release):
+        page = local_page(browser, FIRST_FRAME)
+        page.goto(url, wait_until="commit")
+        page.wait_for_function("() => window.__frames.length > 0")
+        assert page.evaluate("window.__frames") == [{"loading": True, "widget": widget, "mounted": True, "enabled": True}]
+        release()
+        page.wait_for_load_state("load")
+        assert not page.problems, page.problems
+        page.context.close()
 
 
 # -- #13.6 -----------------------------------------------------------------------------------------------------------

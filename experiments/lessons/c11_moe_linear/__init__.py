@@ -19,12 +19,12 @@ LESSON = Lesson(
     numbers="numbers:register",
     widgets=(
         Widget("c11-moe-ledger", "c11_moe_ledger.html", "widgets:ledger_view", LEDGER_DEFAULTS, script=_C11,
-               calls={"c11_moe_ledger": "calc:moe_ledger"}),
+               calls={"c11_moe_ledger": "calc:moe_ledger"}, view_answers=True),
         Widget("c11-hybrid-memory", "c11_hybrid_memory.html", "widgets:hybrid_view", HYBRID_DEFAULTS, script=_C11,
                needs=("charts.js",), calls={"c11_hybrid_memory": "calc:hybrid_memory",
-                                            "c11_hybrid_chart": "calc:hybrid_chart"}),
+                                            "c11_hybrid_chart": "calc:hybrid_chart"}, view_answers=True),
         Widget("c11-batch-experts", "c11_batch_experts.html", "widgets:batch_view", BATCH_DEFAULTS, script=_C11,
                needs=("charts.js",), calls={"c11_batch_read": "calc:batch_read",
-                                            "c11_batch_chart": "calc:batch_chart"}),
+                                            "c11_batch_chart": "calc:batch_chart"}, view_answers=True),
     ),
 )

@@ -227,18 +227,18 @@
   function tracker(root, ns) {
     const data = JSON.parse(root.querySelector("script.tracker-data").textContent);
     const prefix = root.dataset.prefix;
-    const list = root.querySelector(".stages");
+    const ol = root.querySelector(".stages");
     const forward = root.querySelector(".forward");
     const status = root.querySelector(".forward-status");
     const dflt = root.dataset.model;
     let alias = dflt;
 
     function stageIds() {
-      return Array.from(list.querySelectorAll(".stage")).map((s) => s.dataset.stage);
+      return Array.from(ol.querySelectorAll(".stage")).map((s) => s.dataset.stage);
     }
     function select(stage, record) {
       if (!stageIds().includes(stage)) stage = stageIds()[0];
-      list.querySelectorAll(".stage").forEach((li) => {
+      ol.querySelectorAll(".stage").forEach((li) => {
         const on = li.dataset.stage === stage;
         li.classList.toggle("selected", on);
         li.querySelector(".stage-button").setAttribute("aria-expanded", String(on));
@@ -247,7 +247,7 @@
       root.dataset.stage = stage;
       if (record) setState(ns, "stage", stage === stageIds()[0] ? null : stage);
     }
-    list.addEventListener("click", (e) => {
+    ol.addEventListener("click", (e) => {
       const b = e.target.closest(".stage-button");
       if (b) select(b.closest(".stage").dataset.stage, true);
     });
@@ -260,7 +260,7 @@
         root.querySelectorAll("button.tracker-model").forEach((b) => {
           b.setAttribute("aria-pressed", String(b.dataset.model === a));
         });
-        refill(list, { stages: stages.map((s) => stageView(s, prefix)) });
+        list(ol, stages.map((s) => stageView(s, prefix)));   // (the old items are dropped, not filled first)
         select(root.dataset.stage, false);
         forward.hidden = a !== data.baseline;
         status.textContent = "";
@@ -274,7 +274,7 @@
     const run = latest(root, "tracker-forward", () => {
       status.textContent = status.dataset.running;
       return call("baseline_forward", [0, data.settings]).then((r) => {
-        list.querySelectorAll(".stage").forEach((li) => {
+        ol.querySelectorAll(".stage").forEach((li) => {
           const a = r.actual[li.dataset.stage];
           const box = li.querySelector(".stage-actual");
           box.hidden = !a;
