@@ -21,6 +21,7 @@ from browser_fixtures import _is_local, _QuietHandler, _QuietServer, wait_runtim
 from sitegen.widgets import read_precomputed
 from experiments import lessons
 from experiments.ledger import build_ledger
+from experiments.lessons.c4_ffn_deep_read import DEPTH_DEFAULTS, extra
 from experiments.lessons.c4_ffn_deep_read import calc as ffn
 from experiments.lessons.c4_ffn_deep_read.widgets import BATCH_CHOICES, DTYPE_CHOICES
 from experiments.lessons.c4_transformer_block.widgets import crossover_series, ledger_compare, ledger_layer, ledger_total
@@ -132,6 +133,15 @@ def drive(page, models, check: bool) -> list:
     for v in [a for a in models if ffn.explorable(build_ledger(models[a]["config"]))]:   # the picker's models
         choose(page, moe, ".moe-model", v)
         seen.append(tbody(moe, ".moe-compare"))
+    dw = root(page, "ffn-depth-width")
+    budgets = dw.locator(".dw-budget option").evaluate_all("(os) => os.map((o) => o.value)")
+    for v in budgets[1:] + budgets[:1]:
+        choose(page, dw, ".dw-budget", v)
+        seen.append([text(dw, "dw-total"), tbody(dw, ".dw-rows")])
+        if check:
+            r = extra.depth_width(v, DEPTH_DEFAULTS["L"], str(DEPTH_DEFAULTS["T"]))
+            assert seen[-1] == [r["now"]["total"], [[x["L"], x["d"], x["d_ff"], x["total"], x["share_total"],
+                                                     x["score_vs_ffn"], x["crossover"], x["kv"]] for x in r["rows"]]]
     page.goto(base + C4)
     total = root(page, "ledger-total")
     for a in list(models) + ["anchor"]:

@@ -329,3 +329,10 @@ def depth_width_view(o: dict, data) -> dict:
     return {"budgets": budgets, "budget": chosen, "L": L, "T": T, "layers": DW_LAYERS, "head_dim": HEAD_DIM,
             "align": ALIGN, "vocab": VOCAB,
             "x": depth_width(chosen["total"], L, T)}
+
+
+def depth_width_states(o: dict, data) -> list:
+    """The budget picker is enumerable: one answer per budget, at the built L and T (the args as the browser sends
+    them: the option's value, the slider's number, the field's text). The slider and T are free: Python."""
+    v = depth_width_view(o, data)
+    return [("ffn_depth_width", [str(b["total"]), int(v["L"]), str(v["T"])]) for b in v["budgets"]]

@@ -5,13 +5,14 @@
  * control asks the same Python (experiments.api:ffn_prefill_decode, ffn_share_chart, ffn_depth_width, i.e.
  * experiments/lessons/c4_ffn_deep_read/extra.py) and writes the strings it returns with textContent.
  * Only window.courseWidgets' helpers are used: mount, call, latest (one recompute at a time, "course:updated"
- * when done), getState/setState (the state lives in the URL under the widget's name), models, el, whenReady, chart.
+ * when done), getState/setState (the state lives in the URL under the widget's name), models, el, whenReady, live,
+ * chart. The depth-width budget picker answers from the build's table (call() looks there first); the rest asks Python.
  */
 (function () {
   "use strict";
 
   const W = window.courseWidgets;
-  const { getState, setState, models, el, whenReady, latest, chart, call } = W;
+  const { getState, setState, models, el, whenReady, live, latest, chart, call } = W;
   const rt = window.courseRuntime;
 
   function q(root, testid) { return root.querySelector('[data-testid="' + testid + '"]'); }
@@ -98,7 +99,8 @@
       }));
     c.L.addEventListener("input", () => { out.textContent = c.L.value; recompute({ label: "L" }); });
     const restore = persist(ns, c, (k) => { if (k !== "L") recompute({ label: k }); });
-    whenReady(root, "select, input");
+    live(root, "select");              // the build answered each budget at the built L and T
+    whenReady(root, "input");
     rt.ready.then(() => { if (restore()) recompute({}); }, () => {});
   }
 
