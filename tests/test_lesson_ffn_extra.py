@@ -307,8 +307,12 @@ def test_api_entry_points(per_model):
     cfg = per_model["llama7b"].doc["config"]
     got = json.loads(api.ffn_prefill_decode(json.dumps([cfg, "INT4", "3.35", "989.4", 512, 8])))
     assert got == json.loads(json.dumps(extra.prefill_decode(cfg, "INT4", "3.35", "989.4", 512, 8)))
-    got = json.loads(api.ffn_depth_width(json.dumps([per_model["llama70b"].ledger.total, 40, 8192])))
-    assert got == json.loads(json.dumps(extra.depth_width(per_model["llama70b"].ledger.total, 40, 8192)))
+    budget = per_model["llama70b"].ledger.total
+    table = json.loads(api.ffn_depth_width_table(json.dumps([str(budget), "8192"])))
+    now = json.loads(api.ffn_depth_width_now(json.dumps([str(budget), 40, "8192"])))
+    whole = extra.depth_width(budget, 40, 8192)
+    assert table == {k: whole[k] for k in ("budget", "T", "rows")} and now == {"T": whole["T"], "now": whole["now"]}
+    assert now["now"]["L"] == "40" and [r["L"] for r in table["rows"]] == [f"{L:,}" for L in extra.DW_LAYERS]
     assert json.loads(api.ffn_share_chart(json.dumps([2, "1", []])))["r_two_thirds"] == "4.00"
 
 
@@ -349,3 +353,20 @@ def test_tracker_on_the_c4_page(built, course):
     else:
         assert re.search(r'<span class="chapter-unwritten"[^>]*>(?:<span data-f="id">)?C11', text) \
             and 'href="c11-' not in text
+
+
+def test_depth_width_rows_are_kept_but_handed_out_as_copies(per_model):
+    budget = per_model["llama7b"].ledger.total
+    first = extra.depth_width(budget, 32, 4096)
+    first["now"]["d"] = "changed"
+    first["rows"][0]["d"] = "changed"
+    again = extra.depth_width(budget, 32, 4096)
+    assert again["now"]["d"] == "4,096" and again["rows"][0]["d"] == extra.depth_width_row(budget, 8, 4096)["d"]
+
+
+@pytest.mark.parametrize("k", [1, 5, 23, 32, 64, 257])
+def test_depth_width_totals_per_width_are_the_engines(k):
+    """The search counts one-layer configs (rest + L·per_layer); that is the engine's L-layer total, exactly."""
+    rest, per_layer = extra._per_width(k, extra.VOCAB)
+    for L in (1, 2, 7, 32, 160):
+        assert rest + L * per_layer == extra._family_total(L, k * extra.HEAD_DIM, extra.VOCAB), L

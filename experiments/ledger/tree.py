@@ -26,8 +26,12 @@ class Node:
     active: int = field(init=False)
 
     def __post_init__(self):
-        inner = prod(self.shape) if self.shape is not None else sum(c.count for c in self.children)
-        inner_active = prod(self.shape) if self.shape is not None else sum(c.active for c in self.children)
+        if self.shape is not None:
+            inner = inner_active = prod(self.shape)
+        else:
+            inner = inner_active = 0
+            for c in self.children:
+                inner, inner_active = inner + c.count, inner_active + c.active
         n_active = self.n if self.n_active is None else self.n_active
         object.__setattr__(self, "count", int(self.n * inner))
         object.__setattr__(self, "active", int(n_active * inner_active))
@@ -55,8 +59,20 @@ class Node:
             return None
 
     def with_keys(self, prefix: str = "") -> "Node":
+        """This subtree with every node's key (the path of names from the root). A node fresh from a family's
+        builder has no key yet and gets it in place: this is the last step of building a tree, before anything
+        else sees it, and copying every node was about 40% of what a ledger cost. A node that already has a key
+        (used twice in one tree, or kept from another tree) is copied, never changed."""
         key = f"{prefix}/{self.name}" if prefix else self.name
         kids = tuple(c.with_keys(key) for c in self.children)
+        same_kids = all(a is b for a, b in zip(kids, self.children))
+        if not self.key:
+            object.__setattr__(self, "key", key)
+            if not same_kids:
+                object.__setattr__(self, "children", kids)
+            return self
+        if self.key == key and same_kids:
+            return self
         return Node(self.name, self.kind, self.shape, kids, self.n, self.n_active, self.matmul, self.label, key)
 
     def multiplicity(self, key: str) -> int:

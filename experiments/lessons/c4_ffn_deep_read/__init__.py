@@ -45,6 +45,7 @@ LESSON = Lesson(
         Widget("ffn-share-formula", "ffn_share_formula.html", "extra:share_view", SHARE_DEFAULTS, script=_EXTRA,
                needs=("charts.js",), calls={"ffn_share_chart": "extra:share_chart_call"}),
         Widget("ffn-depth-width", "ffn_depth_width.html", "extra:depth_width_view", DEPTH_DEFAULTS, script=_EXTRA,
-               states="extra:depth_width_states", calls={"ffn_depth_width": "extra:depth_width"}),
+               states="extra:depth_width_states",
+               calls={"ffn_depth_width_table": "extra:depth_width_table", "ffn_depth_width_now": "extra:depth_width_now"}),
     ),
 )

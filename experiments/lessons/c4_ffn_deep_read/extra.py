@@ -1,7 +1,8 @@
 """FFN 精读, the sources' missing parts: prefill vs decode, the FFN share formula, depth vs width at a fixed budget.
 
 Pure functions returning JSON-ready data, used twice like calc.py's: by the build (the views at the end render the
-widgets' first states) and by the browser (experiments.api:ffn_prefill_decode, ffn_share_chart, ffn_depth_width).
+widgets' first states) and by the browser (experiments.api:ffn_prefill_decode, ffn_share_chart,
+ffn_depth_width_table and ffn_depth_width_now).
 Formulas and where they come from:
 
 - ``prefill_decode``  one forward pass over N tokens reads the step's weights once (calc.StepWeights.read(N)) and
@@ -207,6 +208,25 @@ def _family_total(L: int, d: int, vocab: int) -> int:
     return _family_ledger(L, d, vocab).total
 
 
+@functools.lru_cache(maxsize=4096)
+def _per_width(k: int, vocab: int) -> tuple[int, int]:
+    """(rest, per_layer) at width d = k·d_h, counted by the engine on a one-layer config: the layer's count and
+    everything else (the two vocabulary matrices, the final norm). Every layer of the family is the same, so an
+    L-layer config totals rest + L·per_layer (tests compare that with the engine's own L-layer ledgers); kept per
+    width, one count serves every L and every budget."""
+    ledger = _family_ledger(1, k * HEAD_DIM, vocab)
+    per_layer = ledger.layer("full_attention").per_copy
+    return ledger.total - per_layer, per_layer
+
+
+def _width_estimate(budget: int, L: int, k: int, vocab: int) -> int:
+    """Where the total reaches `budget`, seen from width k·d_h: a layer grows as d², the rest as d, so solve
+    L·per_layer·x² + rest·x = budget for x = k'/k (integer square root: exact ints under Pyodide too)."""
+    rest, per_layer = _per_width(k, vocab)
+    a, b = L * per_layer, rest
+    return max(1, k * (math.isqrt(b * b + 4 * a * budget) - b) // (2 * a))
+
+
 K_MAX = 4096          # widest d searched: K_MAX head widths
 
 
@@ -214,14 +234,16 @@ K_MAX = 4096          # widest d searched: K_MAX head widths
 def width_for(budget: int, L: int, vocab: int = VOCAB) -> int:
     """The d (a multiple of the head width) whose L-layer config's ledger total is closest to `budget`; ties go to
     the narrower. The total grows with d, so this is the smallest k with total(k·d_h) >= budget, or its neighbour
-    below. The search starts from an estimate (totals grow about as d², so k ≈ 16·√(budget / total at k = 16)),
-    gallops outwards until the answer is bracketed, then bisects: about five ledgers instead of a dozen."""
+    below. The search starts from an estimate made twice (from 16 head widths, then from the first estimate: the
+    d_ff rounding is all that is left), gallops outwards until the answer is bracketed, then bisects: usually three
+    widths are counted, and each is kept for every other L and budget (_per_width)."""
     def total(k: int) -> int:
-        return _family_total(L, k * HEAD_DIM, vocab)
+        rest, per_layer = _per_width(k, vocab)
+        return rest + L * per_layer
 
     if total(K_MAX) < budget:
         raise ValueError(f"预算 {budget:,} 太大：{L} 层时 d 超过 {K_MAX * HEAD_DIM:,}")
-    guess = min(K_MAX, max(1, math.isqrt(budget * 256 // total(16))))
+    guess = min(K_MAX, _width_estimate(budget, L, min(K_MAX, _width_estimate(budget, L, 16, vocab)), vocab))
     lo, hi, step = guess, guess, 1         # invariant once bracketed: total(lo) < budget <= total(hi), lo = 0 allowed
     if total(guess) >= budget:
         while lo > 0 and total(lo) >= budget:
@@ -260,15 +282,37 @@ def depth_width_row(budget: int, L: int, T: int, vocab: int = VOCAB) -> dict:
             "kv": n(kv), "kv_T": gb(kv * T), "crossover": n(math.floor(cross)) if cross else "—", "raw": raw}
 
 
+@functools.lru_cache(maxsize=1024)
+def _shown_row(budget: int, L: int, T: int, vocab: int) -> dict:
+    """depth_width_row without "raw": what the widget shows (kept, never modified: callers get copies; a learner
+    dragging the slider back and forth asks for the same rows again)."""
+    return {k: v for k, v in depth_width_row(budget, L, T, vocab).items() if k != "raw"}
+
+
+def _dw_inputs(budget, T, vocab) -> tuple[int, int, int]:
+    return (parse_int(budget, "参数预算", 10**6, 10**12), parse_int(T, "上下文长度 T", 1, 10**7),
+            parse_int(vocab, "词表", 1, 10**6))
+
+
+def depth_width_table(budget, T, vocab=VOCAB) -> dict:
+    """The table over DW_LAYERS at one budget and context T. It does not depend on the slider, so the browser asks
+    for it apart from the slider's row (experiments.api:ffn_depth_width_table) and the build answers it per budget."""
+    budget, T, vocab = _dw_inputs(budget, T, vocab)
+    return {"budget": format_value(budget, "B2"), "T": n(T),
+            "rows": [dict(_shown_row(budget, x, T, vocab)) for x in DW_LAYERS]}
+
+
+def depth_width_now(budget, L, T, vocab=VOCAB) -> dict:
+    """The slider's config: L layers at the budget and context T (experiments.api:ffn_depth_width_now)."""
+    budget, T, vocab = _dw_inputs(budget, T, vocab)
+    L = parse_int(L, "层数 L", 1, 512)
+    return {"T": n(T), "now": dict(_shown_row(budget, L, T, vocab))}
+
+
 def depth_width(budget, L, T, vocab=VOCAB) -> dict:
     """The slider's config (L layers) and the table over DW_LAYERS, all at the same budget and context T."""
-    budget = parse_int(budget, "参数预算", 10**6, 10**12)
-    L = parse_int(L, "层数 L", 1, 512)
-    T = parse_int(T, "上下文长度 T", 1, 10**7)
-    vocab = parse_int(vocab, "词表", 1, 10**6)
-    strip = lambda r: {k: v for k, v in r.items() if k != "raw"}  # noqa: E731
-    return {"budget": format_value(budget, "B2"), "T": n(T), "now": strip(depth_width_row(budget, L, T, vocab)),
-            "rows": [strip(depth_width_row(budget, x, T, vocab)) for x in DW_LAYERS]}
+    now = depth_width_now(budget, L, T, vocab)
+    return dict(depth_width_table(budget, T, vocab), now=now["now"])
 
 
 # ==============================================================================================================
@@ -332,7 +376,10 @@ def depth_width_view(o: dict, data) -> dict:
 
 
 def depth_width_states(o: dict, data) -> list:
-    """The budget picker is enumerable: one answer per budget, at the built L and T (the args as the browser sends
-    them: the option's value, the slider's number, the field's text). The slider and T are free: Python."""
+    """The budget picker is enumerable: for each budget, the table at the built T and the slider's row at the built L
+    and T (the args as the browser sends them: the option's value, the slider's number, the field's text). Other
+    slider values and T are free: Python."""
     v = depth_width_view(o, data)
-    return [("ffn_depth_width", [str(b["total"]), int(v["L"]), str(v["T"])]) for b in v["budgets"]]
+    L, T = int(v["L"]), str(v["T"])
+    return [call for b in v["budgets"] for call in (("ffn_depth_width_table", [str(b["total"]), T]),
+                                                    ("ffn_depth_width_now", [str(b["total"]), L, T]))]

@@ -2,11 +2,12 @@
  * widgets-ffn-extra.js - the FFN deep read's three added widgets (plain JS, in the page's script file after widgets.js):
  * ffn-prefill-decode, ffn-share-formula, ffn-depth-width. Each arrives complete from the build
  * (site/templates/widgets/ffn_prefill_decode.html, ffn_share_formula.html, ffn_depth_width.html); a change of a
- * control asks the same Python (experiments.api:ffn_prefill_decode, ffn_share_chart, ffn_depth_width, i.e.
- * experiments/lessons/c4_ffn_deep_read/extra.py) and writes the strings it returns with textContent.
+ * control asks the same Python (experiments.api:ffn_prefill_decode, ffn_share_chart, ffn_depth_width_table and
+ * ffn_depth_width_now, i.e. experiments/lessons/c4_ffn_deep_read/extra.py) and writes the strings it returns with
+ * textContent.
  * Only window.courseWidgets' helpers are used: mount, call, latest (one recompute at a time, "course:updated"
  * when done), getState/setState (the state lives in the URL under the widget's name), models, el, whenReady, live,
- * chart. The depth-width budget picker answers from the build's table (call() looks there first); the rest asks Python.
+ * chart. The depth-width budget picker (at the built L and T) answers from the build's table (call() looks there first); the rest asks Python.
  */
 (function () {
   "use strict";
@@ -85,9 +86,12 @@
   function depthWidth(root, ns) {
     const c = { budget: q(root, "dw-budget"), L: q(root, "dw-L"), T: q(root, "dw-T") };
     const out = q(root, "dw-L-out");
-    const recompute = latest(root, "ffn-depth-width", (arg) =>
-      call("ffn_depth_width", [c.budget.value, Number(c.L.value), c.T.value.trim()]).then((x) => {
-        const n = x.now;
+    // two calls: the table (it does not move with the slider; the build answers it per budget at the built T) and
+    // the slider's row (the build answers the built L; other values ask Python, which counts one config)
+    const recompute = latest(root, "ffn-depth-width", () => {
+      const budget = c.budget.value, T = c.T.value.trim();
+      return Promise.all([call("ffn_depth_width_table", [budget, T]),
+        call("ffn_depth_width_now", [budget, Number(c.L.value), T])]).then(([x, { now: n }]) => {
         put(root, { "dw-L-out": n.L, "dw-d": n.d, "dw-heads": n.heads, "dw-dff": n.d_ff, "dw-total": n.total,
           "dw-off": n.off, "dw-share-layer": n.share_layer, "dw-share-total": n.share_total, "dw-emb": n.emb_share,
           "dw-ffn-flops": n.ffn_flops, "dw-score": n.score, "dw-score-ratio": n.score_vs_ffn, "dw-cross": n.crossover,
@@ -96,7 +100,8 @@
         c.L.setAttribute("aria-valuetext", n.L + " 层");
         rows(q(root, "dw-rows"), x.rows.map((r) => [r.L, r.d, r.d_ff, r.total, r.share_total, r.score_vs_ffn,
           r.crossover, r.kv]));
-      }));
+      });
+    });
     c.L.addEventListener("input", () => { out.textContent = c.L.value; recompute({ label: "L" }); });
     const restore = persist(ns, c, (k) => { if (k !== "L") recompute({ label: k }); });
     live(root, "select");              // the build answered each budget at the built L and T
