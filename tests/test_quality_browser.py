@@ -423,6 +423,26 @@ USABLE_JS = """() => {
 }""" % SHOWN
 
 
+def tap(page, locator) -> None:
+    """locator.tap(); when it times out (a tap waits for the element to hold still over two animation frames), the
+    failure also says whether the page could draw a frame at all (a screenshot needs one; it has its own timeout,
+    unlike page.evaluate, so a page whose main thread is stuck cannot hang the test) and where the target was."""
+    from playwright.sync_api import Error as PlaywrightError
+    try:
+        locator.tap()
+    except PlaywrightError as e:
+        try:
+            page.screenshot(timeout=5000)
+            frames = "a screenshot could be taken (frames are drawn)"
+        except PlaywrightError:
+            frames = "no screenshot within 5 s (no frame drawn)"
+        try:
+            box = locator.bounding_box(timeout=2000)
+        except PlaywrightError:
+            box = "unknown"
+        raise AssertionError(f"tap failed; {frames}; target box {box}\n{e}") from None
+
+
 @pytest.mark.parametrize("name", PAGES)
 def test_phone_width_no_sideways_scroll_and_widgets_usable(name, base, site_dir, pages_of):
     page = pages_of(base + name, viewport=PHONE, is_mobile=True, has_touch=True)
@@ -438,7 +458,7 @@ def test_phone_width_no_sideways_scroll_and_widgets_usable(name, base, site_dir,
     for widget in page.locator(".widget[data-widget]").all():
         button = widget.locator("button:not([disabled]):not(.code-reset)").first
         if button.count() and button.is_visible():
-            button.tap()
+            tap(page, button)
             page.wait_for_timeout(300)
     if 'data-testid="byo-config-input"' in (site_dir / name).read_text(encoding="utf-8"):
         widget = page.locator(".widget[data-widget=byo-config]").first
