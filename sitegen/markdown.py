@@ -66,6 +66,7 @@ FRONT_MATTER_OPTIONAL = {"order": int, "summary": str, "reading_minutes": int}
 # Only when it ends within FIRST_WIDGET_WITHIN bytes of the lesson's body: a phone at 4x CPU parses about 13-25 kB
 # per parser task, so the first paint waits a few tasks at most; a widget further down does not hold it back.
 FIRST_WIDGET_MARK = "first-widget-parsed"
+FIRST_WIDGET_MARK_HTML = f'<div id="{FIRST_WIDGET_MARK}" hidden></div>\n'
 FIRST_WIDGET_WITHIN = 64 * 1024
 
 WidgetRenderer = Callable[[dict, "WidgetContext"], str]
@@ -211,17 +212,12 @@ def render_lesson(text: str, page: Page) -> Lesson:
 def first_paint_target(body: str) -> tuple[str, str | None]:
     """(body, FIRST_WIDGET_MARK) if the marked widget ends within FIRST_WIDGET_WITHIN bytes, else (body without
     the mark, None): see FIRST_WIDGET_MARK."""
-    mark = first_widget_mark()
-    at = body.find(mark)
+    at = body.find(FIRST_WIDGET_MARK_HTML)
     if at < 0:
         return body, None
     if len(body[:at].encode("utf-8")) > FIRST_WIDGET_WITHIN:
-        return body.replace(mark, "", 1), None
+        return body.replace(FIRST_WIDGET_MARK_HTML, "", 1), None
     return body, FIRST_WIDGET_MARK
-
-
-def first_widget_mark() -> str:
-    return f'<div id="{FIRST_WIDGET_MARK}" hidden></div>\n'
 
 
 def in_page_order(used: dict[str, str], body: str) -> dict[str, str]:
@@ -389,7 +385,7 @@ def widget_plugin(md: MarkdownIt) -> None:
         page = env.get("page")
         if token.meta.get("answered") and page is not None and not page.first_widget_marked:
             page.first_widget_marked = True
-            out += first_widget_mark()
+            out += FIRST_WIDGET_MARK_HTML
         return out
 
     md.add_render_rule("fence", fence)
