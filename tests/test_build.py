@@ -71,6 +71,15 @@ def test_build_writes_pages_static_files_and_reports(built_site):
     assert not list(out.parent.glob("_site.*")), "temporary folders left behind"
 
 
+def test_the_icon_is_a_png(built_site):
+    """Chromium fetches the icon again on every history.replaceState (a widget change writes the URL); an SVG icon
+    is then parsed into a document of its own each time (site/templates/base.html), a PNG is not."""
+    for page in sorted(set(built_site.out.glob("*.html")) - {built_site.out / "changes.html"}):   # (the report has none)
+        icons = find(parse(page), "link", rel="icon")
+        assert [i["type"] for i in icons] == ["image/png"], page.name
+        assert (built_site.out / icons[0]["href"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", page.name
+
+
 def test_every_internal_link_resolves(built_site):
     out = built_site.out
     pages = sorted(out.rglob("*.html"))
