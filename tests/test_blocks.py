@@ -279,16 +279,18 @@ def test_decoder_layer_with_moe_active():
     assert layer.with_keys().multiplicity("layers/mlp/experts/gate_proj.weight") == 16     # 2 layers · 8
 
 
-# -- keys: given in place to a fresh tree, never changed on a node another tree (or path) already keyed ----------
-def test_with_keys_fresh_shared_and_already_keyed_nodes():
+# -- keys given in place (build_ledger): to a fresh tree's nodes, never to a node already keyed ------------------
+def test_keyed_in_place_fresh_shared_and_already_keyed_nodes():
     from experiments.ledger.tree import group, leaf
     shared = leaf("w", 2, 3)
     tree = group("root", [group("a", [shared]), group("b", [shared])])
-    keyed = tree.with_keys()
+    keyed = tree.keyed_in_place()
     assert keyed is tree                                               # fresh: keyed in place
     assert [n.key for n in keyed.walk()] == ["root", "root/a", "root/a/w", "root/b", "root/b/w"]
     assert keyed.count == 12 and keyed.find("root/b/w").count == 6
-    again = group("top", [keyed]).with_keys()                          # reused under another root: copied
+    again = group("top", [keyed]).keyed_in_place()                     # reused under another root: copied
     assert [n.key for n in again.walk()][:3] == ["top", "top/root", "top/root/a"]
     assert [n.key for n in keyed.walk()] == ["root", "root/a", "root/a/w", "root/b", "root/b/w"]   # unchanged
-    assert keyed.with_keys() is keyed                                  # keying a keyed tree again: the same tree
+    assert keyed.keyed_in_place() is keyed                             # keying a keyed tree again: the same tree
+    fresh = group("m", [leaf("x", 2)])
+    assert fresh.with_keys().key == "m" and fresh.key == ""            # with_keys still copies

@@ -138,7 +138,7 @@ def read_model(config: dict) -> Model:
 def build_ledger(config: dict) -> Ledger:
     model = read_model(config)
     root = group("model", [model.text, model.mtp, model.vision])
-    root = Node("model", "", None, tuple(c.with_keys("") for c in root.children))
+    root = Node("model", "", None, tuple(c.keyed_in_place("") for c in root.children))
     return Ledger(root, model.arch, resolve_family(config)[1])
 
 

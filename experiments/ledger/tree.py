@@ -59,12 +59,17 @@ class Node:
             return None
 
     def with_keys(self, prefix: str = "") -> "Node":
-        """This subtree with every node's key (the path of names from the root). A node fresh from a family's
-        builder has no key yet and gets it in place: this is the last step of building a tree, before anything
-        else sees it, and copying every node was about 40% of what a ledger cost. A node that already has a key
-        (used twice in one tree, or kept from another tree) is copied, never changed."""
+        """A copy of this subtree with every node's key (the path of names from the root); self is left alone."""
         key = f"{prefix}/{self.name}" if prefix else self.name
         kids = tuple(c.with_keys(key) for c in self.children)
+        return Node(self.name, self.kind, self.shape, kids, self.n, self.n_active, self.matmul, self.label, key)
+
+    def keyed_in_place(self, prefix: str = "") -> "Node":
+        """with_keys for a tree fresh from a family's builder, which nothing else has seen yet (build_ledger's last
+        step): a node without a key gets it in place, since copying every node was about 40% of what a ledger cost.
+        A node that already has a key (used twice in one tree, or kept from another tree) is copied, never changed."""
+        key = f"{prefix}/{self.name}" if prefix else self.name
+        kids = tuple(c.keyed_in_place(key) for c in self.children)
         same_kids = all(a is b for a, b in zip(kids, self.children))
         if not self.key:
             object.__setattr__(self, "key", key)
