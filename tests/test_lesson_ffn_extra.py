@@ -205,17 +205,17 @@ def test_depth_width_search_is_the_closest_config(numbers, per_model):
     for L in extra.DW_LAYERS:
         d = extra.width_for(budget, L)
         assert d % extra.HEAD_DIM == 0
-        here = abs(extra._family_total(L, d, extra.VOCAB) - budget)
+        here = abs(extra._family_ledger(L, d, extra.VOCAB).total - budget)
         for other in (d - extra.HEAD_DIM, d + extra.HEAD_DIM):
             if other > 0:
-                assert here <= abs(extra._family_total(L, other, extra.VOCAB) - budget), (L, d, other)
+                assert here <= abs(extra._family_ledger(L, other, extra.VOCAB).total - budget), (L, d, other)
 
 
 @pytest.mark.parametrize("budget", [10**6, 10**8, 6_738_415_616, 10**11])
 @pytest.mark.parametrize("L", [1, 7, 32, 128])
 def test_depth_width_search_agrees_with_a_scan_over_every_width(budget, L):
     """The estimate-and-gallop search finds what walking k = 1, 2, 3, ... would (closest total, ties narrower)."""
-    total = lambda k: extra._family_total(L, k * extra.HEAD_DIM, extra.VOCAB)  # noqa: E731
+    total = lambda k: extra._family_ledger(L, k * extra.HEAD_DIM, extra.VOCAB).total  # noqa: E731
     k = 1
     while total(k) < budget:
         k += 1
@@ -369,4 +369,4 @@ def test_depth_width_totals_per_width_are_the_engines(k):
     """The search counts one-layer configs (rest + L·per_layer); that is the engine's L-layer total, exactly."""
     rest, per_layer = extra._per_width(k, extra.VOCAB)
     for L in (1, 2, 7, 32, 160):
-        assert rest + L * per_layer == extra._family_total(L, k * extra.HEAD_DIM, extra.VOCAB), L
+        assert rest + L * per_layer == extra._family_ledger(L, k * extra.HEAD_DIM, extra.VOCAB).total, L

@@ -61,8 +61,7 @@ class Node:
     def with_keys(self, prefix: str = "") -> "Node":
         """A copy of this subtree with every node's key (the path of names from the root); self is left alone."""
         key = f"{prefix}/{self.name}" if prefix else self.name
-        kids = tuple(c.with_keys(key) for c in self.children)
-        return Node(self.name, self.kind, self.shape, kids, self.n, self.n_active, self.matmul, self.label, key)
+        return self._copy(key, tuple(c.with_keys(key) for c in self.children))
 
     def keyed_in_place(self, prefix: str = "") -> "Node":
         """with_keys for a tree fresh from a family's builder, which nothing else has seen yet (build_ledger's last
@@ -78,7 +77,10 @@ class Node:
             return self
         if self.key == key and same_kids:
             return self
-        return Node(self.name, self.kind, self.shape, kids, self.n, self.n_active, self.matmul, self.label, key)
+        return self._copy(key, kids)
+
+    def _copy(self, key: str, children: tuple["Node", ...]) -> "Node":
+        return Node(self.name, self.kind, self.shape, children, self.n, self.n_active, self.matmul, self.label, key)
 
     def multiplicity(self, key: str) -> int:
         """How many copies of the node at ``key`` the whole tree holds (product of n along the path, excl. itself)."""

@@ -204,10 +204,6 @@ def _family_ledger(L: int, d: int, vocab: int):
     return build_ledger(calc.llama_config(L, d, d_ff, vocab, HEAD_DIM))
 
 
-def _family_total(L: int, d: int, vocab: int) -> int:
-    return _family_ledger(L, d, vocab).total
-
-
 @functools.lru_cache(maxsize=4096)
 def _per_width(k: int, vocab: int) -> tuple[int, int]:
     """(rest, per_layer) at width d = k·d_h, counted by the engine on a one-layer config: the layer's count and
@@ -243,7 +239,8 @@ def width_for(budget: int, L: int, vocab: int = VOCAB) -> int:
 
     if total(K_MAX) < budget:
         raise ValueError(f"预算 {budget:,} 太大：{L} 层时 d 超过 {K_MAX * HEAD_DIM:,}")
-    guess = min(K_MAX, _width_estimate(budget, L, min(K_MAX, _width_estimate(budget, L, 16, vocab)), vocab))
+    first = min(K_MAX, _width_estimate(budget, L, 16, vocab))
+    guess = min(K_MAX, _width_estimate(budget, L, first, vocab))
     lo, hi, step = guess, guess, 1         # invariant once bracketed: total(lo) < budget <= total(hi), lo = 0 allowed
     if total(guess) >= budget:
         while lo > 0 and total(lo) >= budget:

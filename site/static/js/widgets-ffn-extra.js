@@ -7,7 +7,8 @@
  * textContent.
  * Only window.courseWidgets' helpers are used: mount, call, latest (one recompute at a time, "course:updated"
  * when done), getState/setState (the state lives in the URL under the widget's name), models, el, whenReady, live,
- * chart. The depth-width budget picker (at the built L and T) answers from the build's table (call() looks there first); the rest asks Python.
+ * chart. The depth-width budget picker (at the built L and T) answers from the build's table (call() looks there
+ * first); the rest asks Python.
  */
 (function () {
   "use strict";
