@@ -54,8 +54,9 @@ def number_derivations(args_json: str) -> str:
 
 def warm_modules(args_json: str = "[]") -> str:
     """[[entry point names]] -> the modules those entry points live in (all declared ones for an empty list), in
-    the order given, then numpy: the worker imports them one by one once it is ready, so the learner's first
-    change does not pay for an import. The build lists each page's entry points (sitegen.markdown.Page.calls)."""
+    the order given: the worker imports them one by one once it is ready, so the learner's first change does not
+    pay for an import (numpy it imports once it has loaded it). The build lists each page's entry points
+    (sitegen.markdown.Page.calls)."""
     from .lessons import entry_points
     (names,) = (_args(args_json) + [[]])[:1]
     declared = entry_points()
@@ -66,7 +67,7 @@ def warm_modules(args_json: str = "[]") -> str:
             module = widget.resolve(ref).__module__
             if module not in modules:
                 modules.append(module)
-    return _dumps(modules + ["numpy"])
+    return _dumps(modules)
 
 
 def _with_defaults(fn, args: list) -> tuple[list, dict]:
@@ -98,6 +99,7 @@ def entry_point(name: str):
         return _dumps(fn(*positional, **named))
     call.__name__ = call.__qualname__ = name
     call.__doc__ = fn.__doc__
+    call.packages = getattr(fn, "packages", ())   # experiments.widget.uses: what the worker loads before calling
     return call
 
 

@@ -16,6 +16,9 @@ discovers every such package, so nothing is listed by hand anywhere else. From t
 Function references are "module:function" strings relative to the lesson package (or absolute,
 "experiments.x:f"), resolved only when first used, so importing the declarations costs nothing: the browser's
 first answer does not wait for numpy or for a lesson it does not call.
+
+An entry point that imports a Pyodide package (numpy) says so with ``@uses("numpy")``: the widgets' worker is ready
+before numpy has loaded and holds only such calls until it has (site/static/js/worker.js).
 """
 from __future__ import annotations
 
@@ -90,6 +93,16 @@ def resolve(ref: str, package: str = "") -> Callable:
     if not module.startswith("experiments"):
         module = f"{package}.{module}" if module else package
     return getattr(importlib.import_module(module), name)
+
+
+def uses(*packages: str) -> Callable[[Callable], Callable]:
+    """Mark a browser entry point that imports these Pyodide packages (by their names in Pyodide's lock file). The
+    widgets' worker says "ready" before they have loaded and loads them right after; a marked call waits for them,
+    every other call is answered at once (tests/test_worker.py checks the marks against the real calls)."""
+    def mark(fn: Callable) -> Callable:
+        fn.packages = tuple(packages)
+        return fn
+    return mark
 
 
 MODEL_REF = "$model"              # {"$model": alias} in a precomputed call's args: that model's config

@@ -48,6 +48,11 @@ The figures (sizes in kB = 1,024 bytes):
                        same visit's.
     live_ms            navigation start -> the [data-testid=pyodide-status] element says data-state=ready
                        (a page without that element runs no Python: no live_ms)
+                       (the widgets' worker: Python + the course's code; it loads numpy right after, and only
+                       the calls marked for numpy wait for it, see site/static/js/worker.js)
+    numpy_ms           navigation start -> numpy loaded in that worker (courseRuntime.packages, on the worker's
+                       clock), as the bare page loads it (not yet imported), for information: the time that
+                       compares with bare_pyodide_ms like for like
     bare_pyodide_ms    the same for a bare page that only loads the same bundled Pyodide + numpy in a worker
     cls                cumulative layout shift (web-vitals session windows), loading and then scrolling
                        the whole page so that every chart draws
@@ -720,6 +725,16 @@ def wait_ready(page):
     return b["ready"]
 
 
+# numpy_ms: when the widgets' worker said its deferred packages were in (waits for it; null if they failed, or for
+# a page whose runtime defers none, such as the bare reference)
+NUMPY_JS = """() => new Promise((resolve) => {
+  const rt = window.courseRuntime;
+  if (!rt || !("packages" in rt)) { resolve(null); return; }
+  const poll = () => { const p = rt.packages; if (p) resolve(p.error ? null : p.at); else setTimeout(poll, 50); };
+  poll();
+})"""
+
+
 def visit(context, reqs: Requests, url: str, profile: Profile, *, scroll: bool, recompute: bool, config: str,
           console: list) -> dict:
     """One visit: load figures; then (scroll) every chart drawn and CLS; then (recompute) every widget used."""
@@ -741,6 +756,7 @@ def visit(context, reqs: Requests, url: str, profile: Profile, *, scroll: bool, 
         reqs.phase = "input"
         out["recompute"] = page.evaluate(RECOMPUTE_JS, {"samples": profile.samples, "quietMs": QUIET_MS,
                                                         "config": config, "busySelector": BUSY_SELECTOR})
+    out["numpy_ms"] = page.evaluate(NUMPY_JS) if live is not None else None
     out["prefetch_kb"] = kb(reqs.transferred(prefetch=True))   # (an idle prefetch may come after the load window)
     out["external"] = [it["path"] for it in reqs.items if it.get("external")]
     page.close()
@@ -896,7 +912,7 @@ def time_profile(site: Path, profile: Profile, runs: int, pages: list[str], log)
 
 
 LOAD_KEYS = ("page_kb", "page_kb_gz", "runtime_kb", "transfer_kb", "runtime_transfer_kb", "prefetch_kb", "lcp_ms",
-             "live_ms", "cls")
+             "live_ms", "numpy_ms", "cls")
 
 
 def summarize(raw: dict) -> dict:
@@ -1051,9 +1067,11 @@ def report_profile(name: str, p: dict) -> str:
                      "" if fi is None else fmt(fi["lcp_ms"]),
                      marked(fmt(r["live_ms"]), "live", where), fmt(ref) if which != "second" else "",
                      fmt(r["live_ms"] / ref if r["live_ms"] and ref and which != "second" else None, 2),
+                     fmt(r.get("numpy_ms")),
+                     fmt(r["numpy_ms"] / ref if r.get("numpy_ms") and ref and which != "second" else None, 2),
                      marked(fmt(r["cls"], 3), "cls", where) if which != "second" else ""])
     lines.append(table(rows, ["page", "visit", "lcp_ms", "first_interaction_ms", "its lcp_ms", "live_ms",
-                              "bare_pyodide_ms", "live/bare", "cls"]))
+                              "bare_pyodide_ms", "live/bare", "numpy_ms", "numpy/bare", "cls"]))
     for page, fi in s["first_interaction"].items():
         lines.append(f"  first interaction on {page}: {', '.join(fi['controls'])}; answered by {', '.join(fi['how'])}"
                      f"{'' if fi['precomputed'] else '; the widget has no precomputed answers'}"

@@ -7,6 +7,8 @@ module fails if anything logged a console error, threw, or asked a host other th
 """
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import time
 from pathlib import Path
@@ -14,7 +16,11 @@ from pathlib import Path
 import pytest
 
 from browser_fixtures import CHROMIUM, CHROMIUM_ARGS, PageGuard, wait_runtime_ready
+from experiments import api
+from experiments.lessons import entry_points
+from experiments.widget import MODEL_REF
 from sitegen.runtime import install_site_runtime, plan_runtime
+from sitegen.widgets import read_precomputed
 
 ROOT = Path(__file__).resolve().parent.parent
 CPYTHON_VALUE = 393216 * 262144  # 103079215104: what the same numpy expression gives under 64-bit CPython
@@ -83,7 +89,11 @@ def test_status_goes_loading_then_ready(runtime_page):
     assert status.text_content() == "Python 运行时已就绪"
     timings = runtime_page.evaluate("courseRuntime.timings")
     print(f"\nruntime ready in {runtime_page.ready_seconds:.2f} s after goto; worker timings (ms): {timings}")
-    assert set(timings) == {"loadPyodide", "numpy", "experiments", "total"}
+    # the widgets' worker is ready without numpy (worker.js); numpy's time is added once it has loaded
+    assert set(timings) - {"numpy"} == {"loadPyodide", "experiments", "total"}
+    runtime_page.wait_for_function("courseRuntime.packages !== null")
+    assert runtime_page.evaluate("courseRuntime.packages")["error"] is None
+    assert set(runtime_page.evaluate("courseRuntime.timings")) == {"loadPyodide", "experiments", "total", "numpy"}
 
 
 def test_call_ping(runtime_page):
@@ -162,6 +172,70 @@ def test_wasm32_numpy_integer_overflow_pitfall(runtime_page):
     assert printed != CPYTHON_VALUE      # overflowed in the browser (0 with Pyodide 0.27.7 / numpy 2.0.2)
     assert printed == 0
     assert run(runtime_page, "print(393216 * 262144)")["stdout"] == f"{CPYTHON_VALUE}\n"  # Python ints are exact
+
+
+def marked_calls() -> set[str]:
+    """The entry points marked @uses("numpy") (experiments.widget.uses)."""
+    return {name for name, (w, ref) in entry_points().items() if "numpy" in getattr(w.resolve(ref), "packages", ())}
+
+
+def calls_without_numpy(out: Path) -> list[tuple[str, list]]:
+    """A call of every entry point not marked for numpy: each (entry point, args) the built course answers ahead
+    of time ({"$model": alias} resolved to that model's config, as widgets.js does), and one call of each of the
+    others, with a built-in model's config or the page's own values."""
+    models = json.loads((out / "data" / "models.json").read_text(encoding="utf-8"))
+    config = lambda alias: models[alias]["config"]  # noqa: E731
+    resolve = lambda v: (config(v[MODEL_REF]) if isinstance(v, dict) and set(v) == {MODEL_REF}   # noqa: E731
+                         else [resolve(x) for x in v] if isinstance(v, list)
+                         else {k: resolve(x) for k, x in v.items()} if isinstance(v, dict) else v)
+    calls = []
+    for page in sorted(out.glob("*.html")):
+        for packed in re.findall(r'class="precomputed" data-calls="[^"]*">([^<]*)</script>', page.read_text("utf-8")):
+            for key in read_precomputed(packed):
+                name, args = key.split(" ", 1)
+                calls.append((name, resolve(json.loads(args))))
+    anchor, moe = config("anchor"), config("qwen3_30b_a3b")
+    calls += [("c11_moe_ledger", [moe]), ("c11_hybrid_memory", [anchor, 16, 32768]), ("c11_hybrid_chart", [anchor]),
+              ("c11_batch_read", [moe, 16]), ("c11_batch_chart", [moe]),
+              ("ffn_prefill_decode", [anchor, "BF16", "3.35", "989", "1024", "8"]), ("ffn_share_chart", [3, "1", []]),
+              ("ledger_views", [anchor]), ("crossover_at", [anchor, 4096]), ("byo_views", [json.dumps(moe)])]
+    return calls
+
+
+def test_the_widgets_worker_is_ready_before_numpy_and_only_marked_calls_wait_for_it(guarded_page, site_url, repo_site):
+    """The numpy wheel is held (never answered until the end): the widgets' worker says ready all the same, every
+    entry point not marked @uses("numpy") answers what CPython answers, a marked one waits, and runs once the
+    wheel arrives."""
+    held = []
+    guarded_page.context.route("**/*.whl", lambda route: held.append(route))
+    guarded_page.goto(site_url)
+    wait_runtime_ready(guarded_page)
+    for _ in range(600):              # the worker asks for the wheel right after "ready"
+        if held:
+            break
+        guarded_page.wait_for_timeout(50)
+    assert len(held) == 1 and guarded_page.evaluate("courseRuntime.packages") is None
+    assert marked_calls() == {"ffn_int4_probe", "baseline_forward", "baseline_prepare"}
+
+    guarded_page.evaluate("""() => { window.__int4 = null;
+        courseRuntime.call("experiments.api:ffn_int4_probe", []).then((r) => { window.__int4 = r; }); }""")
+    calls = calls_without_numpy(repo_site.out)
+    assert {name for name, _ in calls} == set(entry_points()) - marked_calls()     # every one of them
+    # (a call that waited for numpy would never be answered: each gets 30 s, then it reads as not answered)
+    replies = guarded_page.evaluate("""(calls) => Promise.all(calls.map(([name, args]) => Promise.race([
+        courseRuntime.call("experiments.api:" + name, args).then((r) => ({ ok: true, r: JSON.stringify(r) }),
+                                                                 (e) => ({ ok: false, r: e.message })),
+        new Promise((resolve) => setTimeout(() => resolve({ ok: false, r: "not answered" }), 30000))])))""", calls)
+    for (name, args), reply in zip(calls, replies):
+        assert reply["ok"], (name, reply["r"])
+        assert json.loads(reply["r"]) == json.loads(api.entry_point(name)(json.dumps(args))), name
+    assert guarded_page.evaluate("window.__int4") is None          # still waiting for numpy, after all of those
+
+    held[0].continue_()
+    guarded_page.wait_for_function("window.__int4 !== null", timeout=60_000)
+    assert guarded_page.evaluate("window.__int4") == json.loads(api.entry_point("ffn_int4_probe")("[]"))
+    packages = guarded_page.evaluate("courseRuntime.packages")
+    assert packages["names"] == ["numpy"] and packages["error"] is None and packages["at"] > 0
 
 
 def test_requests_before_ready_are_queued(guarded_page, site_url):

@@ -31,6 +31,7 @@ from ...ledger import views
 from ...errors import ConfigError
 from ...ledger import build_ledger, ledger_of, unwrap
 from . import INT4_DEFAULTS
+from ...widget import uses
 from ...format import GB, format_value, gb, ms, n, pct, per_second, ratio_text, sci, signed_pct, trim_decimal
 
 TERA = 10**12
@@ -597,6 +598,7 @@ def _sig(x: float, digits: int = 4) -> str:
     return f"{x:#.{digits}g}".rstrip(".")
 
 
+@uses("numpy")
 def int4_probe(rows=PROBE_DEFAULTS["rows"], cols=PROBE_DEFAULTS["cols"], outlier_pct=PROBE_DEFAULTS["outlier_pct"],
                outlier_scale=PROBE_DEFAULTS["outlier_scale"], seed=PROBE_DEFAULTS["seed"], groups=PROBE_GROUPS) -> dict:
     """RMS error of group-wise INT4 on a real numpy matrix with a share of outlier rows, per group size."""

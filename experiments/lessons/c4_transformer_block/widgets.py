@@ -16,7 +16,7 @@ from ...errors import ConfigError
 from ...ledger import Ledger
 from ...format import format_value, n, shape_str, share, signed
 from ...labels import PART_ZH, layer_label
-from ...widget import model_ref
+from ...widget import model_ref, uses
 
 # -- 总账 -------------------------------------------------------------------------------------------------------
 def ledger_total(ledger: Ledger, name: str = "") -> dict:
@@ -448,6 +448,7 @@ def tracker_call(config, settings=None, reference=None, titles=True) -> dict:
     return tracker_stages(_ledger(config), settings or {}, reference or {}, bool(titles))
 
 
+@uses("numpy")
 def baseline_forward_call(seed=0, settings=None) -> dict:
     """The numpy baseline's parameter count and each stage's output shape for the 5-token example (with the
     tracker settings, also matched to the tracker's stages)."""
@@ -457,6 +458,7 @@ def baseline_forward_call(seed=0, settings=None) -> dict:
     return {**baseline_view(s, stages), "summary": s}
 
 
+@uses("numpy")
 def baseline_prepare_call(seed=0) -> dict:
     """Initialise the baseline's weights now (cached), so baseline_forward only runs the forward pass."""
     from ...baseline import count_params, initialised

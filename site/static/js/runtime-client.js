@@ -10,10 +10,11 @@
  *     stopped, and is stopped after cells.timeLimitMs; stopping terminates that worker and starts a fresh one.
  *
  *     window.courseRuntime = {
- *       ready,              // Promise: the widgets' worker has Python + numpy + experiments; rejects on failure
+ *       ready,              // Promise: the widgets' worker has Python + experiments; rejects on failure
  *       call(fn, args),     // Promise of the result of "module:function"; rejects with Error("<Type>: <message>")
  *       run(source),        // = cells.submit(source).done
- *       state, detail, timings,   // the widgets' worker
+ *       state, detail, timings,   // the widgets' worker ("ready": Python + experiments; numpy follows, see worker.js)
+ *       packages,           // null until the widgets' worker has loaded numpy: {names, at (ms since navigation), error}
  *       cells: {
  *         submit(source, onState, onOutput) -> job = {done, stop()}
  *                           // done: Promise of {ok, stdout, stderr, error, stopped} (never rejects: a Python error
@@ -52,13 +53,13 @@
   // One worker and the requests waiting for its answers. onStatus({state, detail, timings}) on every status change
   // (and {state: "error"} if the worker script itself fails). end(text) terminates it: every pending request gets
   // `text` as its error, and later ones too.
-  function startWorker(onStatus) {
+  function startWorker(onStatus, role) {
     const pending = new Map(); // id -> {resolve, reject, kind}
     let nextId = 1;
     let dead = workerUrl ? null : "页面没有指明 Python 运行时的位置";
     let worker = null;
     try {
-      worker = workerUrl ? new Worker(workerUrl) : null;
+      worker = workerUrl ? new Worker(role ? new URL("#" + role, workerUrl) : workerUrl) : null;
     } catch (e) {   // e.g. a page opened from the file system: the widgets keep the build's answers
       dead = "浏览器不允许在这个页面上启动 Python 运行时";
     }
@@ -86,7 +87,7 @@
     if (worker) {
       worker.onmessage = (event) => {
         const msg = event.data;
-        if (msg.type === "status") { onStatus(msg); return; }
+        if (msg.type === "status" || msg.type === "packages") { onStatus(msg); return; }
         const p = pending.get(msg.id);
         if (!p) return;
         if (msg.partial) { if (p.onPartial) p.onPartial(msg); return; }
@@ -129,6 +130,7 @@
     state: "loading",
     detail: "",
     timings: null,
+    packages: null,   // {names, at (ms since navigation), error}: the widgets' worker's deferred packages (numpy)
     ready: ready,
     call(fn, args) {
       return main.send({ fn: fn, args: args === undefined ? [] : args }, "call");
@@ -149,6 +151,12 @@
   }
 
   const main = startWorker((msg) => {
+    if (msg.type === "packages") {   // numpy, loaded after "ready" (worker.js): when, or why not
+      runtime.packages = { names: msg.names, error: msg.error || null,
+                           at: msg.at ? Math.round(msg.at - performance.timeOrigin) : Math.round(performance.now()) };
+      if (msg.timings) runtime.timings = Object.assign({}, runtime.timings, msg.timings);
+      return;
+    }
     if (msg.timings) runtime.timings = msg.timings;
     runtime.state = msg.state;
     runtime.detail = msg.detail || "";
@@ -214,7 +222,7 @@
         if (runner !== me) return;   // a status from a worker that was stopped meanwhile
         cells.state = msg.state;
         if (msg.state !== "loading") pump();
-      });
+      }, "cells");
       runner = me;
     },
     submit(source, onState, onOutput) {

@@ -9,10 +9,17 @@
  *     py/<hash>/experiments.zip
  *     pyodide/<PYODIDE_VERSION>/   (pyodide.js, pyodide.asm.*, python_stdlib.zip, pyodide-lock.json, numpy wheel)
  *
- * A page runs two of these (runtime-client.js): one answers the widgets' calls, the other runs the learner's
- * code cells and is terminated when a run is stopped or takes too long.
+ * A page runs two of these (runtime-client.js): one answers the widgets' calls, the other (started as
+ * worker.js#cells) runs the learner's code cells and is terminated when a run is stopped or takes too long.
+ *
+ * numpy: the cells' worker loads it before it says "ready" (learner code imports it freely). The widgets' worker
+ * says "ready" once Python and the course's code are in, and loads numpy right after: nearly every entry point is
+ * plain Python, and the few that import numpy are marked @uses("numpy") (experiments/widget.py), so only those
+ * calls wait for it. On a phone's link numpy is a 3 MB download, so the widgets answer seconds sooner.
  *
  * Messages out:  {type: "status", state: "loading" | "ready" | "error", detail, timings?}
+ *                {type: "packages", names, at, timings} | {type: "packages", names, error}   (the widgets' worker,
+ *                  once its deferred packages have loaded or failed; at: performance.timeOrigin + now)
  * Requests in:   {id, fn: "experiments.api:name", args: [...]}
  *                  -> calls name(JSON.stringify(args)); the Python function returns a JSON string
  *                  -> {id, ok: true, result} | {id, ok: false, error: "<ExceptionType>: <message>"}
@@ -20,7 +27,8 @@
  *                  -> {id, partial: true, stdout, stderr}*   (output so far, while it runs; see written())
  *                  -> {id, ok, stdout, stderr, error}   (error: the traceback text, null on success)
  *                {warm: [entry point names]}   (no reply: which modules to import ahead of the first call)
- * Requests that arrive before the runtime is ready are queued and answered in order.
+ * Requests that arrive before the runtime is ready are queued and answered in order (but a call that waits for a
+ * package is answered once the package is in, after later calls that need none).
  */
 "use strict";
 
@@ -29,11 +37,14 @@ const BASE = self.location.href;
 const INDEX_URL = new URL("../../pyodide/" + PYODIDE_VERSION + "/", BASE).href;
 const EXPERIMENTS_ZIP = new URL("experiments.zip", BASE).href;
 const PY_DIR = "/course";  // where the experiments package is unpacked in Pyodide's file system
+const CELLS = self.location.hash === "#cells";
+const PACKAGES = ["numpy"];   // in the lock file; loaded before "ready" (cells) or right after it (widgets)
 
 // Start-up: the course's own zip is requested at once, in parallel with Pyodide itself, so it is there when
-// Pyodide and numpy are (loading numpy and importing our code are both CPU work on this one thread: overlapping
-// them measured slower than one after the other). The modules the widgets call are imported right after
-// "ready", in the idle time before the first input, one per task so that an early request is not held up long.
+// Pyodide is (in the cells' worker: when numpy is; loading numpy and importing our code are both CPU work on this
+// one thread, and overlapping them measured slower than one after the other). In the widgets' worker the modules
+// the widgets call are imported right after "ready", one per task so that an early request is not held up long,
+// while numpy downloads (deferPackages).
 const experimentsZip = fetch(EXPERIMENTS_ZIP).then((resp) => {
   if (!resp.ok) throw new Error("无法获取 " + EXPERIMENTS_ZIP + "（HTTP " + resp.status + "）");
   return resp.arrayBuffer();
@@ -49,6 +60,8 @@ let loadError = "";
 const queue = [];          // requests received before ready
 const modules = new Map(); // module name -> PyProxy of the imported module
 let getattr = null;        // Python's builtin getattr: raises a real AttributeError naming a missing function
+let packages = null;       // Promise: PACKAGES loaded (the widgets' worker, from "ready" on)
+let packagesIn = false;    // ... and settled
 
 function status(s, detail, extra) {
   state = s;
@@ -90,15 +103,13 @@ async function init() {
   pyodide = await loadPyodide({ indexURL: INDEX_URL });
   timings.loadPyodide = Math.round(performance.now() - t0);
 
-  status("loading", "加载 numpy");
-  let t = performance.now();
-  // The lock file lists numpy's file name and sha256; the wheel is fetched from INDEX_URL and checked.
-  await pyodide.loadPackage("numpy", { messageCallback: () => {}, errorCallback: (m) => console.warn(m) });
-  if (!pyodide.loadedPackages.numpy) throw new Error("numpy 未能加载（" + INDEX_URL + "）");
-  timings.numpy = Math.round(performance.now() - t);
+  if (CELLS) {
+    status("loading", "加载 numpy");
+    timings.numpy = await loadPackages();
+  }
 
   status("loading", "加载课程代码");
-  t = performance.now();
+  const t = performance.now();
   pyodide.unpackArchive(await experimentsZip, "zip", { extractDir: PY_DIR });
   const sys = pyodide.pyimport("sys"), path = sys.path;
   path.insert(0, PY_DIR);
@@ -110,7 +121,42 @@ async function init() {
   pyodide.setStdout({ isatty: true, write: (buf) => { written(decOut.decode(buf, { stream: true }), false); return buf.length; } });
   pyodide.setStderr({ isatty: true, write: (buf) => { written(decErr.decode(buf, { stream: true }), true); return buf.length; } });
   timings.total = Math.round(performance.now() - t0);
-  status("ready", "Python " + pyodide.version + " / numpy", { timings: timings });
+  status("ready", "Python " + pyodide.version + (CELLS ? " / numpy" : ""), { timings: timings });
+}
+
+// PACKAGES, from Pyodide's lock file (which lists each wheel's file name and sha256; the wheel is fetched from
+// INDEX_URL and checked): resolves to the milliseconds it took.
+async function loadPackages() {
+  const t = performance.now();
+  await pyodide.loadPackage(PACKAGES, { messageCallback: () => {}, errorCallback: (m) => console.warn(m) });
+  const missing = PACKAGES.filter((name) => !pyodide.loadedPackages[name]);
+  if (missing.length) throw new Error(missing.join("、") + " 未能加载");
+  return Math.round(performance.now() - t);
+}
+
+// The widgets' worker, once ready: load PACKAGES and say so (with when, on the clock every page shares:
+// performance.timeOrigin + now), then import them in a task of their own, ahead of the first call that needs them.
+function deferPackages() {
+  packages = loadPackages();
+  packages.then((ms) => {
+    packagesIn = true;
+    self.postMessage({ type: "packages", names: PACKAGES, at: performance.timeOrigin + performance.now(),
+                       timings: { numpy: ms } });
+    setTimeout(() => PACKAGES.forEach(warmImport), 0);
+  }, (e) => {
+    packagesIn = true;
+    self.postMessage({ type: "packages", names: PACKAGES, error: String((e && e.message) || e) });
+  });
+}
+
+// What a call must wait for: the packages its function is marked with (experiments.widget.uses), while they load.
+function waitFor(f) {
+  if (!packages || packagesIn) return null;
+  const marked = getattr(f, "packages", null);
+  if (!marked) return null;
+  const names = typeof marked.toJs === "function" ? marked.toJs() : [];
+  if (marked.destroy) marked.destroy();
+  return names.length ? packages : null;
 }
 
 // Import one module a widget's first call needs, so that call does not pay for it; a module that does not exist
@@ -146,6 +192,9 @@ function getModule(name) {
   return modules.get(name);
 }
 
+// {id, ok, result} | {id, ok: false, error} for a call, or a Promise of it: a call to a function marked with
+// packages the widgets' worker is still loading waits for them (experiments.widget.uses); an unmarked call that
+// fails only because an import was not there yet (ModuleNotFoundError) runs once more after they are in.
 function callFunction(req) {
   const spec = String(req.fn);
   const colon = spec.indexOf(":");
@@ -153,6 +202,24 @@ function callFunction(req) {
   let f = null;
   try {
     f = getattr(getModule(spec.slice(0, colon)), spec.slice(colon + 1));
+  } catch (e) {
+    return { id: req.id, ok: false, error: pyErrorText(e) };
+  }
+  const done = (reply) => { if (f.destroy) f.destroy(); return reply; };
+  const wait = waitFor(f);
+  if (wait) {
+    return wait.then(() => done(invoke(req, spec, f)),
+      () => done({ id: req.id, ok: false, error: "RuntimeError: 这一项要用 " + PACKAGES.join("、") + "，但它未能加载。" }));
+  }
+  const reply = invoke(req, spec, f);
+  if (!reply.ok && packages && !packagesIn && /^ModuleNotFoundError: /.test(reply.error)) {
+    return packages.then(() => done(invoke(req, spec, f)), () => done(reply));
+  }
+  return done(reply);
+}
+
+function invoke(req, spec, f) {
+  try {
     const ret = f(JSON.stringify(req.args || []));
     if (typeof ret !== "string") {
       if (ret && ret.destroy) ret.destroy();
@@ -167,8 +234,6 @@ function callFunction(req) {
     return { id: req.id, ok: true, result: result };
   } catch (e) {
     return { id: req.id, ok: false, error: pyErrorText(e) };
-  } finally {
-    if (f && f.destroy) f.destroy();
   }
 }
 
@@ -213,10 +278,10 @@ function handle(req) {
   if (state === "error") {
     const e = "RuntimeError: Python 运行时加载失败：" + loadError;
     self.postMessage(req.run !== undefined ? { id: req.id, ok: false, stdout: "", stderr: "", error: e } : { id: req.id, ok: false, error: e });
-  } else if (req.run !== undefined) {
-    self.postMessage(runSource(req));
+  } else if (req.run !== undefined) {   // (runs go to the cells' worker, which has its packages from "ready" on)
+    Promise.resolve(packages && !packagesIn ? packages.catch(() => {}) : null).then(() => self.postMessage(runSource(req)));
   } else {
-    self.postMessage(callFunction(req));
+    Promise.resolve(callFunction(req)).then((reply) => self.postMessage(reply));
   }
 }
 
@@ -229,11 +294,13 @@ self.onmessage = (event) => {
 
 init().then(
   () => {
+    if (!CELLS) deferPackages();
     while (queue.length) handle(queue.shift());
     setTimeout(() => {
       if (!warmCalls.length) return;
-      const names = callFunction({ id: 0, fn: "experiments.api:warm_modules", args: [warmCalls] });
-      if (names.ok) warmUp(["experiments.api"].concat(names.result));
+      Promise.resolve(callFunction({ id: 0, fn: "experiments.api:warm_modules", args: [warmCalls] })).then((names) => {
+        if (names.ok) warmUp(["experiments.api"].concat(names.result));
+      });
     }, 0);
   },
   (e) => {
