@@ -238,6 +238,26 @@ def test_the_widgets_worker_is_ready_before_numpy_and_only_marked_calls_wait_for
     assert packages["names"] == ["numpy"] and packages["error"] is None and packages["at"] > 0
 
 
+def test_numpy_that_fails_to_load_fails_only_the_calls_that_need_it(browser, site_url):
+    """The numpy wheel is refused: the widgets' worker stays ready, a marked call (asked after the failure too)
+    answers with a Chinese error that names numpy, and every other call still works."""
+    guard = PageGuard(browser.new_context())
+    try:
+        guard.context.route("**/*.whl", lambda route: route.abort())
+        page = guard.new_page()
+        page.goto(site_url)
+        wait_runtime_ready(page)
+        failed = {"ok": False, "error": "RuntimeError: 这一项要用 numpy，但它未能加载。"}
+        assert call(page, "experiments.api:ffn_int4_probe", []) == failed
+        assert page.evaluate("courseRuntime.packages.error")
+        assert call(page, "experiments.api:ffn_int4_probe", []) == failed        # after the failure is known
+        assert page.evaluate("courseRuntime.state") == "ready"
+        assert call(page, "experiments.api:ping", ["still"])["result"]["pong"] == ["still"]
+    finally:
+        guard.context.close()
+    assert guard.external_requests == [] and guard.page_errors == []  # (the refused wheel logs console errors)
+
+
 def test_requests_before_ready_are_queued(guarded_page, site_url):
     guarded_page.goto(site_url)
     # asked at once, long before Pyodide is up: answered in order once ready

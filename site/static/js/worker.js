@@ -60,8 +60,7 @@ let loadError = "";
 const queue = [];          // requests received before ready
 const modules = new Map(); // module name -> PyProxy of the imported module
 let getattr = null;        // Python's builtin getattr: raises a real AttributeError naming a missing function
-let packages = null;       // Promise: PACKAGES loaded (the widgets' worker, from "ready" on)
-let packagesIn = false;    // ... and settled
+let packages = null;       // the widgets' worker: a Promise while PACKAGES load, or after they failed; null once in
 
 function status(s, detail, extra) {
   state = s;
@@ -139,19 +138,19 @@ async function loadPackages() {
 function deferPackages() {
   packages = loadPackages();
   packages.then((ms) => {
-    packagesIn = true;
+    packages = null;
     self.postMessage({ type: "packages", names: PACKAGES, at: performance.timeOrigin + performance.now(),
                        timings: { numpy: ms } });
     setTimeout(() => PACKAGES.forEach(warmImport), 0);
   }, (e) => {
-    packagesIn = true;
     self.postMessage({ type: "packages", names: PACKAGES, error: String((e && e.message) || e) });
   });
 }
 
-// What a call must wait for: the packages its function is marked with (experiments.widget.uses), while they load.
+// What a call must wait for: the packages its function is marked with (experiments.widget.uses), while they load
+// (or their failure, once they have failed).
 function waitFor(f) {
-  if (!packages || packagesIn) return null;
+  if (!packages) return null;
   const marked = getattr(f, "packages", null);
   if (!marked) return null;
   const names = typeof marked.toJs === "function" ? marked.toJs() : [];
@@ -212,7 +211,7 @@ function callFunction(req) {
       () => done({ id: req.id, ok: false, error: "RuntimeError: 这一项要用 " + PACKAGES.join("、") + "，但它未能加载。" }));
   }
   const reply = invoke(req, spec, f);
-  if (!reply.ok && packages && !packagesIn && /^ModuleNotFoundError: /.test(reply.error)) {
+  if (!reply.ok && packages && /^ModuleNotFoundError: /.test(reply.error)) {
     return packages.then(() => done(invoke(req, spec, f)), () => done(reply));
   }
   return done(reply);
@@ -279,7 +278,7 @@ function handle(req) {
     const e = "RuntimeError: Python 运行时加载失败：" + loadError;
     self.postMessage(req.run !== undefined ? { id: req.id, ok: false, stdout: "", stderr: "", error: e } : { id: req.id, ok: false, error: e });
   } else if (req.run !== undefined) {   // (runs go to the cells' worker, which has its packages from "ready" on)
-    Promise.resolve(packages && !packagesIn ? packages.catch(() => {}) : null).then(() => self.postMessage(runSource(req)));
+    Promise.resolve(packages && packages.catch(() => {})).then(() => self.postMessage(runSource(req)));
   } else {
     Promise.resolve(callFunction(req)).then((reply) => self.postMessage(reply));
   }
