@@ -20,7 +20,7 @@ from fractions import Fraction
 
 from .ledger import views
 from .expr import Const, Expr, Sym, total
-from .ledger import Ledger, build_ledger
+from .ledger import Ledger, ledger_of
 from .labels import PART_ZH
 from .numbers import Number
 
@@ -66,7 +66,7 @@ class ModelNumbers:
         self.name = name or self.meta.get("name", model_id)
         self.file = file or f"data/models/{model_id}/config.json"      # for maintainers; pages show `where`
         self.where = file if file else f"{self.name} 的 config.json"
-        self.ledger: Ledger = build_ledger(doc["config"])
+        self.ledger: Ledger = ledger_of(doc["config"])   # (shared with the widgets' calls)
         self.arch = self.ledger.arch
         self.reference = reference or {}
         self.keys = dict(self.arch.symbols)

@@ -101,7 +101,18 @@ def test_tree_invariants(path):
         if node.children:
             assert node.count == node.n * sum(c.count for c in node.children), node.key
     assert sum(views.breakdown(L).values()) == L.total
+    # the one-walk breakdown (memoised on the ledger) is each category's own sum over the tree
+    for active in (False, True):
+        parts = views.breakdown(L, active)
+        for cat, value in parts.items():
+            assert value == L.root.sum_where(lambda leaf, kinds, c=cat: views.category_of(kinds) == c, active), cat
+        parts["embedding"] = -1                       # a caller's copy: changing it leaves the ledger's alone
+        assert views.breakdown(L, active)["embedding"] >= 0
     assert sum(v for _, v in views.classic_gap(L)) == L.total - views.classic_estimate(L)
+    # the score FLOPs summed by layer type are the sum over every layer
+    for T in (1, 4096, 10 ** 6):
+        assert views.attention_score_flops(L, T) == sum(2 * m.score_width * min(T, m.window or T)
+                                                        for m in L.arch.per_layer)
     assert L.total == L.text_backbone + L.mtp + L.vision
     assert all(isinstance(node.count, int) for node in L.root.walk())
 

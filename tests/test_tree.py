@@ -139,6 +139,13 @@ def test_find_and_get():
         T.find("model/layers").find("model/embed")    # find looks only below the node it is called on
 
 
+def test_find_tells_apart_siblings_whose_names_start_alike():
+    """find looks only into children whose key starts the path: "a" must not stand in for "a.b" or "ab"."""
+    t = group("m", [group("a", [leaf("x", 2)]), group("ab", [leaf("x", 3)]), group("a.b", [leaf("x", 5)])]).with_keys()
+    assert [t.find(k).count for k in ("m/a/x", "m/ab/x", "m/a.b/x", "m/ab", "m")] == [2, 3, 5, 3, 10]
+    assert t.get("m/a/y") is None and t.get("m/abc") is None and t.get("m/a/x/z") is None
+
+
 @pytest.mark.parametrize("key, copies", [
     ("model", 1), ("model/embed", 1), ("model/layers", 1),            # a node's own n is not counted
     ("model/layers/attn", 4), ("model/layers/mlp/experts", 4),
@@ -186,6 +193,19 @@ def test_sum_where_sees_the_kinds_on_the_path_outermost_first():
     assert seen["model/layers/mlp/router"] == ("ffn", "router")
     assert seen["model/embed"] == ("embedding",)
     assert seen["model/lm_head"] == ()
+
+
+# -- sum_by: every value of a key in one walk ----------------------------------------------------------------------
+def test_sum_by_equals_sum_where_for_each_key():
+    def first_kind(node, kinds):
+        return kinds[0] if kinds else None                 # lm_head (no kind) is left out
+    # embedding 40; attention 4 · 25 = 100; ffn 4 · 152 = 608 (active 4 · 62 = 248); norm: input_norm 4 · 4 = 16
+    assert T.sum_by(first_kind) == {"embedding": 40, "attention": 100, "norm": 16, "ffn": 608}
+    assert T.sum_by(first_kind, active=True) == {"embedding": 40, "attention": 100, "norm": 16, "ffn": 248}
+    assert list(T.sum_by(first_kind)) == ["embedding", "attention", "norm", "ffn"]    # first leaf met first
+    for k in ("embedding", "attention", "norm", "ffn"):
+        for active in (False, True):
+            assert T.sum_by(first_kind, active)[k] == T.sum_where(lambda n, kinds: first_kind(n, kinds) == k, active)
 
 
 # -- to_json -------------------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import ConfigError, Problem
 from .arch import Arch, Model
@@ -26,6 +26,14 @@ class Ledger:
     root: Node
     arch: Arch
     via_class: str | None = None    # the `architectures` class that chose the family, when model_type did not
+    _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def memo(self, key, compute):
+        """compute() once per ledger and key: a ledger never changes after it is built (views.breakdown is asked
+        for by several views of one widget call)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     def part(self, name: str) -> Node | None:
         return self.root.get(name)

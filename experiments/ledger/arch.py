@@ -7,6 +7,7 @@ widths, head counts, per-layer token-mixer types, KV-cache and recurrent-state s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from .tree import Node
 
@@ -73,6 +74,16 @@ class Arch:
     def per_layer(self) -> list[Mixer]:
         by_type = {t: self.mixer(t) for t in set(self.layer_types)}   # (one Mixer per type, shared by its layers)
         return [by_type[t] for t in self.layer_types]
+
+    @cached_property
+    def mixer_counts(self) -> list[tuple[Mixer, int]]:
+        """(Mixer, how many layers have it), one entry per layer type in first-seen order: sums over the layers
+        without a step per layer. (Read once the family's builder has returned the Arch, which nothing changes
+        afterwards.)"""
+        counts: dict[str, int] = {}
+        for t in self.layer_types:
+            counts[t] = counts.get(t, 0) + 1
+        return [(self.mixer(t), k) for t, k in counts.items()]
 
     @property
     def n_full(self) -> int:

@@ -47,10 +47,22 @@ class Node:
             yield from c.walk()
 
     def find(self, key: str) -> "Node":
-        for node in self.walk():
-            if node.key == key:
-                return node
-        raise KeyError(key)
+        """The node whose key is ``key``. Keys are the paths of names from the root (with_keys), so only the
+        children whose key starts that path are looked into."""
+        found = self._find(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def _find(self, key: str) -> "Node | None":
+        if self.key == key:
+            return self
+        for c in self.children:
+            if key.startswith(c.key) and (len(key) == len(c.key) or key[len(c.key)] == "/"):
+                found = c._find(key)
+                if found is not None:
+                    return found
+        return None
 
     def get(self, key: str) -> "Node | None":
         try:
@@ -108,6 +120,24 @@ class Node:
                 return mult * prod(node.shape) if predicate(node, kinds) else 0
             return sum(go(c, mult, kinds) for c in node.children)
         return go(self, 1, ())
+
+    def sum_by(self, key, active: bool = False) -> dict:
+        """{key(leaf, kinds_on_path): sum over those leaves} in one walk (sum_where for every value of key at
+        once); a leaf whose key is None is left out. Keys appear in the order their first leaf is met."""
+        out: dict = {}
+
+        def go(node, mult, kinds):
+            kinds = kinds + (node.kind,) if node.kind else kinds
+            mult = mult * (node.n if not active or node.n_active is None else node.n_active)
+            if node.shape is not None:
+                k = key(node, kinds)
+                if k is not None:
+                    out[k] = out.get(k, 0) + mult * prod(node.shape)
+                return
+            for c in node.children:
+                go(c, mult, kinds)
+        go(self, 1, ())
+        return out
 
     def to_json(self) -> dict:
         out = {"key": self.key, "name": self.name, "count": self.count}

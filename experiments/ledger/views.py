@@ -33,10 +33,13 @@ def category_of(kinds: tuple[str, ...]) -> str:
 
 def breakdown(ledger: Ledger, active: bool = False) -> dict[str, int]:
     """Parameters by purpose over the whole checkpoint; sums exactly to ledger.total (or active parameters)."""
-    out = {cat: ledger.root.sum_where(lambda leaf, kinds, c=cat: category_of(kinds) == c, active)
-           for cat in CATEGORIES}
+    return dict(ledger.memo(("breakdown", active), lambda: _breakdown(ledger, active)))
+
+
+def _breakdown(ledger: Ledger, active: bool) -> dict[str, int]:
+    out = ledger.root.sum_by(lambda leaf, kinds: category_of(kinds), active)
     order = ("embedding", "attention", "linear_attention", "mamba", "ffn", "norm", "lm_head", "mtp", "vision")
-    return {cat: out[cat] for cat in order if out[cat] or cat in ("embedding", "attention", "ffn", "norm")}
+    return {cat: out.get(cat, 0) for cat in order if out.get(cat) or cat in ("embedding", "attention", "ffn", "norm")}
 
 
 def mixer_per_layer(ledger: Ledger, layer_type: str) -> int:
@@ -90,7 +93,7 @@ def score_flops_per_context_token(ledger: Ledger) -> int:
 def attention_score_flops(ledger: Ledger, T: int) -> int:
     """Score work (q·k and weighted sum of v) for a token attending to T cached tokens: each layer attends to
     min(T, its window) of them."""
-    return sum(2 * m.score_width * min(T, m.window or T) for m in ledger.arch.per_layer)
+    return sum(2 * m.score_width * min(T, m.window or T) * k for m, k in ledger.arch.mixer_counts)
 
 
 def crossover_T(ledger: Ledger) -> Fraction | None:
