@@ -70,6 +70,13 @@ def rope(x, base=10000.0):
     return np.concatenate([x1 * cos - x2 * sin, x1 * sin + x2 * cos], axis=-1)
 
 
+def linear(x, w):
+    """x @ w.T for a weight w stored (out, in), as nn.Linear keeps it. Written as an einsum: Pyodide's numpy has
+    no BLAS, and there its einsum loop does these float32 products about 2.3x faster than matmul does
+    (measured in the page: 0.3 against 0.7 ms for the 688x256 FFN weights)."""
+    return np.einsum("ti,oi->to", x, w)
+
+
 def silu(x):
     return x / (1.0 + np.exp(-x))
 
@@ -85,20 +92,20 @@ def forward(params, token_ids, config: dict = CONFIG):
     for i in range(L):
         pre = f"layers.{i}."
         h = rms_norm(x, params[pre + "input_layernorm.weight"])
-        q, k, v = (h @ params[pre + f"self_attn.{n}_proj.weight"].T for n in "qkv")
+        q, k, v = (linear(h, params[pre + f"self_attn.{n}_proj.weight"]) for n in "qkv")
         q, k, v = (a.reshape(T, H, hd).transpose(1, 0, 2) for a in (q, k, v))
         q, k = rope(q), rope(k)
         scores = q @ k.transpose(0, 2, 1) / np.float32(math.sqrt(hd)) + mask
         scores = np.exp(scores - scores.max(-1, keepdims=True))
         attn = (scores / scores.sum(-1, keepdims=True)) @ v
-        x = x + attn.transpose(1, 0, 2).reshape(T, d) @ params[pre + "self_attn.o_proj.weight"].T
+        x = x + linear(attn.transpose(1, 0, 2).reshape(T, d), params[pre + "self_attn.o_proj.weight"])
         h = rms_norm(x, params[pre + "post_attention_layernorm.weight"])
-        gate = silu(h @ params[pre + "mlp.gate_proj.weight"].T)
-        x = x + (gate * (h @ params[pre + "mlp.up_proj.weight"].T)) @ params[pre + "mlp.down_proj.weight"].T
+        gate = silu(linear(h, params[pre + "mlp.gate_proj.weight"]))
+        x = x + linear(gate * linear(h, params[pre + "mlp.up_proj.weight"]), params[pre + "mlp.down_proj.weight"])
         stages.append((f"layer {i}", x.shape))
     x = rms_norm(x, params["norm.weight"])
     stages.append(("final_norm", x.shape))
-    logits = x @ params["embed_tokens.weight"].T
+    logits = linear(x, params["embed_tokens.weight"])   # the head tied to the embedding
     stages.append(("lm_head", logits.shape))
     z = np.exp(logits[-1] - logits[-1].max())
     probs = z / z.sum()
