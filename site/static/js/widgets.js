@@ -468,7 +468,10 @@
   };
   // A page whose widgets need the models at once preloads data/models.json from <head> (sitegen/widgets.py): read it
   // now, while the head is parsed, so that it is in hand when the first widget is used, not queued behind the parser.
+  // Any other page reads it once the runtime is ready at the latest: every Python call a widget makes sends a
+  // model's config from it, and the first one must not wait for a round trip (on a phone's link, 150-200 ms).
   if (document.querySelector('link[rel=preload][href$="data/models.json"]')) models().catch(() => {});
+  else if (rt) rt.ready.then(() => models()).catch(() => {});
   if (canInflate) {
     const later = () => { if (document.querySelector("script.precomputed")) inflateLater(); };
     if (document.readyState === "complete") later();
