@@ -112,18 +112,12 @@ class Node:
     def sum_where(self, predicate, active: bool = False) -> int:
         """Sum over leaves (times every multiplicity above them) where predicate(leaf, kinds_on_path) holds;
         with active=True only the copies used for one token are counted."""
-        def go(node, mult, kinds):
-            kinds = kinds + (node.kind,) if node.kind else kinds
-            copies = node.n if not active or node.n_active is None else node.n_active
-            mult = mult * copies
-            if node.shape is not None:
-                return mult * prod(node.shape) if predicate(node, kinds) else 0
-            return sum(go(c, mult, kinds) for c in node.children)
-        return go(self, 1, ())
+        return self.sum_by(lambda leaf, kinds: True if predicate(leaf, kinds) else None, active).get(True, 0)
 
     def sum_by(self, key, active: bool = False) -> dict:
-        """{key(leaf, kinds_on_path): sum over those leaves} in one walk (sum_where for every value of key at
-        once); a leaf whose key is None is left out. Keys appear in the order their first leaf is met."""
+        """{key(leaf, kinds_on_path): sum over those leaves (times every multiplicity above them)} in one walk;
+        a leaf whose key is None is left out. Keys appear in the order their first leaf is met. With active=True
+        only the copies used for one token are counted."""
         out: dict = {}
 
         def go(node, mult, kinds):

@@ -87,7 +87,7 @@ def param_flops_per_token(ledger: Ledger) -> int:
 def score_flops_per_context_token(ledger: Ledger) -> int:
     """Extra forward FLOPs per generated token for each additional cached token, over the layers whose attention
     covers the whole context (windowed, chunked and linear layers stop growing)."""
-    return sum(2 * m.score_width for m in ledger.arch.per_layer if m.window is None)
+    return sum(2 * m.score_width * k for m, k in ledger.arch.mixer_counts if m.window is None)
 
 
 def attention_score_flops(ledger: Ledger, T: int) -> int:
