@@ -14,6 +14,9 @@ multiplies the logits and has no parameters).
 """
 from __future__ import annotations
 
+from functools import partial
+
+from ..family import Family
 from ..arch import Model
 from ..blocks import attention, norm, parallel_decoder_layer, swiglu, with_norms
 from ..config import Reader
@@ -50,3 +53,10 @@ def build_cohere(r: Reader, model_type: str) -> Model:
     arch = gqa_arch(model_type, d, L, V, ctx, n_heads, n_kv, head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=types,
                     tied_embeddings=tied, sliding_window=window, symbols=symbols)
     return Model(text, arch)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("cohere", partial(build_cohere, model_type="cohere"), ('CohereForCausalLM',)),
+    Family("cohere2", partial(build_cohere, model_type="cohere2"), ('Cohere2ForCausalLM',)),
+)

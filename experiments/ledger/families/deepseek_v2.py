@@ -20,6 +20,9 @@ shared_head.{norm, head}, stored as checkpoint layer num_hidden_layers + k (Deep
 """
 from __future__ import annotations
 
+from functools import partial
+
+from ..family import Family
 from ..arch import Arch, Model
 from ..blocks import mla, moe, norm, swiglu
 from ..config import Reader
@@ -115,3 +118,10 @@ def build_deepseek(r: Reader, model_type: str) -> Model:
                            d_nope="qk_nope_head_dim", d_v="v_head_dim",
                            **({"L_mtp": "num_nextn_predict_layers"} if v3 else {})))
     return Model(standard_text(layers, V, d, tied), arch, mtp)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("deepseek_v3", partial(build_deepseek, model_type="deepseek_v3"), ('DeepseekV3ForCausalLM',)),
+    Family("deepseek_v2", partial(build_deepseek, model_type="deepseek_v2"), ('DeepseekV2ForCausalLM',)),
+)

@@ -13,6 +13,8 @@ ERNIE-4.5-21B-A3B's sizes), tests/test_families_views_moe.py.
 """
 from __future__ import annotations
 
+
+from ..family import Family
 from ..arch import Model
 from ..blocks import attention, moe, norm, swiglu
 from ..config import Reader
@@ -59,3 +61,9 @@ def build_ernie4_5_moe(r: Reader) -> Model:
                                E="moe_num_experts", k="moe_k", d_e="moe_intermediate_size",
                                E_shared="moe_num_shared_experts", L_moe_start="moe_layer_start_index"))
     return Model(text, arch)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("ernie4_5_moe", build_ernie4_5_moe, ('Ernie4_5_MoeForCausalLM',)),
+)

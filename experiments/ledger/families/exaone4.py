@@ -9,6 +9,8 @@ as "LLLG" (L local = sliding, G global, repeated over the layers).
 """
 from __future__ import annotations
 
+
+from ..family import Family
 from ..arch import Model
 from ..blocks import attention, norm, swiglu
 from ..config import Reader
@@ -44,3 +46,9 @@ def build_exaone4(r: Reader) -> Model:
     arch = gqa_arch("exaone4", d, L, V, ctx, n_heads, n_kv, head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=types,
                     tied_embeddings=tied, sliding_window=window, symbols=window_symbols(window))
     return Model(standard_text(layers, V, d, tied), arch)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("exaone4", build_exaone4, ('Exaone4ForCausalLM',)),
+)

@@ -12,6 +12,8 @@ default.
 """
 from __future__ import annotations
 
+
+from ..family import Family
 from ..arch import Model
 from ..blocks import decoder_layer, fused_attention, mlp2, norm
 from ..config import Reader
@@ -59,3 +61,9 @@ def build_falcon(r: Reader) -> Model:
                              "d_ff": "ffn_hidden_size (or 4·hidden_size)", "h": "num_attention_heads", "h_kv": kv_key,
                              "T_max": "max_position_embeddings"})
     return Model(text, arch)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("falcon", build_falcon, ('FalconForCausalLM',)),
+)

@@ -9,6 +9,8 @@ parameters (the per-layer mup_vector is a non-persistent buffer).
 """
 from __future__ import annotations
 
+
+from ..family import Family
 from ..arch import Mixer, Model
 from ..blocks import attention, mamba2, mamba2_state, norm, swiglu
 from ..config import Reader
@@ -65,3 +67,9 @@ def build_falcon_h1(r: Reader) -> Model:
                                  d_ssm_head="mamba_d_head", d_ssm="mamba_d_ssm", N="mamba_d_state",
                                  G="mamba_n_groups", K_conv="mamba_d_conv"))
     return Model(text, arch)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("falcon_h1", build_falcon_h1, ('FalconH1ForCausalLM',)),
+)

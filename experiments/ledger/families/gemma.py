@@ -14,6 +14,9 @@ What the ledger shows, per transformers' modeling_gemma*.py:
 """
 from __future__ import annotations
 
+from functools import partial
+
+from ..family import Family
 from ..arch import Arch, Model
 from ..blocks import attention, norm, siglip_vision, swiglu
 from ..config import Reader
@@ -115,3 +118,12 @@ def _projector(v: Reader, d_text: int) -> Node:
     width = v.int("hidden_size", default=768)
     return group("multi_modal_projector", [leaf("mm_input_projection_weight", width, d_text),
                                            norm("mm_soft_emb_norm", width)])
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("gemma", partial(build_gemma, model_type="gemma"), ('GemmaForCausalLM',)),
+    Family("gemma2", partial(build_gemma, model_type="gemma2"), ('Gemma2ForCausalLM',)),
+    Family("gemma3_text", partial(build_gemma, model_type="gemma3_text"), ('Gemma3ForCausalLM',)),
+    Family("gemma3", build_gemma3, ('Gemma3ForConditionalGeneration',)),
+)

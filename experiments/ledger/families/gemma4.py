@@ -17,6 +17,8 @@ the small Gemma 4 models) and KV-shared layers (num_kv_shared_layers > 0); the e
 """
 from __future__ import annotations
 
+
+from ..family import Family
 from ..arch import Arch, Mixer, Model
 from ..blocks import linear, norm, swiglu
 from ..config import Reader
@@ -155,3 +157,9 @@ def build_vision(v: Reader, d_text: int) -> Node:
                   leaf("std_scale", w, kind="hf_buffer", matmul=False)]
     embed = group("embed_vision", [leaf("embedding_projection.weight", d_text, w)])
     return group("vision", [group("vision_tower", tower), embed], kind="vision")
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("gemma4", build_gemma4, ('Gemma4ForConditionalGeneration',)),
+)

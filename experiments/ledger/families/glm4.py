@@ -7,6 +7,8 @@ attention (input_layernorm), on the attention output (post_self_attn_layernorm),
 """
 from __future__ import annotations
 
+
+from ..family import Family
 from ..arch import Model
 from ..blocks import attention, decoder_layer, gated_fused, norm
 from ..config import Reader
@@ -27,3 +29,9 @@ def build_glm4(r: Reader) -> Model:
                     d_ff=d_ff, ffn_matrices=3, layer_types=["full_attention"] * L, tied_embeddings=tied,
                     symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size"))
     return Model(text, arch)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("glm4", build_glm4, ('Glm4ForCausalLM',)),
+)

@@ -9,6 +9,8 @@ shared_head.norm / head, DeepSeek-V3's layout); transformers does not build them
 """
 from __future__ import annotations
 
+
+from ..family import Family
 from ..arch import Model
 from ..blocks import attention, moe, swiglu
 from ..config import Reader
@@ -50,3 +52,9 @@ def build_glm4_moe(r: Reader) -> Model:
                                E_shared="n_shared_experts", L_dense="first_k_dense_replace",
                                L_mtp="num_nextn_predict_layers"))
     return Model(text, arch, mtp)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("glm4_moe", build_glm4_moe, ('Glm4MoeForCausalLM',)),
+)

@@ -3,6 +3,8 @@
 """
 from __future__ import annotations
 
+
+from ..family import Family
 from ..arch import Arch, Model
 from ..blocks import decoder_layer, gelu_mlp, norm
 from ..config import Reader
@@ -30,3 +32,9 @@ def build_gpt2(r: Reader) -> Model:
                 symbols={"d": "n_embd", "L": "n_layer", "V": "vocab_size", "d_ff": "n_inner (or 4·n_embd)",
                          "h": "n_head", "T_max": "n_positions"})
     return Model(text, arch)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("gpt2", build_gpt2, ('GPT2LMHeadModel', 'GPT2Model')),
+)

@@ -9,6 +9,8 @@ The embedding is ``embed_in``; the untied output matrix the checkpoint calls ``e
 """
 from __future__ import annotations
 
+
+from ..family import Family
 from ..arch import Arch, Model
 from ..blocks import decoder_layer, fused_attention, mlp2, norm
 from ..config import Reader
@@ -34,3 +36,9 @@ def build_gpt_neox(r: Reader) -> Model:
                 symbols={"d": "hidden_size", "L": "num_hidden_layers", "V": "vocab_size",
                          "d_ff": "intermediate_size", "h": "num_attention_heads", "T_max": "max_position_embeddings"})
     return Model(text, arch)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("gpt_neox", build_gpt_neox, ('GPTNeoXForCausalLM',)),
+)

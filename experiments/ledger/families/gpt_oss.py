@@ -3,6 +3,8 @@ every layer MoE with a router bias and per-expert biases (transformers GptOssCon
 """
 from __future__ import annotations
 
+
+from ..family import Family
 from ..arch import Model
 from ..blocks import attention, moe
 from ..config import Reader
@@ -42,3 +44,9 @@ def build_gpt_oss(r: Reader) -> Model:
                     symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size", E=experts_key, k="num_experts_per_tok",
                                  d_e="intermediate_size", W="sliding_window", L_full="layer_types"))
     return Model(text, arch)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("gpt_oss", build_gpt_oss, ('GptOssForCausalLM',)),
+)

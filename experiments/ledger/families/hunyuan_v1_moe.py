@@ -12,6 +12,8 @@ models/) shapes the checkpoint as: head size hidden_size / num_attention_heads (
 """
 from __future__ import annotations
 
+
+from ..family import Family
 from ..arch import Model
 from ..blocks import attention, moe, norm
 from ..config import Reader
@@ -68,3 +70,9 @@ def build_hunyuan_v1_moe(r: Reader) -> Model:
                     symbols=dict(BASE_SYMBOLS, d_h=head_key, d_ff="intermediate_size", E="num_experts", k="moe_topk",
                                  d_e="intermediate_size", E_shared="num_shared_expert"))
     return Model(text, arch)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("hunyuan_v1_moe", build_hunyuan_v1_moe, ('HunYuanMoEV1ForCausalLM',)),
+)

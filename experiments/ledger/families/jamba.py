@@ -9,8 +9,10 @@ suffixed _dense / _moe.
 """
 from __future__ import annotations
 
+
 from math import ceil
 
+from ..family import Family
 from ..arch import Mixer, Model
 from ..blocks import attention, mamba1, mamba1_state, moe, norm, swiglu
 from ..config import Reader
@@ -72,3 +74,9 @@ def build_jamba(r: Reader) -> Model:
                                  L_full="attn_layer_period / attn_layer_offset",
                                  L_moe="expert_layer_period / expert_layer_offset"))
     return Model(text, arch)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("jamba", build_jamba, ('JambaForCausalLM',)),
+)

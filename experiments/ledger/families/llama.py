@@ -3,6 +3,9 @@ conventions (transformers LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config).
 """
 from __future__ import annotations
 
+from functools import partial
+
+from ..family import Family
 from ..arch import Model
 from ..blocks import attention, decoder_layer, norm, swiglu
 from ..config import Reader
@@ -40,3 +43,12 @@ def build_llama_like(r: Reader, model_type: str) -> Model:
                              "d_ff": "intermediate_size", "h": "num_attention_heads", "h_kv": "num_key_value_heads",
                              "d_h": "head_dim", "T_max": "max_position_embeddings"})
     return Model(text, arch)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("llama", partial(build_llama_like, model_type="llama"), ('LlamaForCausalLM',)),
+    Family("mistral", partial(build_llama_like, model_type="mistral"), ('MistralForCausalLM',)),
+    Family("qwen2", partial(build_llama_like, model_type="qwen2"), ('Qwen2ForCausalLM',)),
+    Family("qwen3", partial(build_llama_like, model_type="qwen3"), ('Qwen3ForCausalLM',)),
+)

@@ -11,6 +11,8 @@ stop growing at the chunk size (an upper bound: the chunk restarts every attenti
 """
 from __future__ import annotations
 
+
+from ..family import Family
 from ..arch import Mixer, Model
 from ..blocks import attention, linear, moe, norm, swiglu
 from ..config import Reader
@@ -130,3 +132,10 @@ def build_vision(v: Reader, d_text: int) -> Node:
     ])
     projector = group("multi_modal_projector", linear("linear_1", out_dim, d_text))
     return group("vision", [vision_model, projector], kind="vision")
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("llama4", build_llama4, ('Llama4ForConditionalGeneration',)),
+    Family("llama4_text", build_llama4_text, ('Llama4ForCausalLM',)),
+)

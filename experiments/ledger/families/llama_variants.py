@@ -11,6 +11,9 @@ All three: RMSNorm before attention and MLP and at the end, a SwiGLU MLP (gate/u
 """
 from __future__ import annotations
 
+from functools import partial
+
+from ..family import Family
 from ..arch import Model
 from ..blocks import attention, decoder_layer, swiglu
 from ..config import Reader
@@ -41,3 +44,11 @@ def build_llama_variant(r: Reader, model_type: str) -> Model:
                     d_ff=d_ff, ffn_matrices=3, layer_types=["full_attention"] * L, tied_embeddings=tied,
                     symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size"))
     return Model(text, arch)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("granite", partial(build_llama_variant, model_type="granite"), ('GraniteForCausalLM',)),
+    Family("ernie4_5", partial(build_llama_variant, model_type="ernie4_5"), ('Ernie4_5ForCausalLM', 'Ernie4_5_ForCausalLM')),
+    Family("hunyuan_v1_dense", partial(build_llama_variant, model_type="hunyuan_v1_dense"), ('HunYuanDenseV1ForCausalLM',)),
+)

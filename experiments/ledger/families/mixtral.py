@@ -14,6 +14,9 @@ GQA attention. Three families (transformers MixtralConfig, GraniteMoeConfig, Min
 """
 from __future__ import annotations
 
+from functools import partial
+
+from ..family import Family
 from ..arch import Model
 from ..blocks import attention, moe, norm
 from ..config import Reader
@@ -64,3 +67,11 @@ def build_mixtral_like(r: Reader, model_type: str) -> Model:
                                  k="num_experts_per_tok", d_e="intermediate_size",
                                  **({"W": "sliding_window"} if window else {})))
     return Model(text, arch)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("mixtral", partial(build_mixtral_like, model_type="mixtral"), ('MixtralForCausalLM',)),
+    Family("granitemoe", partial(build_mixtral_like, model_type="granitemoe"), ('GraniteMoeForCausalLM',)),
+    Family("minimax_m2", partial(build_mixtral_like, model_type="minimax_m2"), ('MiniMaxM2ForCausalLM',)),
+)

@@ -9,6 +9,8 @@ mamba_num_heads × mamba_head_dim. The MoE router keeps its e_score_correction_b
 """
 from __future__ import annotations
 
+
+from ..family import Family
 from ..arch import Mixer, Model
 from ..blocks import attention, mamba2, mamba2_state, moe, norm, up_down_mlp
 from ..config import Reader
@@ -114,3 +116,9 @@ def build_nemotron_h(r: Reader) -> Model:
                     moe=moe_info(n_experts, top_k, expert_d_ff, 1, shared_d_ff, [t == "moe" for t in types]),
                     symbols=symbols)
     return Model(text, arch)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("nemotron_h", build_nemotron_h, ('NemotronHForCausalLM',)),
+)

@@ -11,6 +11,9 @@ Neither ties embeddings by default.
 """
 from __future__ import annotations
 
+from functools import partial
+
+from ..family import Family
 from ..arch import Model
 from ..blocks import attention, decoder_layer, norm, swiglu, with_norms
 from ..config import Reader
@@ -43,3 +46,10 @@ def build_olmo(r: Reader, model_type: str) -> Model:
                     d_ff=d_ff, ffn_matrices=3, layer_types=["full_attention"] * L, tied_embeddings=tied,
                     symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size"))
     return Model(text, arch)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("olmo", partial(build_olmo, model_type="olmo"), ('OlmoForCausalLM',)),
+    Family("olmo2", partial(build_olmo, model_type="olmo2"), ('Olmo2ForCausalLM',)),
+)

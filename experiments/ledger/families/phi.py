@@ -12,6 +12,8 @@ phi3: pre-norm RMSNorm blocks with q, k and v fused into one ``qkv_proj`` and ga
 """
 from __future__ import annotations
 
+
+from ..family import Family
 from ..arch import Model
 from ..blocks import attention, decoder_layer, fused_attention, gated_fused, mlp2, norm
 from ..config import Reader
@@ -54,3 +56,10 @@ def build_phi3(r: Reader) -> Model:
     arch = gqa_arch("phi3", d, L, V, ctx, n_heads, n_kv, head_dim, d_ff=d_ff, ffn_matrices=3,
                     tied_embeddings=tied, **every_layer_windowed(kind, L, window, n_heads, n_kv, head_dim))
     return Model(text, arch)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("phi", build_phi, ('PhiForCausalLM',)),
+    Family("phi3", build_phi3, ('Phi3ForCausalLM',)),
+)

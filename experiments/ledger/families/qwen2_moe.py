@@ -6,6 +6,8 @@ gate (``shared_expert_gate``: hidden -> 1); dense layers by ``mlp_only_layers`` 
 """
 from __future__ import annotations
 
+
+from ..family import Family
 from ..arch import Model
 from ..blocks import attention, moe, swiglu
 from ..config import Reader
@@ -51,3 +53,9 @@ def build_qwen2_moe(r: Reader) -> Model:
                                k="num_experts_per_tok", d_e="moe_intermediate_size",
                                d_s="shared_expert_intermediate_size", **({"W": "sliding_window"} if window else {})))
     return Model(text, arch)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("qwen2_moe", build_qwen2_moe, ('Qwen2MoeForCausalLM',)),
+)

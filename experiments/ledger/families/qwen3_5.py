@@ -3,6 +3,8 @@
 """
 from __future__ import annotations
 
+
+from ..family import Family
 from ..arch import Model
 from ..blocks import attention, decoder_layer, linear, norm, swiglu
 from ..config import Reader
@@ -64,3 +66,9 @@ def build_vision(v: Reader) -> Node:
         group("merger", [norm("norm", w, True)] + linear("linear_fc1", merged, merged, True)
               + linear("linear_fc2", merged, out, True)),
     ], kind="vision")
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("qwen3_5", build_qwen3_5, ('Qwen3_5ForConditionalGeneration', 'Qwen3_5ForCausalLM')),
+)

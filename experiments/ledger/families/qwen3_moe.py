@@ -3,6 +3,8 @@
 """
 from __future__ import annotations
 
+
+from ..family import Family
 from ..arch import Model
 from ..blocks import attention, moe, swiglu
 from ..config import Reader
@@ -36,3 +38,9 @@ def build_qwen3_moe(r: Reader) -> Model:
                                                       E="num_experts", k="num_experts_per_tok",
                                                       d_e="moe_intermediate_size"))
     return Model(text, arch)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("qwen3_moe", build_qwen3_moe, ('Qwen3MoeForCausalLM',)),
+)

@@ -3,6 +3,8 @@ gated shared expert, MTP layer(s) stored under mtp.* (transformers Qwen3NextConf
 """
 from __future__ import annotations
 
+
+from ..family import Family
 from ..arch import Model
 from ..blocks import attention, decoder_layer, moe, swiglu
 from ..config import Reader
@@ -68,3 +70,9 @@ def build_qwen3_next(r: Reader) -> Model:
                                L_full="layer_types" if r.has("layer_types")
                                else "num_hidden_layers ÷ full_attention_interval"))
     return Model(text, arch, mtp)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("qwen3_next", build_qwen3_next, ('Qwen3NextForCausalLM',)),
+)

@@ -7,6 +7,8 @@ those layers count the same; layer types are transformers': ``layer_types`` if l
 """
 from __future__ import annotations
 
+
+from ..family import Family
 from ..arch import Model
 from ..blocks import attention, swiglu
 from ..config import Reader
@@ -43,3 +45,9 @@ def build_smollm3(r: Reader) -> Model:
     arch = gqa_arch("smollm3", d, L, V, ctx, n_heads, n_kv, head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=types,
                     tied_embeddings=tied, sliding_window=window, symbols=window_symbols(window))
     return Model(standard_text(layers, V, d, tied), arch)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("smollm3", build_smollm3, ('SmolLM3ForCausalLM',)),
+)

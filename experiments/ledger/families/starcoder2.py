@@ -7,6 +7,8 @@ layer and builds a sliding-window mask), so every layer is a sliding-window laye
 """
 from __future__ import annotations
 
+
+from ..family import Family
 from ..arch import Model
 from ..blocks import attention, decoder_layer, mlp2, norm
 from ..config import Reader
@@ -28,3 +30,9 @@ def build_starcoder2(r: Reader) -> Model:
     arch = gqa_arch("starcoder2", d, L, V, ctx, n_heads, n_kv, head_dim, d_ff=d_ff, ffn_matrices=2,
                     tied_embeddings=tied, **every_layer_windowed(kind, L, window, n_heads, n_kv, head_dim))
     return Model(text, arch)
+
+
+# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
+FAMILIES = (
+    Family("starcoder2", build_starcoder2, ('Starcoder2ForCausalLM',)),
+)
