@@ -46,8 +46,8 @@ def ledger_json(args_json: str) -> str:
 
 def number_derivations(args_json: str) -> str:
     """[config, names] -> {name: {display, rows}} of a config's generic numbers (the browser's popovers)."""
-    from .lessons.c4_transformer_block.widgets import derivations
     from .ledger import unwrap
+    from .toolkit.derivations import derivations
     config, names = _args(args_json)
     return _dumps(derivations(unwrap(config), names))
 

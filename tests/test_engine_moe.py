@@ -13,6 +13,7 @@ import pytest
 from experiments.ledger import views
 from experiments.errors import ConfigError
 from experiments.ledger import build_ledger, main
+from experiments.ledger.arch import MoE
 from sitegen.models import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,8 +117,11 @@ def test_deepseek_v3():
     assert bias.kind == "hf_buffer" and bias.shape == (256,)
     a = L.arch
     assert (a.kv_elems_per_token, a.score_width, a.head_dim, a.d_ff) == (576, 128 * (192 + 128), 192, dense_ff)
-    assert a.moe == {"n_experts": 256, "top_k": 8, "n_shared": 1, "expert_d_ff": 2048, "shared_d_ff": 2048,
-                     "n_moe_layers": 58}
+    assert a.moe == MoE(n_experts=256, top_k=8, n_shared=1, expert_d_ff=2048, shared_d_ff=2048, n_moe_layers=58,
+                        n_dense_layers=3, experts_key="n_routed_experts", top_k_key="num_experts_per_tok",
+                        expert_d_ff_key="moe_intermediate_size", shared_key="n_shared_experts",
+                        shared_d_ff_key="moe_intermediate_size", dense_layers_key="first_k_dense_replace",
+                        expert_d_ff_own=True)
 
 
 def test_qwen3_next_80b_a3b():
@@ -157,7 +161,7 @@ def test_active_is_backbone_minus_idle_routed_experts(model_id):
             idle += L.root.multiplicity(node.key) * (node.n - node.n_active) * node.per_copy
     assert idle > 0 and L.active_per_token == L.text_backbone - idle
     m = L.arch.moe
-    assert m["n_moe_layers"] * (m["n_experts"] - m["top_k"]) * (L.root.find(
+    assert m.n_moe_layers * (m.n_experts - m.top_k) * (L.root.find(
         next(n.key for n in L.root.walk() if n.name == "experts")).per_copy) == idle
 
 
@@ -222,8 +226,9 @@ def test_views_work_for_every_model(path):
     for symbol in ("d", "L", "V", "d_ff", "h", "T_max"):
         assert symbol in a.symbols
     if a.moe:
-        assert set(a.moe) >= {"n_experts", "top_k", "n_shared", "expert_d_ff", "n_moe_layers"}
-        assert 0 < a.moe["top_k"] <= a.moe["n_experts"] and 0 < a.moe["n_moe_layers"] <= a.n_layers
+        assert isinstance(a.moe, MoE)
+        assert 0 < a.moe.top_k <= a.moe.n_experts and 0 < a.moe.n_moe_layers <= a.n_layers
+        assert a.moe.n_moe_layers + a.moe.n_dense_layers <= a.n_layers
 
 
 def test_moe_views_specifics():
@@ -265,7 +270,7 @@ def test_qwen3_moe_dense_and_sparse_layers():
     # MoE where (i + 1) % 2 == 0 and i not in mlp_only_layers: layers 1, 3, 5
     assert [(t, L.layer(t).n) for t in L.layer_types] == [("full_attention_dense", 3), ("full_attention_moe", 3)]
     assert L.root.find("text/layers/full_attention_dense/mlp").count == 3 * 2048 * 6144
-    assert L.arch.d_ff == 6144 and L.arch.moe["n_moe_layers"] == 3
+    assert L.arch.d_ff == 6144 and L.arch.moe.n_moe_layers == 3
 
 
 def test_gpt_oss_default_layer_types_alternate():
@@ -354,3 +359,50 @@ def test_cli_reports_moe_bad_input(tmp_path, capsys):
     assert main([str(path)]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err == [f"{path}: key 'num_experts_per_tok': expected an integer <= num_local_experts (128), got 129"]
+
+
+def _moe_fixtures():
+    folders = sorted((ROOT / "tests" / "fixtures" / "models").glob("*/config.json")) + \
+        sorted((ROOT / "data" / "models").glob("*/config.json"))
+    out = []
+    for file in folders:
+        folder = file.parent
+        config = json.loads(file.read_text(encoding="utf-8"))
+        if build_ledger(config).arch.moe:
+            out.append(pytest.param(config, id=f"{folder.parent.name}/{folder.name}"))
+    return out
+
+
+@pytest.mark.parametrize("config", _moe_fixtures())
+def test_moe_facts_name_the_config_keys_they_were_read_from(config):
+    """Each key the MoE facts name holds that count in the config (a per-layer list, Hunyuan's, holds it on every
+    layer), and setting a key changes the count the engine reads: the key is the one the family reads."""
+    from experiments.toolkit.moe import get_key, set_key
+    moe = build_ledger(config).arch.moe
+    assert None not in (moe.experts_key, moe.top_k_key, moe.expert_d_ff_key)
+    keyed = [(moe.experts_key, moe.n_experts), (moe.top_k_key, moe.top_k), (moe.expert_d_ff_key, moe.expert_d_ff)]
+    if moe.shared_key:
+        keyed.append((moe.shared_key, moe.n_shared))
+    for key, value in keyed:
+        got = get_key(config, key)
+        assert (set(got) if isinstance(got, list) else got) in (value, {value}), key
+    changed = json.loads(json.dumps(config))
+    set_key(changed, moe.experts_key, moe.n_experts * 2)
+    set_key(changed, moe.top_k_key, moe.top_k + 1)
+    after = build_ledger(changed).arch.moe
+    assert (after.n_experts, after.top_k) == (moe.n_experts * 2, moe.top_k + 1)
+    if moe.expert_d_ff_own:
+        set_key(changed, moe.expert_d_ff_key, moe.expert_d_ff * 2)
+        again = build_ledger(changed)
+        assert again.arch.moe.expert_d_ff == moe.expert_d_ff * 2
+        assert again.arch.d_ff == build_ledger(config).arch.d_ff or not again.arch.moe.n_dense_layers
+
+
+def test_expert_width_shared_with_dense_layers_is_not_its_own():
+    """Jamba sizes its dense FFN layers and its experts by the one key intermediate_size: the width cannot change
+    on its own; Mixtral (every layer MoE) reads the same key for its experts only."""
+    def facts(model_id):
+        return load_model(ROOT / "data" / "models" / model_id)["config"]
+    jamba, mixtral = build_ledger(facts("jamba-v0.1")).arch.moe, build_ledger(facts("mixtral-8x7b")).arch.moe
+    assert (jamba.expert_d_ff_key, jamba.expert_d_ff_own, jamba.n_dense_layers) == ("intermediate_size", False, 16)
+    assert (mixtral.expert_d_ff_key, mixtral.expert_d_ff_own, mixtral.n_dense_layers) == ("intermediate_size", True, 0)

@@ -138,7 +138,7 @@ def test_llama4_scout_active_per_token_by_hand():
     by_hand = V * d + L * (attn + ffn_active + 2 * d) + d + V * d
     ledger = build_ledger(config_of("llama-4-scout-17b-16e"))
     assert ledger.active_per_token == by_hand == 17_172_894_720
-    assert ledger.arch.moe["n_shared"] == 1 and ledger.arch.moe["n_moe_layers"] == 48
+    assert ledger.arch.moe.n_shared == 1 and ledger.arch.moe.n_moe_layers == 48
 
 
 def test_llama4_interleaved_moe_active_per_token():

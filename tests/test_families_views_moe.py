@@ -22,6 +22,11 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "models"
 
 
+def moe_counts(moe) -> dict:
+    """The counts of a model's MoE facts (their config keys are checked in tests/test_engine_moe.py)."""
+    return {k: getattr(moe, k) for k in ("n_experts", "top_k", "n_shared", "expert_d_ff", "shared_d_ff", "n_moe_layers")}
+
+
 def fixture(model_id: str) -> dict:
     return json.loads((FIXTURES / model_id / "config.json").read_text(encoding="utf-8"))
 
@@ -56,7 +61,7 @@ def test_mixtral_active_per_token():
     ledger = build_ledger(c)
     assert ledger.active_per_token == L * layer_active + V * d + d + V * d
     assert ledger.total == L * layer_total + V * d + d + V * d
-    assert ledger.arch.moe == {"n_experts": 8, "top_k": 2, "n_shared": 0, "expert_d_ff": 14336,
+    assert moe_counts(ledger.arch.moe) == {"n_experts": 8, "top_k": 2, "n_shared": 0, "expert_d_ff": 14336,
                                "shared_d_ff": 0, "n_moe_layers": 32}
 
 
@@ -72,7 +77,7 @@ def test_qwen2_moe_active_per_token_counts_the_shared_expert_and_its_gate():
     ledger = build_ledger(c)
     assert ledger.active_per_token == L * (always + k * gated(d, ff_e)) + 2 * V * d + d
     assert ledger.total == L * (always + E * gated(d, ff_e)) + 2 * V * d + d
-    assert ledger.arch.moe == {"n_experts": 64, "top_k": 8, "n_shared": 1, "expert_d_ff": 2560,
+    assert moe_counts(ledger.arch.moe) == {"n_experts": 64, "top_k": 8, "n_shared": 1, "expert_d_ff": 2560,
                                "shared_d_ff": 20480, "n_moe_layers": 28}
     assert ledger.layer_types == ["full_attention"]      # use_sliding_window false: no window
 
@@ -101,7 +106,7 @@ def test_deepseek_v2_active_per_token_dense_first_layer_and_shared_experts():
                                        + 2 * V * d + d)
     assert ledger.total == dense * dense_layer + (L - dense) * (moe_always + E * gated(d, ff_e)) + 2 * V * d + d
     assert ledger.layer_types == ["full_attention_dense", "full_attention_moe"]
-    assert ledger.arch.moe == {"n_experts": 64, "top_k": 6, "n_shared": 2, "expert_d_ff": 1408,
+    assert moe_counts(ledger.arch.moe) == {"n_experts": 64, "top_k": 6, "n_shared": 2, "expert_d_ff": 1408,
                                "shared_d_ff": 1408, "n_moe_layers": 26}
     assert ledger.mtp == 0 and ledger.hf_buffers == 0     # softmax router: no correction-bias buffer
 
@@ -125,7 +130,7 @@ def test_glm4_moe_active_per_token_dense_layers_shared_expert_and_router_buffer(
     mtp_layer = V * d + 2 * d + 2 * d * d + moe_always + E * gated(d, ff_e) + d + V * d
     assert ledger.mtp == n_mtp * mtp_layer
     assert ledger.total == ledger.text_backbone + ledger.mtp
-    assert ledger.arch.moe == {"n_experts": 160, "top_k": 8, "n_shared": 1, "expert_d_ff": 1536,
+    assert moe_counts(ledger.arch.moe) == {"n_experts": 160, "top_k": 8, "n_shared": 1, "expert_d_ff": 1536,
                                "shared_d_ff": 1536, "n_moe_layers": 89}
 
 
@@ -155,7 +160,7 @@ def test_granitemoe_and_minimax_and_hunyuan_active_per_token():
     assert hunyuan.via_class == "HunYuanMoEV1ForCausalLM" and hunyuan.arch.family == "hunyuan_v1_moe"
     attn = gqa(d, h, kv, dh, qk_norm=2 * dh)
     assert hunyuan.active_per_token == L * (attn + d * E + S * gated(d, ff) + k * gated(d, ff) + 2 * d) + V * d + d
-    assert hunyuan.arch.moe == {"n_experts": 64, "top_k": 8, "n_shared": 1, "expert_d_ff": 3072,
+    assert moe_counts(hunyuan.arch.moe) == {"n_experts": 64, "top_k": 8, "n_shared": 1, "expert_d_ff": 3072,
                                 "shared_d_ff": 3072, "n_moe_layers": 32}
 
 

@@ -32,14 +32,12 @@ ROLE = re.compile(r"\{(\w+)\}`([^`]+)`")
 MOE = {"qwen3_30b_a3b": "qwen3-30b-a3b", "qwen3_235b_a22b": "qwen3-235b-a22b", "deepseek_v3": "deepseek-v3",
        "gpt_oss_120b": "gpt-oss-120b", "qwen3_next_80b_a3b": "qwen3-next-80b-a3b", "mixtral_8x7b": "mixtral-8x7b",
        "jamba_v0_1": "jamba-v0.1"}
-# (experts, top-k, expert width) keys of each config, read here without the lesson's table
-EXPERT_KEYS = {"qwen3-30b-a3b": ("num_experts", "num_experts_per_tok", "moe_intermediate_size"),
-               "qwen3-235b-a22b": ("num_experts", "num_experts_per_tok", "moe_intermediate_size"),
-               "qwen3-next-80b-a3b": ("num_experts", "num_experts_per_tok", "moe_intermediate_size"),
-               "deepseek-v3": ("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size"),
-               "gpt-oss-120b": ("num_local_experts", "num_experts_per_tok", "intermediate_size"),
-               "mixtral-8x7b": ("num_local_experts", "num_experts_per_tok", "intermediate_size"),
-               "jamba-v0.1": ("num_experts", "num_experts_per_tok", "intermediate_size")}
+
+
+def expert_keys(model_id: str) -> tuple[str, str, str]:
+    """(experts, top-k, expert width) config keys of a model, as its family records them (Arch.moe)."""
+    moe = build_ledger(cfg(model_id)).arch.moe
+    return moe.experts_key, moe.top_k_key, moe.expert_d_ff_key
 
 
 def cfg(model_id: str) -> dict:
@@ -77,14 +75,14 @@ def moe_layers(model_id: str, c: dict) -> int:
 
 def expert_params(model_id: str, c: dict) -> int:
     """One routed expert: three d × w matrices (gpt-oss: fused gate_up with a 2w bias, down with a d bias)."""
-    d, w = c["hidden_size"], c[EXPERT_KEYS[model_id][2]]
+    d, w = c["hidden_size"], c[expert_keys(model_id)[2]]
     if model_id == "gpt-oss-120b":
         return 3 * d * w + 2 * w + d
     return 3 * d * w
 
 
 def router_params(model_id: str, c: dict) -> int:
-    E, d = c[EXPERT_KEYS[model_id][0]], c["hidden_size"]
+    E, d = c[expert_keys(model_id)[0]], c["hidden_size"]
     per = E * d + (E if model_id in ("deepseek-v3", "gpt-oss-120b") else 0)   # DeepSeek's score bias, gpt-oss's bias
     return moe_layers(model_id, c) * per
 
@@ -111,7 +109,7 @@ def test_two_ledgers_of_every_moe_model(numbers, alias):
     mid = MOE[alias]
     c = cfg(mid)
     led = build_ledger(c)
-    E, k, _ = (c[key] for key in EXPERT_KEYS[mid])
+    E, k, _ = (c[key] for key in expert_keys(mid))
     p = f"c11.{alias}"
     assert v(numbers, f"{p}.E") == E and v(numbers, f"{p}.k") == k
     assert v(numbers, f"{p}.moe_layers") == moe_layers(mid, c)
@@ -222,7 +220,7 @@ def test_code_cell_prints_the_engines_two_ledgers():
 def test_batch_touches_experts(numbers, alias, B):
     c = cfg(MOE[alias])
     led = build_ledger(c)
-    E, k = c[EXPERT_KEYS[MOE[alias]][0]], c["num_experts_per_tok"]
+    E, k = c[expert_keys(MOE[alias])[0]], c["num_experts_per_tok"]
     touched = E * (1 - (1 - Fraction(k, E)) ** B)
     every, used = views.matmul_weights(led, active=False), views.matmul_weights(led)
     read = used + (every - used) * (touched - k) / (E - k)

@@ -2,11 +2,12 @@
 
 A family builder (experiments/ledger/families/) returns a ``Model``: the text backbone tree, the MTP and vision
 trees where the checkpoint holds them, and an ``Arch`` summary (keyword-only) with the sizes the views read:
-widths, head counts, per-layer token-mixer types, KV-cache and recurrent-state sizes, MoE routing.
+widths, head counts, per-layer token-mixer types, KV-cache and recurrent-state sizes, and, for a model with
+routed experts, its ``MoE`` facts (counts and the config key behind each).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from .tree import Node
@@ -34,6 +35,53 @@ class Mixer:
         return self.window is None and self.kv_elems_per_token > 0
 
 
+# which symbol of Arch.symbols names the config key of each MoE fact (the families name them for derivations)
+MOE_KEY_SYMBOLS = {"experts_key": "E", "top_k_key": "k", "expert_d_ff_key": "d_e", "shared_key": "E_shared",
+                   "shared_d_ff_key": "d_s", "dense_layers_key": "L_dense"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class MoE:
+    """The routed experts of a model, as the views and lessons read them, and the config key behind each count.
+
+    n_experts routed experts per MoE layer of width expert_d_ff, top_k of them per token; n_shared always-active
+    shared experts of width shared_d_ff; n_moe_layers layers with routed experts, n_dense_layers layers with a
+    dense FFN instead. A ``*_key`` is the config.json key the family read the count from (a dotted path for a
+    nested config: ``text_config.num_local_experts``), None where the count has no key of its own (fixed by the
+    architecture, or a rule over several keys). The family fills them (experiments/ledger/families/_common.py
+    ``moe_info`` / ``moe_arch``); keys it leaves out are taken from the symbols it names (``MOE_KEY_SYMBOLS``).
+    expert_d_ff_own: no dense FFN layer reads the expert width's key (Jamba's intermediate_size sizes both), so
+    the experts' width can be changed without changing the dense layers.
+    """
+    n_experts: int
+    top_k: int
+    expert_d_ff: int
+    n_shared: int = 0
+    shared_d_ff: int = 0
+    n_moe_layers: int
+    n_dense_layers: int | None = None
+    experts_key: str | None = None
+    top_k_key: str | None = None
+    expert_d_ff_key: str | None = None
+    shared_key: str | None = None
+    shared_d_ff_key: str | None = None
+    dense_layers_key: str | None = None
+    expert_d_ff_own: bool | None = None
+
+    def keyed(self, arch: "Arch") -> "MoE":
+        """These facts with every key the family left out taken from its symbols, n_dense_layers defaulting to
+        the layers without routed experts, and whether the expert width's key is its own."""
+        symbols = arch.symbols
+        keys = {name: symbols.get(symbol) for name, symbol in MOE_KEY_SYMBOLS.items() if getattr(self, name) is None}
+        dense = arch.n_layers - self.n_moe_layers if self.n_dense_layers is None else self.n_dense_layers
+        width_key = self.expert_d_ff_key or keys.get("expert_d_ff_key")
+        own = self.expert_d_ff_own
+        if own is None:   # (shared experts may scale with it: they belong to the same MoE block)
+            own = width_key is not None and not (dense and symbols.get("d_ff") == width_key)
+        return replace(self, **{k: v for k, v in keys.items() if v is not None}, n_dense_layers=dense,
+                       expert_d_ff_own=own)
+
+
 @dataclass(kw_only=True)
 class Arch:
     family: str
@@ -52,9 +100,15 @@ class Arch:
     kv_elems_per_token: int = 0     # cached elements per token per attention layer (K and V)
     score_width: int = 0            # n_heads * (qk dim + v dim): score FLOPs per cached token = 2 * this
     linear_state_elems: int = 0     # recurrent state elements per linear-attention layer per sequence
-    moe: dict = field(default_factory=dict)
+    moe: MoE | None = None          # routed experts, None for a dense model
     symbols: dict = field(default_factory=dict)   # the config keys behind each symbol, for derivations
     mixers: dict = field(default_factory=dict)    # layer type -> Mixer, where the defaults below do not fit
+
+    def __post_init__(self):
+        if isinstance(self.moe, dict):   # a family that spells the facts as a dict (or {} for none)
+            self.moe = MoE(**self.moe) if self.moe else None
+        if self.moe is not None:
+            self.moe = self.moe.keyed(self)
 
     def mixer(self, layer_type: str) -> Mixer:
         """The Mixer of a layer type: from ``mixers`` if the family set one, else full attention (K/V for every

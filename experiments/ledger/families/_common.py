@@ -11,7 +11,7 @@ FFNs, suffixed ``_dense`` / ``_moe``.
 """
 from __future__ import annotations
 
-from ..arch import Arch, Mixer
+from ..arch import Arch, Mixer, MoE
 from ..blocks import decoder_layer, gated_deltanet, norm
 from ..config import MAX_LAYERS, Reader
 from ..tree import Node, group, leaf
@@ -164,20 +164,26 @@ def build_layers(names: list[str], mixers: list[str], moe_flags: list[bool], mak
     return [decoder_layer(make_mixer(kind_of[name][0]), make_ffn(kind_of[name][1]), make_norms(), name, n)
             for name, n in layer_runs(names)]
 
-def moe_info(n_experts, top_k, expert_d_ff, n_shared, shared_d_ff, moe_flags) -> dict:
+def moe_info(n_experts, top_k, expert_d_ff, n_shared, shared_d_ff, moe_flags, *, n_dense_layers=None,
+             **keys: str | None) -> MoE | None:
+    """The MoE facts of a model whose layers have routed experts where ``moe_flags`` says (None if none does).
+    n_dense_layers: layers with a dense FFN instead (default: the other layers). ``keys``: the config key behind a
+    count (experts_key=, top_k_key=, expert_d_ff_key=, shared_key=, shared_d_ff_key=, dense_layers_key=), where
+    it is not the one the family's symbols name (E, k, d_e, E_shared, d_s, L_dense; arch.MOE_KEY_SYMBOLS)."""
     if not any(moe_flags):
-        return {}
-    return {"n_experts": n_experts, "top_k": top_k, "n_shared": n_shared, "expert_d_ff": expert_d_ff,
-            "shared_d_ff": shared_d_ff, "n_moe_layers": sum(moe_flags)}
+        return None
+    return MoE(n_experts=n_experts, top_k=top_k, expert_d_ff=expert_d_ff, n_shared=n_shared, shared_d_ff=shared_d_ff,
+               n_moe_layers=sum(moe_flags), n_dense_layers=n_dense_layers, **keys)
 
 def moe_arch(moe_flags: list[bool], d_ff: int | None, expert_d_ff: int, n_experts: int, top_k: int,
-             n_shared: int, shared_d_ff: int, **symbols: str) -> dict:
+             n_shared: int, shared_d_ff: int, *, moe_keys: dict | None = None, **symbols: str) -> dict:
     """Arch fields of a gated-FFN model with MoE layers: d_ff (the dense FFN's width, intermediate_size, if any
     layer is dense, else one expert's, moe_intermediate_size), moe_info, and the symbols (the usual ones, d_ff's
-    key, then ``symbols``)."""
+    key, then ``symbols``). The MoE facts' config keys are the symbols E, k, d_e, E_shared, d_s, L_dense, unless
+    ``moe_keys`` (moe_info's keyword args) says otherwise."""
     dense = not all(moe_flags)
     return {"d_ff": d_ff if dense else expert_d_ff, "ffn_matrices": 3,
-            "moe": moe_info(n_experts, top_k, expert_d_ff, n_shared, shared_d_ff, moe_flags),
+            "moe": moe_info(n_experts, top_k, expert_d_ff, n_shared, shared_d_ff, moe_flags, **(moe_keys or {})),
             "symbols": dict(BASE_SYMBOLS, d_ff="intermediate_size" if dense else "moe_intermediate_size", **symbols)}
 
 def qwen_moe_flags(r: Reader, n_layers: int, n_experts: int) -> list[bool]:

@@ -112,6 +112,7 @@ def build_deepseek(r: Reader, model_type: str) -> Model:
                 n_kv_heads=n_kv, head_dim=nope + rope, layer_types=mixers, tied_embeddings=tied,
                 kv_elems_per_token=kv_lora + rope, score_width=n_heads * (nope + rope + v_dim),
                 **moe_arch(flags, d_ff, expert_d_ff, n_experts, top_k, n_shared, expert_d_ff,
+                           moe_keys={"shared_d_ff_key": "moe_intermediate_size"},   # shared experts: that width too
                            d_h="qk_nope_head_dim + qk_rope_head_dim", E="n_routed_experts", k="num_experts_per_tok",
                            d_e="moe_intermediate_size", E_shared="n_shared_experts", L_dense="first_k_dense_replace",
                            d_c="kv_lora_rank", d_cq="q_lora_rank", d_rope="qk_rope_head_dim",

@@ -58,6 +58,7 @@ def build_ernie4_5_moe(r: Reader) -> Model:
     text = text_tree([embed_tokens(V, d)], layers, norm("norm", d), head)
     arch = gqa_arch("ernie4_5_moe", d, L, V, ctx, n_heads, n_kv, head_dim, layer_types=mixers, tied_embeddings=tied,
                     **moe_arch(flags, d_ff, expert_d_ff, n_experts, top_k, n_shared, expert_d_ff,
+                               moe_keys={"shared_d_ff_key": "moe_intermediate_size"},   # shared experts: that width too
                                E="moe_num_experts", k="moe_k", d_e="moe_intermediate_size",
                                E_shared="moe_num_shared_experts", L_moe_start="moe_layer_start_index"))
     return Model(text, arch)

@@ -23,7 +23,7 @@ from ..arch import Arch, Mixer, Model
 from ..blocks import linear, norm, swiglu
 from ..config import Reader
 from ..tree import Node, group, leaf
-from ._common import layer_runs, listed_types, sizes, standard_text
+from ._common import layer_runs, listed_types, moe_info, sizes, standard_text
 
 _MIXERS = ("sliding_attention", "full_attention")
 
@@ -107,10 +107,9 @@ def _build_text(t: Reader, tied: bool) -> Model:
                "d_h": p + "head_dim", "T_max": p + "max_position_embeddings", "W": p + "sliding_window",
                "d_h_full": p + "global_head_dim", "h_kv_full": p + "num_global_key_value_heads",
                "L_full": p + "layer_types"}
-    moe = {}
-    if has_moe:
-        moe = {"n_experts": n_experts, "top_k": top_k, "n_shared": 0, "expert_d_ff": moe_d_ff, "shared_d_ff": 0,
-               "n_moe_layers": L}
+    moe = None
+    if has_moe:   # every layer has a dense MLP and routed experts side by side: no layer is dense only
+        moe = moe_info(n_experts, top_k, moe_d_ff, 0, 0, [True] * L, n_dense_layers=0)
         symbols.update(E=p + "num_experts", k=p + "top_k_experts", d_e=p + "moe_intermediate_size")
     arch = Arch(family="gemma4", d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
                 n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=types,

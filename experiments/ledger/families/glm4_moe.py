@@ -48,6 +48,7 @@ def build_glm4_moe(r: Reader) -> Model:
     mtp = nextn_mtp([True] * n_mtp, len(set(flags)) > 1, V, d, mixer, ffn)
     arch = gqa_arch("glm4_moe", d, L, V, ctx, n_heads, n_kv, head_dim, layer_types=mixers, tied_embeddings=tied,
                     **moe_arch(flags, d_ff, expert_d_ff, n_experts, top_k, n_shared, expert_d_ff,
+                               moe_keys={"shared_d_ff_key": "moe_intermediate_size"},   # shared experts: that width too
                                E="n_routed_experts", k="num_experts_per_tok", d_e="moe_intermediate_size",
                                E_shared="n_shared_experts", L_dense="first_k_dense_replace",
                                L_mtp="num_nextn_predict_layers"))

@@ -66,7 +66,7 @@ def build_hunyuan_v1_moe(r: Reader) -> Model:
     text = standard_text(layers, V, d, tied)
     arch = gqa_arch("hunyuan_v1_moe", d, L, V, ctx, n_heads, n_kv, head_dim,
                     d_ff=d_ff, ffn_matrices=3, layer_types=mixers, tied_embeddings=tied,
-                    moe=moe_info(n_experts, top_k, d_ff, n_shared, d_ff, flags),
+                    moe=moe_info(n_experts, top_k, d_ff, n_shared, d_ff, flags, shared_d_ff_key="intermediate_size"),
                     symbols=dict(BASE_SYMBOLS, d_h=head_key, d_ff="intermediate_size", E="num_experts", k="moe_topk",
                                  d_e="intermediate_size", E_shared="num_shared_expert"))
     return Model(text, arch)

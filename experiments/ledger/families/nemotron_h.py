@@ -113,7 +113,8 @@ def build_nemotron_h(r: Reader) -> Model:
                     d_ff=d_ff or expert_d_ff, ffn_matrices=2, layer_types=types, tied_embeddings=tied,
                     linear_state_elems=state,
                     mixers={"mamba": Mixer(state_elems=state), "mlp": Mixer(), "moe": Mixer()},
-                    moe=moe_info(n_experts, top_k, expert_d_ff, 1, shared_d_ff, [t == "moe" for t in types]),
+                    moe=moe_info(n_experts, top_k, expert_d_ff, 1, shared_d_ff, [t == "moe" for t in types],
+                                 n_dense_layers=types.count("mlp")),
                     symbols=symbols)
     return Model(text, arch)
 

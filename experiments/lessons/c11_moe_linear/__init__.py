@@ -2,8 +2,8 @@
 
 calc.py holds the calculators (the build's first states and tables, and the browser's answers), numbers.py the
 lesson's numbers (c11.*), widgets.py the build-time views. Each widget's defaults are declared here, once.
-The decode-bandwidth calculator reuses the FFN lesson's (experiments/lessons/c4_ffn_deep_read/calc.py:
-step_weights, StepWeights.touched_extra / read).
+The decode-bandwidth calculator counts with the toolkit's (experiments/toolkit/decode.py: step_weights,
+StepWeights.touched_extra / read), and the expert controls change the config keys the engine's MoE facts name.
 """
 from ...widget import Lesson, Widget
 

@@ -12,7 +12,7 @@ ledger engine (experiments.ledger) on a real config, or on a real config with a 
 - ``hybrid_memory``  a hybrid of Gated DeltaNet and full attention with n of its L layers on full attention:
                      KV cache (grows with T) against the recurrent state (fixed), parameters, per-token compute
 - ``batch_read``     a decode step of B tokens: distinct experts it touches, E·(1 − (1 − k/E)^B) per MoE layer
-                     under uniform independent routing (the FFN lesson's calculator, calc.StepWeights), and the
+                     under uniform independent routing (toolkit.decode.StepWeights), and the
                      weight bytes read per step and per token
 
 Counts are Python ints and ratios exact Fractions until they are formatted here, so the build and Pyodide agree
@@ -26,13 +26,12 @@ from fractions import Fraction
 
 from ...format import format_value, gb, n, pct, sci
 from ...ledger import build_ledger, ledger_of, unwrap, views
-from ..c4_ffn_deep_read import calc as ffn
+from ...toolkit.decode import step_weights
+from ...toolkit.inputs import parse_fraction, parse_int
+from ...toolkit.moe import get_key, moe_keys, set_key
 
 BYTES = {"BF16": Fraction(2), "FP8": Fraction(1), "INT4": Fraction(1, 2)}   # bytes per weight the widgets offer
 KV_BYTES = 2                                                               # cache elements stored in BF16
-# config keys of (routed experts, experts per token, expert width); None: the width key is shared with dense
-# layers (Jamba's intermediate_size), so the granularity control is not offered
-MOE_KEYS = {**ffn.MOE_KEYS, "jamba": ("num_experts", "num_experts_per_tok", None)}   # Jamba: width not its own
 ROW_ZH = {"embedding": "嵌入 embedding（查表）", "attention": "注意力", "linear_attention": "Gated DeltaNet（线性注意力）",
           "mamba": "Mamba 状态空间层", "router": "路由器", "shared": "共享专家", "dense_ffn": "稠密 FFN 层",
           "routed": "路由专家", "norm": "归一化", "lm_head": "lm_head"}
@@ -43,38 +42,38 @@ ROW_ORDER = ("embedding", "attention", "linear_attention", "mamba", "router", "s
 # ==============================================================================================================
 # 1. the two ledgers of an MoE model
 # ==============================================================================================================
-def moe_keys(config: dict) -> tuple[str, str, str | None]:
-    return ffn.moe_keys(config, MOE_KEYS)
-
-
 def with_experts(config, n_experts=None, top_k=None, split=None) -> dict:
     """A copy of a real MoE config with its expert count and top-k changed, and/or every expert split into m
     narrower ones (m = `split`, e.g. 2 or 1/8: E·m experts of width w/m, top k·m, so the stored and the active
     FFN stay the same size). Values are checked; the result is read by the ledger engine."""
     config = unwrap(config)
-    k_n, k_k, k_w = moe_keys(config)
+    k_n, k_k, k_w = moe_keys(config)      # (k_w None: the width's key also sizes dense layers, as in Jamba)
     cfg = copy.deepcopy(config)
     if n_experts is not None:
-        cfg[k_n] = ffn.parse_int(n_experts, "专家数", 1, 4096)
+        set_key(cfg, k_n, parse_int(n_experts, "专家数", 1, 4096))
     if top_k is not None:
-        cfg[k_k] = ffn.parse_int(top_k, "每个 token 选几个专家", 1, 4096)
-    if cfg[k_k] > cfg[k_n]:
-        raise ValueError(f"每个 token 选的专家数（{cfg[k_k]:,}）不能多于专家总数（{cfg[k_n]:,}）")
-    m = Fraction(1) if split is None else ffn.parse_fraction(split, "拆细倍数", high=Fraction(64))
+        set_key(cfg, k_k, parse_int(top_k, "每个 token 选几个专家", 1, 4096))
+    E, k = get_key(cfg, k_n), get_key(cfg, k_k)
+    if k > E:
+        raise ValueError(f"每个 token 选的专家数（{k:,}）不能多于专家总数（{E:,}）")
+    m = Fraction(1) if split is None else parse_fraction(split, "拆细倍数", high=Fraction(64))
     if m != 1:
         if k_w is None:
             raise ValueError("这个模型的专家宽度和稠密层共用同一个 config 键，不能单独拆细专家")
-        E, k, w = cfg[k_n] * m, cfg[k_k] * m, cfg[k_w] / m
+        E, k, w = E * m, k * m, get_key(cfg, k_w) / m
         if E.denominator != 1 or k.denominator != 1 or w.denominator != 1:
             raise ValueError(f"按 {split} 倍拆分后，专家数、top-k 和专家宽度都要是整数"
                              f"（现在是 {format_value(E, 'n2')}、{format_value(k, 'n2')}、{format_value(w, 'n2')}）")
         if E > 4096:
             raise ValueError(f"拆分后专家数 {int(E):,} 太多（最多 4,096）")
-        cfg[k_n], cfg[k_k], cfg[k_w] = int(E), int(k), int(w)
-    if cfg[k_k] > cfg[k_n]:
-        raise ValueError(f"每个 token 选的专家数（{cfg[k_k]:,}）不能多于专家总数（{cfg[k_n]:,}）")
-    if "experts_per_token" in cfg:          # gpt-oss repeats top-k under a second key
-        cfg["experts_per_token"] = cfg[k_k]
+        E, k = int(E), int(k)
+        set_key(cfg, k_n, E)
+        set_key(cfg, k_k, k)
+        set_key(cfg, k_w, int(w))
+    if k > E:
+        raise ValueError(f"每个 token 选的专家数（{k:,}）不能多于专家总数（{E:,}）")
+    if "experts_per_token" in cfg:          # gpt-oss repeats top-k under a key the engine does not read
+        cfg["experts_per_token"] = k
     return cfg
 
 
@@ -118,13 +117,14 @@ def ledger_rows(ledger) -> dict[str, tuple[int, int]]:
 def moe_summary(ledger) -> dict:
     """The numbers the ledger widget and the lesson read, as exact ints (no formatting)."""
     rows = ledger_rows(ledger)
-    moe = ledger.arch.moe or {}
+    moe = ledger.arch.moe
     total, active = ledger.text_backbone, ledger.active_per_token
     routed_total, routed_active = rows["routed"]
+    E, k, width, shared, moe_layers = ((moe.n_experts, moe.top_k, moe.expert_d_ff, moe.n_shared, moe.n_moe_layers)
+                                       if moe else (0, 0, 0, 0, 0))
     return {"rows": rows, "total": total, "active": active, "routed_total": routed_total,
             "routed_active": routed_active, "always": active - routed_active, "router": rows["router"][0],
-            "E": moe.get("n_experts", 0), "k": moe.get("top_k", 0), "width": moe.get("expert_d_ff", 0),
-            "shared": moe.get("n_shared", 0), "moe_layers": moe.get("n_moe_layers", 0),
+            "E": E, "k": k, "width": width, "shared": shared, "moe_layers": moe_layers,
             "flops": views.param_flops_per_token(ledger), "mtp": ledger.mtp}
 
 
@@ -200,7 +200,7 @@ def hybrid_config(config, n_full) -> dict:
     cfg = copy.deepcopy(config)
     t = _text(cfg)
     L = t["num_hidden_layers"]
-    n_full = ffn.parse_int(n_full, "全注意力层数", 0, L)
+    n_full = parse_int(n_full, "全注意力层数", 0, L)
     t.pop("full_attention_interval", None)
     t["layer_types"] = hybrid_layer_types(L, n_full)
     return cfg
@@ -217,7 +217,7 @@ def cache_split(ledger, T: int) -> tuple[int, int]:
 def hybrid_point(config, n_full, T) -> dict:
     """One hybrid at one context length: cache, parameters and per-token compute, exact ints."""
     led = ledger_of(hybrid_config(config, n_full))
-    T = ffn.parse_int(T, "上下文长度 T", 1, 1 << 22)
+    T = parse_int(T, "上下文长度 T", 1, 1 << 22)
     kv, state = cache_split(led, T)
     weights = views.param_flops_per_token(led)
     scores = views.attention_score_flops(led, T)
@@ -293,11 +293,11 @@ def batch_point(config, batch) -> dict:
     led = ledger_of(config)
     if not led.arch.moe:
         raise ValueError("这个模型没有路由专家：每一步都读全部权重")
-    B = ffn.parse_int(batch, "批大小 B", 1, 65536)
-    w = ffn.step_weights(led)
+    B = parse_int(batch, "批大小 B", 1, 65536)
+    w = step_weights(led)
     touched = touched_experts(w.E, w.k, B)
     extra = w.touched_extra(B)
-    assert touched == w.k + (w.E - w.k) * extra      # the FFN lesson's formula, written the other way round
+    assert touched == w.k + (w.E - w.k) * extra      # StepWeights' formula, written the other way round
     read = w.read(B)
     return {"B": B, "E": w.E, "k": w.k, "touched": touched, "read": read, "per_token": read / B,
             "all": w.all, "active": w.active}
@@ -320,7 +320,7 @@ def batch_read(config, batch, dtype="BF16") -> dict:
 def batch_chart(config, dtype="BF16", exponents=BATCH_EXPONENTS) -> dict:
     """'lines' spec: weight bytes read per token (GB) against B, and the experts touched per layer."""
     led = ledger_of(config)
-    w = ffn.step_weights(led)
+    w = step_weights(led)
     b = BYTES[dtype]
     xs = [2 ** e for e in exponents]
     per_token = [float(w.read(B) * b / B / 10**9) for B in xs]

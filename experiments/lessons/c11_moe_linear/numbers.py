@@ -16,9 +16,10 @@ from fractions import Fraction
 
 from . import MOE_MODELS
 from . import calc
-from ...course_numbers import LEDGER
+from ...toolkit.model_numbers import LEDGER
 from ...expr import Const, Sym
 from ...ledger import build_ledger, views
+from ...toolkit.moe import get_key, moe_keys
 
 GB, MB = Const(10**9), Const(10**6)
 BF16 = Const(2)
@@ -49,13 +50,13 @@ def register(reg, models, course=None) -> None:
 
 def _syms(mn) -> dict:
     moe = mn.arch.moe
-    return {"E": Sym("E", moe["n_experts"]), "k": Sym("k", moe["top_k"]), "w": Sym("w", moe["expert_d_ff"]),
-            "L_moe": Sym("L_moe", moe["n_moe_layers"]), "d": Sym("d", mn.arch.d_model)}
+    return {"E": Sym("E", moe.n_experts), "k": Sym("k", moe.top_k), "w": Sym("w", moe.expert_d_ff),
+            "L_moe": Sym("L_moe", moe.n_moe_layers), "d": Sym("d", mn.arch.d_model)}
 
 
 def _keys(mn) -> dict:
-    k_n, k_k, k_w = calc.moe_keys(mn.doc["config"])
-    return {**mn.keys, "E": k_n, "k": k_k, "w": k_w or "intermediate_size",
+    moe = mn.arch.moe
+    return {**mn.keys, "E": moe.experts_key, "k": moe.top_k_key, "w": moe.expert_d_ff_key,
             "L_moe": "MoE 层数（由 config 的层规则数出）"}
 
 
@@ -82,7 +83,7 @@ def _moe_model(reg, mn) -> None:
     reg.add(f"{p}.k", f"{mn.name} 每个 token 选的专家数 k", y["k"], kind="config", sources=cfg_src, **kw)
     reg.add(f"{p}.w", f"{mn.name} 一个路由专家的中间维 w", y["w"], kind="config", sources=cfg_src, **kw)
     reg.add(f"{p}.moe_layers", f"{mn.name} 的 MoE 层数", y["L_moe"], kind="config", sources=(mn.where + LEDGER,), **kw)
-    dense = mn.arch.n_layers - mn.arch.moe["n_moe_layers"]
+    dense = mn.arch.moe.n_dense_layers
     if dense:
         reg.add(f"{p}.dense_layers", f"{mn.name} 的稠密 FFN 层数", value=dense, kind="config",
                 sources=(mn.where + LEDGER,))
@@ -138,17 +139,17 @@ def _alias(mn) -> str:
 
 # -- granularity: the same FFN budget cut into fewer or more experts --------------------------------------------
 def _granularity(reg, mn) -> None:
-    keys = calc.moe_keys(mn.doc["config"])
+    keys = moe_keys(mn.doc["config"])
     for key, m in GRANULARITY.items():
         cfg = calc.with_experts(mn.doc["config"], split=m)
         s = calc.moe_summary(build_ledger(cfg))
         src = (f"{mn.where} 把每个专家按 {m} 倍拆分（专家数 × {m}、top-k × {m}、专家宽度 ÷ {m}）后，由课程的账本引擎重数",)
         p = f"c11.gran.{key}"
-        reg.add(f"{p}.E", f"拆分 {m} 倍后的专家数", Sym("E", cfg[keys[0]]), kind="config", sources=src,
+        reg.add(f"{p}.E", f"拆分 {m} 倍后的专家数", Sym("E", get_key(cfg, keys[0])), kind="config", sources=src,
                 symbols={"E": keys[0]})
-        reg.add(f"{p}.k", f"拆分 {m} 倍后的 top-k", Sym("k", cfg[keys[1]]), kind="config", sources=src,
+        reg.add(f"{p}.k", f"拆分 {m} 倍后的 top-k", Sym("k", get_key(cfg, keys[1])), kind="config", sources=src,
                 symbols={"k": keys[1]})
-        reg.add(f"{p}.w", f"拆分 {m} 倍后的专家宽度", Sym("w", cfg[keys[2]]), kind="config", sources=src,
+        reg.add(f"{p}.w", f"拆分 {m} 倍后的专家宽度", Sym("w", get_key(cfg, keys[2])), kind="config", sources=src,
                 symbols={"w": keys[2]})
         reg.add(f"{p}.total", f"拆分 {m} 倍后的文本主干参数", value=s["total"], sources=src)
         reg.add(f"{p}.active", f"拆分 {m} 倍后每 token 激活的参数", value=s["active"], sources=src)

@@ -27,7 +27,7 @@ def ledger_view(o: dict, data) -> dict:
     before Python is ready; changing E, k or the split asks Python)."""
     models = _moe_models("c11-moe-ledger", o, data)
     table = {a: calc.moe_ledger(mn.doc["config"]) for a, mn in models}
-    splittable = {a: calc.moe_keys(mn.doc["config"])[2] is not None for a, mn in models}
+    splittable = {a: mn.arch.moe.expert_d_ff_own for a, mn in models}
     return {"alias": o["model"], "models": models, "x": table[o["model"]], "table": table,
             "splittable": splittable, "splits": SPLIT_CHOICES}
 

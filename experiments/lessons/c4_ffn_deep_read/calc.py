@@ -24,72 +24,18 @@ from __future__ import annotations
 import copy
 import functools
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 
-from ...ledger import views
-from ...errors import ConfigError
-from ...ledger import build_ledger, ledger_of, unwrap
-from . import INT4_DEFAULTS
-from ...widget import uses
 from ...format import GB, format_value, gb, ms, n, pct, per_second, ratio_text, sci, signed_pct, trim_decimal
+from ...ledger import build_ledger, unwrap, views
+from ...toolkit.config_text import ledger_of_input as _ledger
+from ...toolkit.decode import TERA, StepWeights, dtype_bytes, step_weights
+from ...toolkit.inputs import parse_fraction, parse_int
+from ...toolkit.moe import get_key, set_key
+from ...widget import uses
+from . import INT4_DEFAULTS
 
-TERA = 10**12
 SECONDS_PER_DAY = 86400
-
-
-def _got(value) -> str:
-    """How a message names what the learner gave: 「abc」, an empty field as 空白."""
-    text = str(value).strip() if value is not None else ""
-    return f"「{text}」" if text else "空白"
-
-
-def parse_fraction(value, what: str, low=Fraction(0), high=None, inclusive_low: bool = False,
-                   example: str = "3.5") -> Fraction:
-    """'8/3', '3.5', 4, 3.35 -> an exact Fraction (floats via their decimal text); range-checked. `example`: what
-    the message suggests for this field (a ratio: 8/3、3.5; a bandwidth: 3.35)."""
-    if isinstance(value, bool):
-        raise ValueError(f"{what}：需要一个数（例如 {example}），得到{_got(value)}")
-    try:
-        x = Fraction(str(value).strip()) if isinstance(value, (str, float)) else Fraction(value)
-    except (ValueError, ZeroDivisionError, TypeError):
-        raise ValueError(f"{what}：需要一个数（例如 {example}），得到{_got(value)}") from None
-    if (x < low) if inclusive_low else (x <= low):
-        raise ValueError(f"{what}：需要大于{'等于' if inclusive_low else ''} {low} 的数，得到{_got(value)}")
-    if high is not None and x > high:
-        raise ValueError(f"{what}：不能超过 {high}，得到{_got(value)}")
-    return x
-
-
-def parse_int(value, what: str, low: int = 1, high: int = 10**7) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError(f"{what}：需要一个整数，得到{_got(value)}")
-    try:
-        x = Fraction(str(value).strip())
-    except (ValueError, ZeroDivisionError):
-        raise ValueError(f"{what}：需要一个整数，得到{_got(value)}") from None
-    if x.denominator != 1 or not low <= x <= high:
-        raise ValueError(f"{what}：需要 {low:,} 到 {high:,} 之间的整数，得到{_got(value)}")
-    return int(x)
-
-
-def _ledger(config):
-    """The config's ledger. The memory calculator also sends a pasted config.json as its text, parsed here (bad
-    JSON is named by line and column). A config the engine refuses is a ValueError whose message is the problems
-    in Chinese (experiments/errors_zh.py), which the page shows as it is."""
-    try:
-        if isinstance(config, str):
-            from ..c4_transformer_block.widgets import parse_config_text
-            config = parse_config_text(config)
-        return ledger_of(config)
-    except ConfigError as e:
-        raise ValueError(config_problem_zh(e)) from None
-
-
-def config_problem_zh(error: Exception) -> str:
-    """A refused config as the one Chinese line the calculators show: 这份 config 有问题：键 '…'：应为…"""
-    from ...errors_zh import learner_message
-    return "这份 config 有问题：" + learner_message(error)
 
 
 # ==============================================================================================================
@@ -178,52 +124,6 @@ def config_family(rows, ratio, align, vocab=32000) -> dict:
 # ==============================================================================================================
 # 2. memory and decode
 # ==============================================================================================================
-DTYPES = tuple(views.DTYPE_BITS)
-
-
-def dtype_bytes(dtype: str) -> Fraction:
-    if dtype not in views.DTYPE_BITS:
-        raise ValueError(f"精度 {dtype!r} 未知（可选：{'、'.join(DTYPES)}）")
-    return Fraction(views.DTYPE_BITS[dtype], 8)
-
-
-@dataclass(frozen=True)
-class StepWeights:
-    """The weight matmuls of one decode step, counted once per ledger: all of them and one token's active share
-    (top-k of the routed experts), for the whole text model and for its FFN; E experts, top-k."""
-    all: int
-    active: int
-    ffn_all: int
-    ffn_active: int
-    E: int
-    k: int
-
-    def touched_extra(self, batch: int) -> Fraction:
-        """Routed-expert weights read per decode step beyond one token's top-k, as a fraction of (all − top-k):
-        with uniform independent routing a step of `batch` tokens touches E·(1 − (1 − k/E)^batch) experts per
-        layer."""
-        E, k = self.E, self.k
-        if not E or k >= E:
-            return Fraction(0)
-        touched = E * (1 - (1 - Fraction(k, E)) ** batch)
-        return (touched - k) / (E - k)
-
-    def read(self, batch: int) -> Fraction:
-        """Weights a step of `batch` tokens must read (see read_params)."""
-        return self.active + (self.all - self.active) * self.touched_extra(batch)
-
-    def ffn_read(self, batch: int) -> Fraction:
-        return self.ffn_active + (self.ffn_all - self.ffn_active) * self.touched_extra(batch)
-
-
-def step_weights(ledger) -> StepWeights:
-    moe = ledger.arch.moe or {}
-    in_ffn = lambda kinds: "ffn" in kinds  # noqa: E731
-    return StepWeights(views.matmul_weights(ledger, active=False), views.matmul_weights(ledger),
-                       views.matmul_weights(ledger, in_ffn, active=False), views.matmul_weights(ledger, in_ffn),
-                       moe.get("n_experts", 0), moe.get("top_k", 0))
-
-
 def read_params(ledger, batch: int) -> Fraction:
     """Weights one decode step must read: every weight that multiplies an activation for the step's tokens (the
     embedding table is only looked up, one row per token; routed experts: only those some token chose)."""
@@ -350,9 +250,8 @@ def ffn_activation_elems(ledger) -> tuple[int, int]:
     a = ledger.arch
     m = 3 if a.ffn_matrices == 3 else 2
     moe = a.moe
-    n_moe = moe.get("n_moe_layers", 0) if moe else 0
-    moe_width = (moe.get("top_k", 0) * moe.get("expert_d_ff", 0) + moe.get("n_shared", 0) * moe.get("shared_d_ff", 0)
-                 if moe else 0)
+    n_moe = moe.n_moe_layers if moe else 0
+    moe_width = moe.top_k * moe.expert_d_ff + moe.n_shared * moe.shared_d_ff if moe else 0
     dense_layers = a.n_layers - n_moe
     per_dense = a.d_model + m * a.d_ff
     per_moe = a.d_model + m * moe_width
@@ -422,46 +321,30 @@ def flops_budget(config, tokens_b, sustained_tflops, gpus, tokens_per_param) -> 
 # ==============================================================================================================
 # 5. MoE: total vs active
 # ==============================================================================================================
-MOE_KEYS = {"qwen3_moe": ("num_experts", "num_experts_per_tok", "moe_intermediate_size"),
-            "qwen3_next": ("num_experts", "num_experts_per_tok", "moe_intermediate_size"),
-            "deepseek_v3": ("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size"),
-            "gpt_oss": ("num_local_experts", "num_experts_per_tok", "intermediate_size"),
-            "mixtral": ("num_local_experts", "num_experts_per_tok", "intermediate_size"),
-            "qwen2_moe": ("num_experts", "num_experts_per_tok", "moe_intermediate_size"),
-            "deepseek_v2": ("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size"),
-            "glm4_moe": ("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size"),
-            "granitemoe": ("num_local_experts", "num_experts_per_tok", "intermediate_size"),
-            "minimax_m2": ("num_local_experts", "num_experts_per_tok", "intermediate_size")}
-# (families whose expert width shares its key with dense layers, such as Jamba's intermediate_size, are left out:
-# changing the experts' width there would change the dense layers too)
-
-
 def explorable(ledger) -> bool:
-    """Whether moe_explore can vary this model's experts, top-k and expert width."""
-    return bool(ledger.arch.moe) and ledger.arch.family in MOE_KEYS
+    """Whether moe_explore can vary this model's experts, top-k and expert width (the engine's MoE facts name
+    their config keys, and the width's key sizes nothing but the experts)."""
+    moe = ledger.arch.moe
+    return bool(moe and moe.experts_key and moe.top_k_key and moe.expert_d_ff_key and moe.expert_d_ff_own)
 
 
-def moe_keys(config: dict, table: dict | None = None) -> tuple[str, str, str | None]:
-    """The config keys of (expert count, experts per token, expert width) for a family of `table` (this lesson's
-    MOE_KEYS by default; a width of None means the family cannot vary it on its own)."""
-    table = MOE_KEYS if table is None else table
-    mt = config.get("model_type") if isinstance(config, dict) else None
-    if mt not in table:
-        raise ValueError(f"model_type {mt!r} 不是本课支持的 MoE 家族（{'、'.join(table)}）")
-    keys = table[mt]
-    if mt == "gpt_oss" and "num_local_experts" not in config and "num_experts" in config:
-        keys = ("num_experts",) + keys[1:]
-    return keys
+def moe_keys(config: dict) -> tuple[str, str, str]:
+    """The config keys of (expert count, experts per token, expert width) of a model moe_explore can vary."""
+    ledger = _ledger(unwrap(config))
+    if not explorable(ledger):
+        raise ValueError("这个模型的专家数、top-k 和专家宽度不能在这里单独改（没有路由专家，或专家宽度与稠密层共用一个键）")
+    moe = ledger.arch.moe
+    return moe.experts_key, moe.top_k_key, moe.expert_d_ff_key
 
 
 def moe_summary(ledger) -> dict:
     moe = ledger.arch.moe
+    E, k, width, shared = (moe.n_experts, moe.top_k, moe.expert_d_ff, moe.n_shared) if moe else (0, 0, 0, 0)
     total = ledger.text_backbone
     active = ledger.active_per_token
     ffn_active = ledger.sum_kind("ffn", active=True)
-    shape = f'{n(moe.get("n_experts", 0))} / {n(moe.get("top_k", 0))} / {n(moe.get("expert_d_ff", 0))}'
-    return {"experts": n(moe.get("n_experts", 0)), "top_k": n(moe.get("top_k", 0)), "shape": shape,
-            "width": n(moe.get("expert_d_ff", 0)), "shared": n(moe.get("n_shared", 0)),
+    shape = f'{n(E)} / {n(k)} / {n(width)}'
+    return {"experts": n(E), "top_k": n(k), "shape": shape, "width": n(width), "shared": n(shared),
             "total": format_value(total, "B1"), "total_raw": total, "active": format_value(active, "B2"),
             "active_raw": active, "ratio": format_value(Fraction(total, active), "x1"),
             "ffn_share_total": pct(Fraction(ledger.ffn, total)),
@@ -475,15 +358,15 @@ def moe_explore(config, n_experts=None, top_k=None, width=None) -> dict:
     k_n, k_k, k_w = moe_keys(config)
     cfg = copy.deepcopy(config)
     if n_experts is not None:
-        cfg[k_n] = parse_int(n_experts, "专家数", 1, 4096)
+        set_key(cfg, k_n, parse_int(n_experts, "专家数", 1, 4096))
     if top_k is not None:
-        cfg[k_k] = parse_int(top_k, "每个 token 选几个专家", 1, 4096)
-        if "experts_per_token" in cfg:
-            cfg["experts_per_token"] = cfg[k_k]
+        set_key(cfg, k_k, parse_int(top_k, "每个 token 选几个专家", 1, 4096))
+        if "experts_per_token" in cfg:          # gpt-oss repeats top-k under a key the engine does not read
+            cfg["experts_per_token"] = get_key(cfg, k_k)
     if width is not None:
-        cfg[k_w] = parse_int(width, "专家宽度", 1, 10**6)
-    if cfg[k_k] > cfg[k_n]:
-        raise ValueError(f"每个 token 选的专家数（{cfg[k_k]}）不能多于专家总数（{cfg[k_n]}）")
+        set_key(cfg, k_w, parse_int(width, "专家宽度", 1, 10**6))
+    if get_key(cfg, k_k) > get_key(cfg, k_n):
+        raise ValueError(f"每个 token 选的专家数（{get_key(cfg, k_k)}）不能多于专家总数（{get_key(cfg, k_n)}）")
     base = moe_summary(_ledger(config))
     out = moe_summary(build_ledger(cfg))
     return {"model_type": cfg["model_type"], "keys": [k_n, k_k, k_w], "base": base, "now": out}

@@ -28,7 +28,7 @@ from ...format import format_value, gb, ms, n, pct, per_second, signed_pct, trim
 from ...ledger import build_ledger, views
 from ...widget import OptionError
 from . import calc
-from .calc import parse_fraction, parse_int
+from ...toolkit.inputs import parse_fraction, parse_int
 
 # ==============================================================================================================
 # 1. prefill vs decode

@@ -17,7 +17,7 @@ from fractions import Fraction
 from . import DEPTH_DEFAULTS, INT4_DEFAULTS, MEMORY_DEFAULTS, PREFILL_DEFAULTS, TRAINING_DEFAULTS
 from . import calc as ffn
 from . import extra
-from ...course_numbers import LEDGER
+from ...toolkit.model_numbers import LEDGER
 from ...ledger import views
 from ...expr import Const, Sym, group_digits
 
@@ -479,9 +479,9 @@ def _moe(reg, models) -> None:
         reg.add(f"ffn.moe_ratio.{alias}", f"{mn.name} 文本主干总参数是每 token 激活参数的几倍",
                 Sym("文本主干", L.text_backbone) / Sym("激活", L.active_per_token), kind="ratio", style="x1",
                 sources=(mn.where + LEDGER,))
-        reg.add(f"ffn.moe_experts.{alias}", f"{mn.name} 每个 MoE 层的路由专家数", Sym("E", mn.arch.moe["n_experts"]),
+        reg.add(f"ffn.moe_experts.{alias}", f"{mn.name} 每个 MoE 层的路由专家数", Sym("E", mn.arch.moe.n_experts),
                 kind="config", symbols={"E": "路由专家数"}, sources=(mn.where,))
-        reg.add(f"ffn.moe_top_k.{alias}", f"{mn.name} 每个 token 选的专家数", Sym("k", mn.arch.moe["top_k"]),
+        reg.add(f"ffn.moe_top_k.{alias}", f"{mn.name} 每个 token 选的专家数", Sym("k", mn.arch.moe.top_k),
                 kind="config", symbols={"k": "num_experts_per_tok"}, sources=(mn.where,))
     what = models.get(MOE_WHAT_IF["model"])
     if what is not None:

@@ -117,9 +117,9 @@ def moe_view(o: dict, data) -> dict:
     if not mn.arch.moe:
         raise OptionError("ffn-moe", "model", "a mixture-of-experts model", alias)
     m = mn.arch.moe
-    experts = m["n_experts"] if o["experts"] is None else o["experts"]
-    top_k = m["top_k"] if o["top_k"] is None else o["top_k"]
-    width = m["expert_d_ff"] if o["width"] is None else o["width"]
+    experts = m.n_experts if o["experts"] is None else o["experts"]
+    top_k = m.top_k if o["top_k"] is None else o["top_k"]
+    width = m.expert_d_ff if o["width"] is None else o["width"]
     return {"alias": alias, "model": mn, "table": table, "aliases": aliases,
             "x": ffn.moe_explore(_config(mn), experts, top_k, width), "experts": experts, "top_k": top_k,
             "width": width, "choices": moe_models}
@@ -188,5 +188,5 @@ def moe_states(o: dict, data) -> list:
     for a, mn in data.choices():
         m = mn.arch.moe
         if ffn.explorable(mn.ledger):
-            out.append(("ffn_moe", [model_ref(a), str(m["n_experts"]), str(m["top_k"]), str(m["expert_d_ff"])]))
+            out.append(("ffn_moe", [model_ref(a), str(m.n_experts), str(m.top_k), str(m.expert_d_ff)]))
     return out

@@ -16,7 +16,7 @@ skipped while the gpt_oss family cannot be built (its model is then absent from 
 from __future__ import annotations
 
 
-from ...course_numbers import LEDGER
+from ...toolkit.model_numbers import LEDGER
 from ...expr import Const, Exp, Neg, RealDiv, Sqrt, Sym
 
 

@@ -8,14 +8,14 @@ formatted hover texts.
 """
 from __future__ import annotations
 
-import json
 from fractions import Fraction
 
-from ...ledger import views
 from ...errors import ConfigError
-from ...ledger import Ledger
 from ...format import format_value, n, shape_str, share, signed
 from ...labels import PART_ZH, layer_label
+from ...ledger import Ledger, views
+from ...toolkit.config_text import parse_config_text
+from ...toolkit.derivations import derivations
 from ...widget import model_ref, uses
 
 # -- 总账 -------------------------------------------------------------------------------------------------------
@@ -274,22 +274,6 @@ def baseline_view(summary: dict, stages: list[dict] | None = None) -> dict:
 
 
 # -- bring your own config -----------------------------------------------------------------------------------------
-def parse_config_text(text: str) -> dict:
-    """A pasted config.json (or a course data file {"meta", "config"}) -> the config dict; ConfigError naming the
-    problem (bad JSON with line and column, not an object)."""
-    from ...ledger import model_type_of, unwrap
-    from ...errors import Problem
-    if not isinstance(text, str) or not text.strip():
-        raise ConfigError([Problem("", "a config.json: the box is empty")])
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ConfigError([Problem("", f"valid JSON (line {e.lineno}, column {e.colno}: {e.msg})")]) from None
-    config = unwrap(document)
-    model_type_of(config)   # a JSON object with a supported model_type, or a ConfigError saying which
-    return config
-
-
 def byo_error(error: Exception) -> dict:
     """An inline error for the bring-your-own-config box: a Chinese heading and one Chinese line per problem
     (experiments/errors_zh.py); any other error is one Chinese line, never an exception class name."""
@@ -466,16 +450,6 @@ def baseline_prepare_call(seed=0) -> dict:
 
 
 BYO_NUMBERS = ("model.total", "model.ffn_share_total", "model.ffn_share_backbone", "model.crossover_T")
-
-
-def derivations(config: dict, names=None) -> dict:
-    """{name: {display, rows}} of a config's generic numbers (``model.total`` ...), with the derivation rows the
-    build shows (experiments.numbers.derivation_rows); site/static/js/derivation.js draws them."""
-    from ...course_numbers import model_numbers
-    from ...numbers import derivation_rows, format_number
-    numbers = model_numbers(config)
-    return {name: {"display": format_number(numbers[name]), "rows": derivation_rows(numbers[name])}
-            for name in (names or numbers) if name in numbers}
 
 
 def byo_views_call(text, others=None) -> dict:

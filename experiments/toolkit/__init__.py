@@ -1,0 +1,19 @@
+"""The shared toolkit: what every lesson may build on, between the ledger engine and the lessons.
+
+Layers, lowest first; a module imports only from its own layer or below, and a lesson never imports another
+lesson (tests/test_layers.py holds this, lazy imports inside functions included):
+
+    experiments.errors, errors_zh, expr, format, labels, numbers, widget   values, text, declarations
+    experiments.ledger                                                      the engine (config.json -> ledger)
+    experiments.baseline                                                    the numpy baseline model
+    experiments.toolkit                                                     this package
+    experiments.lessons.<lesson>                                            one lesson's numbers, views, calculators
+    experiments.lessons, course_numbers, api                                discovery, the course's numbers, the browser
+
+    inputs.py         a learner's typed value -> an exact int or Fraction, or a Chinese message naming the field
+    config_text.py    a pasted config.json -> the config, or a Chinese message; a config or its text -> its ledger
+    decode.py         bytes per weight, the weights one decode step of B tokens reads (routed experts touched)
+    moe.py            a MoE config's expert count, top-k and expert width, changed through the engine's MoE facts
+    model_numbers.py  every model's generic numbers (totals, shares, classic estimate, crossover, KV cache)
+    derivations.py    a config's generic numbers with the derivation rows a page shows
+"""
