@@ -3,7 +3,8 @@
 Names are ``<model>.<quantity>`` where <model> is an alias from data/course.json (``anchor``, ``gpt2`` ...) or,
 for any other model, its id with dots and dashes turned into underscores (``qwen3_235b_a22b``). The generic
 quantities of every model and the cited figures (``cited.<name>``, data/citations.json) come from the toolkit
-(experiments/toolkit/model_numbers.py); each lesson's package in experiments/lessons/ adds its own derived
+(experiments/toolkit/model_numbers.py), with the few numbers several lessons cite
+(experiments/toolkit/shared_numbers.py); each lesson's package in experiments/lessons/ adds its own derived
 numbers. This module sits above the lessons: it is the one place that puts both together.
 """
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from .lessons import register_numbers
 from .numbers import Number
 from .toolkit.model_numbers import LEDGER, ModelNumbers, Registry, generic_numbers, model_numbers, slug
+from .toolkit.shared_numbers import register_shared
 
 __all__ = ["LEDGER", "ModelNumbers", "Registry", "compute_course", "compute_numbers", "model_numbers", "slug"]
 
@@ -24,6 +26,7 @@ def compute_numbers(models: dict[str, dict], course: dict | None = None, referen
 def compute_course(models: dict[str, dict], course: dict | None = None, reference: dict | None = None,
                    citations: dict | None = None) -> tuple[dict[str, Number], dict[str, ModelNumbers]]:
     """The numbers, and each model's ModelNumbers (ledger, arch, name) keyed by its alias or slug."""
-    reg, per_model = generic_numbers(models, course, reference, citations)
-    register_numbers(reg, per_model, course)
+    reg, per_model = generic_numbers(models, course, reference, citations)   # every model's, and cited.*
+    register_shared(reg, per_model)                                         # the ones several lessons cite
+    register_numbers(reg, per_model, course)                                # each lesson's own
     return reg.numbers, per_model

@@ -1,4 +1,4 @@
-"""Config problems in Chinese, for the learner (issue #13: nothing English and no exception class on a page).
+"""Config problems in Chinese, for the learner (nothing English and no exception class on a page).
 
 The ledger engine (experiments/ledger/config.py's Reader and each family's ``r.fail``) describes what a key
 should hold in English noun phrases ("a positive integer" is spelt "an integer >= 1", "a divisor of

@@ -15,7 +15,7 @@ reduced to the same shape:
 MTP layers (not built by transformers) and checkpoint tensors that transformers keeps as buffers (kind
 "hf_buffer") are left out of the engine side, as in ``Ledger.hf_count``.
 
-    tree_mismatches(config) -> list[str]     # empty when the trees agree; else one readable line per difference
+    tree_mismatches(config[, ledger]) -> list[str]   # empty when the trees agree; else one line per difference
 """
 from __future__ import annotations
 
@@ -96,10 +96,11 @@ def _show(sig: frozenset) -> str:
     return ", ".join(f"{k} {v:,}" for k, v in sorted(sig))
 
 
-def tree_mismatches(config: dict) -> list[str]:
+def tree_mismatches(config: dict, ledger=None) -> list[str]:
+    """`ledger`: the engine's ledger to compare (default: of `config`, which transformers builds)."""
     from experiments.ledger import build_ledger
 
-    engine, hf = engine_view(build_ledger(config)), hf_view(config)
+    engine, hf = engine_view(ledger or build_ledger(config)), hf_view(config)
     problems = []
     if engine[0] != hf[0]:
         for sig in set(engine[0]) | set(hf[0]):

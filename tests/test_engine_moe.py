@@ -12,7 +12,8 @@ import pytest
 
 from experiments.ledger import views
 from experiments.errors import ConfigError
-from experiments.ledger import build_ledger, main
+from experiments.ledger import build_ledger
+from experiments.ledger.cli import main
 from experiments.ledger.arch import MoE
 from sitegen.models import load_model
 

@@ -1,4 +1,4 @@
-"""Config problems in Chinese for learners (issue #13; experiments/errors_zh.py).
+"""Config problems in Chinese for learners (experiments/errors_zh.py): nothing English and no exception class on a page.
 
 - Every `expected` phrase the engine can build has a Chinese pattern: the source of experiments/ledger (every
   r.fail / _add / Problem call, read with ast; f-string holes tried as numbers and key names) and of the
@@ -28,7 +28,7 @@ from experiments.ledger.registry import REGISTRY
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "experiments" / "ledger").rglob("*.py")) + [
-    ROOT / "experiments" / "lessons" / "c4_transformer_block" / "widgets.py"]
+    ROOT / "experiments" / "toolkit" / "config_text.py"]       # (the pasted-config box's own phrases)
 ENGLISH_RUN = re.compile(r"[A-Za-z]{2,}(?:[ \t]+[A-Za-z]{2,}){2,}")
 
 
@@ -179,7 +179,7 @@ def _test_module_cases():
     yield from (text for _, text, _ in test_engine.BAD)
     import test_engine_moe
     yield from (test_engine_moe.variant(model_id, **changes) for _, model_id, changes, *_ in test_engine_moe.BAD)
-    import test_families_views_gemma_cohere_olmo as g
+    import test_families_views_windows as g
     for model_id, spoil, _ in g.BAD:
         c = g.fixture(model_id)
         spoil(c)
@@ -189,7 +189,7 @@ def _test_module_cases():
 
 
 def _error_of(item) -> ConfigError | None:
-    from experiments.lessons.c4_transformer_block.widgets import parse_config_text
+    from experiments.toolkit.config_text import parse_config_text
     try:
         config = parse_config_text(item) if isinstance(item, str) else item
         build_ledger(config)

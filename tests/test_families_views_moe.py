@@ -1,4 +1,4 @@
-"""Views of the MoE families of issue #12 (group mA): mixtral, qwen2_moe, deepseek_v2, glm4_moe, granitemoe,
+"""Views of the MoE families: mixtral, qwen2_moe, deepseek_v2, glm4_moe, granitemoe,
 minimax_m2, hunyuan_v1_moe, ernie4_5_moe, and Kimi-K2 read through its architectures class.
 
 Expected numbers are written out as arithmetic on the config values read from the fixture files

@@ -21,13 +21,22 @@ def test_readme_layout_table_matches_the_tree():
         assert (ROOT / folder).is_dir()
 
 
-def test_readme_lists_exactly_the_supported_model_types():
+def test_readme_lists_exactly_what_llm_ledger_list_prints(capsys):
+    """README's supported list is `llm-ledger --list`'s first column, in its order, with its count; every
+    model_type there is the registry's, and each line names the family's architectures classes."""
+    from experiments.ledger.cli import main
     from experiments.ledger.registry import REGISTRY
+    assert main(["--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    types = [line.split()[0] for line in lines]
+    assert types == sorted(f.model_type for f in REGISTRY)
+    assert {line.split()[0]: line.split()[1:] for line in lines} == {f.model_type: list(f.architectures)
+                                                                      for f in REGISTRY}
     text = _readme()
     block = text[text.index("Supported `model_type`s"):text.index("A config whose")]
     listed = re.findall(r"\b([a-z][a-z0-9_]*[a-z0-9])\b(?=[,.])", block.split(":", 1)[1])
-    assert sorted(listed) == sorted(f.model_type for f in REGISTRY)
-    assert f"({len(REGISTRY)})" in block
+    assert listed == types
+    assert f"({len(types)})" in block and "llm-ledger --list" in block
 
 
 def _module_imports(package: str) -> dict[str, set[str]]:

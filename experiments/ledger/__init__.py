@@ -175,9 +175,3 @@ def unwrap(document) -> dict:
     if isinstance(document, dict) and "config" in document and "meta" in document and "model_type" not in document:
         return document["config"]
     return document
-
-
-def main(argv: list[str] | None = None) -> int:
-    """The command line (cli.py), importable as experiments.ledger.main."""
-    from .cli import main as cli_main
-    return cli_main(argv)

@@ -13,6 +13,14 @@ from functools import cached_property
 from .tree import Node
 
 
+def layer_runs(types: list[str]) -> list[tuple[str, int]]:
+    """Count layers per type in first-seen order: ['a','a','b','a'] -> [('a', 3), ('b', 1)]."""
+    counts: dict[str, int] = {}
+    for t in types:
+        counts[t] = counts.get(t, 0) + 1
+    return list(counts.items())
+
+
 @dataclass(frozen=True, kw_only=True)
 class Mixer:
     """What one layer's token mixer keeps and does per sequence, for the cache and compute views.
@@ -134,10 +142,7 @@ class Arch:
         """(Mixer, how many layers have it), one entry per layer type in first-seen order: sums over the layers
         without a step per layer. (Read once the family's builder has returned the Arch, which nothing changes
         afterwards.)"""
-        counts: dict[str, int] = {}
-        for t in self.layer_types:
-            counts[t] = counts.get(t, 0) + 1
-        return [(self.mixer(t), k) for t, k in counts.items()]
+        return [(self.mixer(t), k) for t, k in layer_runs(self.layer_types)]
 
     @property
     def n_full(self) -> int:

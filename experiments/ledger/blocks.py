@@ -165,7 +165,7 @@ def decoder_layer(mixer: Node, ffn: Node, norms: list[Node], name: str, n: int, 
     return group(name, [mixer, ffn] + norms, kind=kind, n=n)
 
 
-# -- gemma / cohere / olmo group (issue #12) ---------------------------------------------------------------------
+# -- norms inside a mixer, parallel blocks (olmo2, cohere) --------------------------------------------------------
 def with_norms(mixer: Node, norms: list[Node]) -> Node:
     """The same token mixer with extra norm tensors inside it (OLMo-2's q_norm / k_norm over all heads,
     Cohere's per-head q_norm / k_norm), keeping its name and kind."""

@@ -1,5 +1,7 @@
 """The ledger engine's command line: ``llm-ledger CONFIG.json [--json] [--depth N]`` (same as
-``python -m experiments.ledger``). Bad input prints one line per problem, naming the file and key, and exits 2.
+``python -m experiments.ledger``), and ``llm-ledger --list``: every supported model_type with the transformers
+classes (``architectures``) its family reads. Bad input prints one line per problem, naming the file and key,
+and exits 2.
 """
 from __future__ import annotations
 
@@ -38,14 +40,26 @@ def load_config_file(path: str) -> dict:
     return unwrap(document)
 
 
+def supported_lines() -> list[str]:
+    """``--list``: one line per supported model_type, in name order: the type, then its architectures classes."""
+    from .registry import REGISTRY
+    return [" ".join([f.model_type, *f.architectures]) for f in sorted(REGISTRY, key=lambda f: f.model_type)]
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
     parser = argparse.ArgumentParser(
         prog="llm-ledger", description="The exact parameter ledger of a transformer, from its config.json.")
-    parser.add_argument("config", help="a config.json (or a data/models/*.json file)")
+    parser.add_argument("config", nargs="?", help="a config.json (or a data/models/*.json file)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--depth", type=int, default=99, help="tree depth to print")
+    parser.add_argument("--list", action="store_true", help="print the supported model_types and their classes")
     args = parser.parse_args(argv)
+    if args.list:
+        print("\n".join(supported_lines()))
+        return 0
+    if args.config is None:
+        parser.error("a config.json is needed (or --list)")
     try:
         ledger = build_ledger(load_config_file(args.config))
     except ConfigError as e:

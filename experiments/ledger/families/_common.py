@@ -11,18 +11,11 @@ FFNs, suffixed ``_dense`` / ``_moe``.
 """
 from __future__ import annotations
 
-from ..arch import Arch, Mixer, MoE
+from ..arch import Arch, Mixer, MoE, layer_runs
 from ..blocks import decoder_layer, gated_deltanet, norm
 from ..config import MAX_LAYERS, Reader
 from ..tree import Node, group, leaf
 
-
-def layer_runs(types: list[str]) -> list[tuple[str, int]]:
-    """Count layers per type in first-seen order: ['a','a','b','a'] -> [('a', 3), ('b', 1)]."""
-    counts: dict[str, int] = {}
-    for t in types:
-        counts[t] = counts.get(t, 0) + 1
-    return list(counts.items())
 
 def sizes(r: Reader, *more: str) -> tuple[int, ...]:
     """d, L, V (hidden_size, num_hidden_layers, vocab_size), then the integer keys in ``more``, in that order."""
@@ -107,14 +100,10 @@ def listed_types(r: Reader, L: int, choices: tuple[str, ...], fallback: str) -> 
 # ---------------------------------------------------------------------------------------------------------------
 # qwen3_5: hybrid Gated DeltaNet + gated full attention, MTP, vision tower, text_config nesting
 def hybrid_layer_types(r: Reader, L: int) -> list[str]:
-    """From `layer_types`, else every `full_attention_interval`-th layer is full attention."""
-    choices = ("full_attention", "linear_attention")
-    if r.has("layer_types"):
-        types = r.str_list("layer_types", choices=choices)
-        if types and len(types) != L:
-            r.fail("layer_types", f"a list of {L} entries (num_hidden_layers)", f"{len(types)} entries",
-                   involves=("num_hidden_layers",))
-        return types or ["linear_attention"] * L
+    """From `layer_types` (listed_types), else every `full_attention_interval`-th layer is full attention."""
+    listed = listed_types(r, L, ("full_attention", "linear_attention"), "linear_attention")
+    if listed is not None:
+        return listed
     interval = r.int("full_attention_interval", default=4)
     return ["full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(L)]
 

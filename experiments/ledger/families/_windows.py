@@ -1,5 +1,5 @@
-"""Shared reading for the sliding-window / global-attention families of issue #12 (gemma2, gemma3, cohere2,
-exaone4, smollm3): which layers are sliding, and how wide the window is.
+"""Shared reading for the sliding-window / global-attention families (gemma2, gemma3, cohere2, exaone4,
+smollm3): which layers are sliding, and how wide the window is.
 
 Rules follow the transformers 5 configuration classes: an explicit ``layer_types`` list wins; otherwise a
 family rule derives it (Gemma2Config: even layers sliding; Gemma3TextConfig / Cohere2Config: every

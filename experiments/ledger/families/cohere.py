@@ -14,6 +14,7 @@ multiplies the logits and has no parameters).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 
 from ..family import Family
@@ -25,14 +26,31 @@ from ._common import BASE_SYMBOLS, gqa_arch, gqa_heads, layer_runs, sizes, stand
 from ._windows import pattern_layer_types, window_of
 
 
-def build_cohere(r: Reader, model_type: str) -> Model:
+@dataclass(frozen=True)
+class CohereVariant:
+    """What one model_type reads beyond the shared parallel-block layout."""
+    head_dim_key: bool              # reads head_dim (else hidden_size / heads, whatever the file says)
+    qk_norm_key: bool               # reads use_qk_norm (per-head q_norm / k_norm LayerNorm weights)
+    window_pattern: int | None      # every n-th layer global, the others sliding (None: every layer global)
+    architectures: tuple[str, ...] = ()
+
+
+VARIANTS = {
+    "cohere": CohereVariant(head_dim_key=True, qk_norm_key=True, window_pattern=None,
+                            architectures=("CohereForCausalLM",)),
+    "cohere2": CohereVariant(head_dim_key=False, qk_norm_key=False, window_pattern=4,
+                             architectures=("Cohere2ForCausalLM",)),
+}
+
+
+def build_cohere(r: Reader, model_type: str, variant: CohereVariant | None = None) -> Model:
+    v = variant or VARIANTS[model_type]
     d, L, V, d_ff = sizes(r, "intermediate_size")
-    head_dim_key = "head_dim" if model_type == "cohere" else None
-    n_heads, n_kv, head_dim = gqa_heads(r, d, head_dim_key=head_dim_key)
+    n_heads, n_kv, head_dim = gqa_heads(r, d, head_dim_key="head_dim" if v.head_dim_key else None)
     attn_bias = r.bool("attention_bias", default=False)
-    qk_norm = model_type == "cohere" and r.bool("use_qk_norm", default=False)
+    qk_norm = v.qk_norm_key and r.bool("use_qk_norm", default=False)
     tied, ctx = tied_context(r, True, 8192)
-    types = pattern_layer_types(r, L, 4) if model_type == "cohere2" else ["full_attention"] * L
+    types = pattern_layer_types(r, L, v.window_pattern) if v.window_pattern else ["full_attention"] * L
     window = window_of(r, types, 4096)
 
     def mixer():
@@ -46,7 +64,7 @@ def build_cohere(r: Reader, model_type: str) -> Model:
               for kind, n in layer_runs(types)]
     text = standard_text(layers, V, d, tied)
     symbols = dict(BASE_SYMBOLS, d_ff="intermediate_size")
-    if model_type == "cohere2":
+    if not v.head_dim_key:
         symbols["d_h"] = "hidden_size ÷ num_attention_heads"
     if window:
         symbols.update(W="sliding_window", L_full="layer_types")
@@ -55,8 +73,4 @@ def build_cohere(r: Reader, model_type: str) -> Model:
     return Model(text, arch)
 
 
-# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
-FAMILIES = (
-    Family("cohere", partial(build_cohere, model_type="cohere"), ('CohereForCausalLM',)),
-    Family("cohere2", partial(build_cohere, model_type="cohere2"), ('Cohere2ForCausalLM',)),
-)
+FAMILIES = tuple(Family(mt, partial(build_cohere, model_type=mt), v.architectures) for mt, v in VARIANTS.items())

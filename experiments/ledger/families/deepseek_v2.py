@@ -20,6 +20,7 @@ shared_head.{norm, head}, stored as checkpoint layer num_hidden_layers + k (Deep
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 
 from ..family import Family
@@ -59,15 +60,29 @@ def nextn_mtp(mtp_flags: list[bool], mixed: bool, V: int, d: int, mixer, ffn) ->
 
 # ---------------------------------------------------------------------------------------------------------------
 # deepseek_v2 / deepseek_v3: MLA (optional q bottleneck), dense first layers, routed + shared experts
-_DEEPSEEK = {
-    # model_type: (max_position_embeddings, n_shared_experts, first_k_dense_replace) defaults
-    "deepseek_v2": (2048, 2, 0),
-    "deepseek_v3": (4096, 1, 3),
+@dataclass(frozen=True)
+class DeepseekVariant:
+    """What one model_type does differently: its config class's defaults and the keys only it reads."""
+    ctx_default: int                # max_position_embeddings
+    shared_default: int             # n_shared_experts
+    dense_default: int              # first_k_dense_replace
+    mlp_bias_key: bool              # reads mlp_bias (biases on the dense FFN and shared experts)
+    sigmoid_router: bool            # a sigmoid router with an e_score_correction_bias buffer; reads
+                                    # moe_layer_freq and num_nextn_predict_layers (MTP)
+    architectures: tuple[str, ...] = ()
+
+
+VARIANTS = {
+    "deepseek_v3": DeepseekVariant(4096, 1, 3, mlp_bias_key=False, sigmoid_router=True,
+                                   architectures=("DeepseekV3ForCausalLM",)),
+    "deepseek_v2": DeepseekVariant(2048, 2, 0, mlp_bias_key=True, sigmoid_router=False,
+                                   architectures=("DeepseekV2ForCausalLM",)),
 }
 
-def build_deepseek(r: Reader, model_type: str) -> Model:
-    ctx_default, shared_default, dense_default = _DEEPSEEK[model_type]
-    v3 = model_type == "deepseek_v3"
+
+def build_deepseek(r: Reader, model_type: str, variant: DeepseekVariant | None = None) -> Model:
+    v = variant or VARIANTS[model_type]
+    ctx_default, shared_default, dense_default = v.ctx_default, v.shared_default, v.dense_default
     d, L, V = sizes(r)
     n_heads = r.int("num_attention_heads")
     n_kv = r.int("num_key_value_heads", default=n_heads)     # MLA expands K/V per head; no effect on shapes
@@ -81,13 +96,13 @@ def build_deepseek(r: Reader, model_type: str) -> Model:
     kv_lora = r.int("kv_lora_rank")
     nope, rope, v_dim = r.int("qk_nope_head_dim"), r.int("qk_rope_head_dim"), r.int("v_head_dim")
     attn_bias = r.bool("attention_bias", default=False)
-    mlp_bias = False if v3 else r.bool("mlp_bias", default=False)
+    mlp_bias = r.bool("mlp_bias", default=False) if v.mlp_bias_key else False
     tied, ctx = tied_context(r, False, ctx_default)
     n_experts, top_k, expert_d_ff = experts(r, "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size")
     n_shared = r.int("n_shared_experts", default=shared_default, minimum=0)
     _, first_dense = first_dense_flags(r, L, default=dense_default)
-    freq = r.int("moe_layer_freq", default=1) if v3 else 1
-    n_mtp = r.int("num_nextn_predict_layers", default=0, minimum=0) if v3 else 0
+    freq = r.int("moe_layer_freq", default=1) if v.sigmoid_router else 1
+    n_mtp = r.int("num_nextn_predict_layers", default=0, minimum=0) if v.sigmoid_router else 0
 
     def is_moe(i):                      # MoE from first_k_dense_replace on, every moe_layer_freq-th layer
         return i >= first_dense and i % freq == 0
@@ -102,7 +117,7 @@ def build_deepseek(r: Reader, model_type: str) -> Model:
     def ffn(moe_layer):
         if not moe_layer:
             return swiglu(d, d_ff, mlp_bias)
-        return moe(d, n_experts, top_k, expert_d_ff, router_buffer="e_score_correction_bias" if v3 else None,
+        return moe(d, n_experts, top_k, expert_d_ff, router_buffer="e_score_correction_bias" if v.sigmoid_router else None,
                    n_shared=n_shared, shared_d_ff=expert_d_ff, shared_bias=mlp_bias)
 
     layers = build_layers(group_names(mixers, flags), mixers, flags, mixer, ffn, lambda: layer_norms(d))
@@ -117,12 +132,8 @@ def build_deepseek(r: Reader, model_type: str) -> Model:
                            d_e="moe_intermediate_size", E_shared="n_shared_experts", L_dense="first_k_dense_replace",
                            d_c="kv_lora_rank", d_cq="q_lora_rank", d_rope="qk_rope_head_dim",
                            d_nope="qk_nope_head_dim", d_v="v_head_dim",
-                           **({"L_mtp": "num_nextn_predict_layers"} if v3 else {})))
+                           **({"L_mtp": "num_nextn_predict_layers"} if v.sigmoid_router else {})))
     return Model(standard_text(layers, V, d, tied), arch, mtp)
 
 
-# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
-FAMILIES = (
-    Family("deepseek_v3", partial(build_deepseek, model_type="deepseek_v3"), ('DeepseekV3ForCausalLM',)),
-    Family("deepseek_v2", partial(build_deepseek, model_type="deepseek_v2"), ('DeepseekV2ForCausalLM',)),
-)
+FAMILIES = tuple(Family(mt, partial(build_deepseek, model_type=mt), v.architectures) for mt, v in VARIANTS.items())

@@ -14,6 +14,7 @@ What the ledger shows, per transformers' modeling_gemma*.py:
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 
 from ..family import Family
@@ -24,12 +25,31 @@ from ..tree import Node, group, leaf
 from ._common import build_layers, gqa_arch, standard_text
 from ._windows import every_nth_global, listed_layer_types, pattern_layer_types, window_of
 
-# model_type: (vocab_size, hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
-#              num_key_value_heads, max_position_embeddings, sliding_window) -- the config classes' defaults
-_DEFAULTS = {
-    "gemma": (256000, 3072, 24576, 28, 16, 16, 8192, None),
-    "gemma2": (256000, 2304, 9216, 26, 8, 4, 8192, 4096),
-    "gemma3_text": (262208, 2304, 9216, 26, 8, 4, 131072, 4096),
+@dataclass(frozen=True)
+class GemmaVariant:
+    """One text model_type: its config class's size defaults (read for a gemma3 text_config, which may leave
+    them out) and its layer layout."""
+    vocab_size: int
+    hidden_size: int
+    intermediate_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    max_position_embeddings: int
+    sliding_window: int | None
+    global_every: int | None        # every n-th layer global, the others sliding (None: every layer global)
+    pattern_key: bool               # n is the config's sliding_window_pattern (default global_every)
+    four_norms: bool                # pre/post norms around both attention and the FFN
+    qk_norm: bool                   # per-head q_norm / k_norm
+
+
+VARIANTS = {
+    "gemma": GemmaVariant(256000, 3072, 24576, 28, 16, 16, 8192, None, global_every=None, pattern_key=False,
+                          four_norms=False, qk_norm=False),
+    "gemma2": GemmaVariant(256000, 2304, 9216, 26, 8, 4, 8192, 4096, global_every=2, pattern_key=False,
+                           four_norms=True, qk_norm=False),
+    "gemma3_text": GemmaVariant(262208, 2304, 9216, 26, 8, 4, 131072, 4096, global_every=6, pattern_key=True,
+                                four_norms=True, qk_norm=True),
 }
 
 
@@ -54,14 +74,14 @@ def build_gemma3(r: Reader) -> Model:
 def _gemma_text(r: Reader, model_type: str, prefix: str, nested: bool, tied: bool | None = None) -> tuple[Node, Arch]:
     """The text model. A flat config must give its sizes (as every other family's); a gemma3 text_config may
     leave them to Gemma3TextConfig's defaults, as Google's published gemma-3-4b/12b/27b configs do."""
-    V0, d0, ff0, L0, h0, kv0, ctx0, window0 = _DEFAULTS[model_type]
+    v = VARIANTS[model_type]
 
-    def size(key, default, **kw):
-        return r.int(key, default=default, **kw) if nested else r.int(key, **kw)
+    def size(key, **kw):
+        return r.int(key, default=getattr(v, key), **kw) if nested else r.int(key, **kw)
 
-    d, L = size("hidden_size", d0), size("num_hidden_layers", L0, maximum=10**4)
-    V, d_ff = size("vocab_size", V0), size("intermediate_size", ff0)
-    n_heads, n_kv = size("num_attention_heads", h0), r.int("num_key_value_heads", default=kv0)
+    d, L = size("hidden_size"), size("num_hidden_layers", maximum=10**4)
+    V, d_ff = size("vocab_size"), size("intermediate_size")
+    n_heads, n_kv = size("num_attention_heads"), r.int("num_key_value_heads", default=v.num_key_value_heads)
     if n_heads % n_kv:
         r.fail("num_key_value_heads", f"a divisor of num_attention_heads ({n_heads})", n_kv,
                involves=("num_attention_heads",))
@@ -69,23 +89,22 @@ def _gemma_text(r: Reader, model_type: str, prefix: str, nested: bool, tied: boo
     attn_bias = r.bool("attention_bias", default=False)
     if tied is None:
         tied = r.bool("tie_word_embeddings", default=True)
-    ctx = r.int("max_position_embeddings", default=ctx0)
-    if model_type == "gemma":
+    ctx = r.int("max_position_embeddings", default=v.max_position_embeddings)
+    if v.global_every is None:
         types = ["full_attention"] * L
-    elif model_type == "gemma2":                      # Gemma2Config: even layers slide, odd layers are global
-        types = listed_layer_types(r, L) or every_nth_global(L, 2)
-    else:
-        types = pattern_layer_types(r, L, 6)
-    window = window_of(r, types, window0)
-    four_norms = model_type != "gemma"
+    elif v.pattern_key:
+        types = pattern_layer_types(r, L, v.global_every)
+    else:                                             # Gemma2Config: even layers slide, odd layers are global
+        types = listed_layer_types(r, L) or every_nth_global(L, v.global_every)
+    window = window_of(r, types, v.sliding_window)
 
     def mixer(_):
         return attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias,
-                         qk_norm=model_type == "gemma3_text")
+                         qk_norm=v.qk_norm)
 
     def norms():
         names = ["input_layernorm", "post_attention_layernorm"]
-        if four_norms:
+        if v.four_norms:
             names += ["pre_feedforward_layernorm", "post_feedforward_layernorm"]
         return [norm(name, d) for name in names]
 

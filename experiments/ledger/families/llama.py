@@ -1,8 +1,9 @@
-"""The llama family (llama, mistral, qwen2, qwen3): RMSNorm, SwiGLU, GQA, with each model_type's bias and qk-norm
-conventions (transformers LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config).
+"""The llama family (llama, mistral, qwen2, qwen3): RMSNorm, SwiGLU, GQA, with each model_type's bias, window and
+qk-norm conventions as data (``VARIANTS``; transformers LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 
 from ..family import Family
@@ -12,27 +13,35 @@ from ..config import Reader
 from ._common import gqa_arch, gqa_heads, sizes, standard_text, tied_context
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# llama family: RMSNorm, SwiGLU, GQA; per-family bias and qk-norm conventions
-_LLAMA_LIKE = {
-    # model_type: (q/k/v bias default, o bias follows attention_bias, qk_norm)
-    "llama": ("attention_bias", True, False),
-    "mistral": (False, False, False),
-    "qwen2": (True, False, False),
-    "qwen3": ("attention_bias", True, True),
+@dataclass(frozen=True)
+class LlamaVariant:
+    """What one model_type reads beyond the shared llama layout (its transformers config class and attention)."""
+    attention_bias: bool = False    # reads attention_bias: biases on q/k/v and o_proj
+    qkv_bias: bool = False          # q/k/v biases whatever the config says (Qwen2), o_proj without
+    mlp_bias: bool = False          # reads mlp_bias: biases on the FFN's three matrices
+    sliding_window: bool = False    # reads sliding_window: every layer attends to at most that many tokens
+    qk_norm: bool = False           # per-head RMSNorm on q and k (Qwen3)
+    architectures: tuple[str, ...] = ()   # the transformers classes a config names it by
+
+
+VARIANTS = {
+    "llama": LlamaVariant(attention_bias=True, mlp_bias=True, architectures=("LlamaForCausalLM",)),
+    "mistral": LlamaVariant(sliding_window=True, architectures=("MistralForCausalLM",)),
+    "qwen2": LlamaVariant(qkv_bias=True, architectures=("Qwen2ForCausalLM",)),
+    "qwen3": LlamaVariant(attention_bias=True, qk_norm=True, architectures=("Qwen3ForCausalLM",)),
 }
 
-def build_llama_like(r: Reader, model_type: str) -> Model:
-    qkv_rule, o_follows, qk_norm = _LLAMA_LIKE[model_type]
+
+def build_llama_like(r: Reader, model_type: str, variant: LlamaVariant | None = None) -> Model:
+    v = variant or VARIANTS[model_type]
     d, L, V, d_ff = sizes(r, "intermediate_size")
     n_heads, n_kv, head_dim = gqa_heads(r, d)
-    attn_bias = r.bool("attention_bias", default=False) if model_type in ("llama", "qwen3") else False
-    qkv_bias = attn_bias if qkv_rule == "attention_bias" else qkv_rule
-    mlp_bias = r.bool("mlp_bias", default=False) if model_type == "llama" else False
+    attn_bias = r.bool("attention_bias", default=False) if v.attention_bias else False
+    mlp_bias = r.bool("mlp_bias", default=False) if v.mlp_bias else False
     tied, ctx = tied_context(r, False, 4096)
-    window = r.int("sliding_window", default=None) if model_type == "mistral" else None
-    mixer = attention(d, n_heads, n_kv, head_dim, qkv_bias=qkv_bias, o_bias=attn_bias and o_follows,
-                      qk_norm=qk_norm)
+    window = r.int("sliding_window", default=None) if v.sliding_window else None
+    mixer = attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias or v.qkv_bias, o_bias=attn_bias,
+                      qk_norm=v.qk_norm)
     kind = "sliding_attention" if window else "full_attention"
     layer = decoder_layer(mixer, swiglu(d, d_ff, mlp_bias),
                           [norm("input_layernorm", d), norm("post_attention_layernorm", d)], kind, L)
@@ -45,10 +54,4 @@ def build_llama_like(r: Reader, model_type: str) -> Model:
     return Model(text, arch)
 
 
-# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
-FAMILIES = (
-    Family("llama", partial(build_llama_like, model_type="llama"), ('LlamaForCausalLM',)),
-    Family("mistral", partial(build_llama_like, model_type="mistral"), ('MistralForCausalLM',)),
-    Family("qwen2", partial(build_llama_like, model_type="qwen2"), ('Qwen2ForCausalLM',)),
-    Family("qwen3", partial(build_llama_like, model_type="qwen3"), ('Qwen3ForCausalLM',)),
-)
+FAMILIES = tuple(Family(mt, partial(build_llama_like, model_type=mt), v.architectures) for mt, v in VARIANTS.items())

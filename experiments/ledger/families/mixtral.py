@@ -14,6 +14,7 @@ GQA attention. Three families (transformers MixtralConfig, GraniteMoeConfig, Min
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 
 from ..family import Family
@@ -25,38 +26,52 @@ from ._common import (BASE_SYMBOLS, build_layers, experts, gqa_arch, gqa_heads, 
                       standard_text, tied_context)
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# mixtral / granitemoe / minimax_m2: all-MoE layers of routed experts, GQA attention
-_MIXTRAL_LIKE = {
-    # model_type: (router name, MoE block name, head_dim default, context default)
-    "mixtral": ("gate", "mlp", None, 131072),
-    "granitemoe": ("router", "block_sparse_moe", None, 2048),
-    "minimax_m2": ("gate", "mlp", 128, 196608),
+@dataclass(frozen=True)
+class MixtralVariant:
+    """What one model_type does differently: names, defaults and the few keys only it reads."""
+    router: str                      # the router's module name
+    block: str                       # the MoE block's module name
+    ctx_default: int                 # max_position_embeddings when the config has none
+    head_dim_default: int | None = None   # head_dim when absent (None: hidden_size / heads)
+    attention_bias: bool = False     # reads attention_bias (biases on q/k/v/o)
+    sliding_window: bool = False     # reads sliding_window (a window on every layer)
+    whole_qk_norm: bool = False      # RMSNorm over the whole q and k projections
+    score_bias_buffer: bool = False  # the router's e_score_correction_bias, a buffer on the MoE block
+    architectures: tuple[str, ...] = ()
+
+
+VARIANTS = {
+    "mixtral": MixtralVariant("gate", "mlp", 131072, sliding_window=True, architectures=("MixtralForCausalLM",)),
+    "granitemoe": MixtralVariant("router", "block_sparse_moe", 2048, attention_bias=True,
+                                 architectures=("GraniteMoeForCausalLM",)),
+    "minimax_m2": MixtralVariant("gate", "mlp", 196608, head_dim_default=128, whole_qk_norm=True,
+                                 score_bias_buffer=True, architectures=("MiniMaxM2ForCausalLM",)),
 }
 
-def build_mixtral_like(r: Reader, model_type: str) -> Model:
-    router, block, head_dim_default, ctx_default = _MIXTRAL_LIKE[model_type]
+
+def build_mixtral_like(r: Reader, model_type: str, variant: MixtralVariant | None = None) -> Model:
+    v = variant or VARIANTS[model_type]
     d, L, V = sizes(r)
-    n_heads, n_kv, head_dim = gqa_heads(r, d, head_dim_default=head_dim_default)
-    attn_bias = r.bool("attention_bias", default=False) if model_type == "granitemoe" else False
-    tied, ctx = tied_context(r, False, ctx_default)
+    n_heads, n_kv, head_dim = gqa_heads(r, d, head_dim_default=v.head_dim_default)
+    attn_bias = r.bool("attention_bias", default=False) if v.attention_bias else False
+    tied, ctx = tied_context(r, False, v.ctx_default)
     n_experts, top_k, expert_d_ff = experts(r, "num_local_experts", "num_experts_per_tok", "intermediate_size")
     # transformers MixtralModel: a sliding-window mask on every layer when sliding_window is set
-    window = r.int("sliding_window", default=None) if model_type == "mixtral" else None
+    window = r.int("sliding_window", default=None) if v.sliding_window else None
     mixer_type = "sliding_attention" if window else "full_attention"
     mixers, flags = [mixer_type] * L, [True] * L
 
     def mixer(_):
         node = attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias)
-        if model_type != "minimax_m2":
+        if not v.whole_qk_norm:
             return node
         return group(node.name, list(node.children) + [norm("q_norm", n_heads * head_dim),
                                                        norm("k_norm", n_kv * head_dim)], kind=node.kind)
 
     def ffn(_):
         extra = ((leaf("e_score_correction_bias", n_experts, kind="hf_buffer", matmul=False),)
-                 if model_type == "minimax_m2" else ())
-        return moe(d, n_experts, top_k, expert_d_ff, router=router, name=block, block_extra=extra)
+                 if v.score_bias_buffer else ())
+        return moe(d, n_experts, top_k, expert_d_ff, router=v.router, name=v.block, block_extra=extra)
 
     layers = build_layers(mixers, mixers, flags, mixer, ffn, lambda: layer_norms(d))
     text = standard_text(layers, V, d, tied)
@@ -69,9 +84,5 @@ def build_mixtral_like(r: Reader, model_type: str) -> Model:
     return Model(text, arch)
 
 
-# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
-FAMILIES = (
-    Family("mixtral", partial(build_mixtral_like, model_type="mixtral"), ('MixtralForCausalLM',)),
-    Family("granitemoe", partial(build_mixtral_like, model_type="granitemoe"), ('GraniteMoeForCausalLM',)),
-    Family("minimax_m2", partial(build_mixtral_like, model_type="minimax_m2"), ('MiniMaxM2ForCausalLM',)),
-)
+FAMILIES = tuple(Family(mt, partial(build_mixtral_like, model_type=mt), v.architectures)
+                 for mt, v in VARIANTS.items())

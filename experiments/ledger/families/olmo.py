@@ -11,6 +11,7 @@ Neither ties embeddings by default.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 
 from ..family import Family
@@ -26,20 +27,38 @@ def parameterless_norm(name: str) -> Node:
     return group(name, [], kind="norm")
 
 
-def build_olmo(r: Reader, model_type: str) -> Model:
+@dataclass(frozen=True)
+class OlmoVariant:
+    """Where one model_type puts its norms and whether they hold weights."""
+    layer_norms: tuple[str, ...]    # a layer's norms, in order
+    parametric: bool                # RMSNorm weights (olmo2), or LayerNorms without parameters (olmo)
+    whole_qk_norm: bool             # q_norm / k_norm over all heads at once
+    architectures: tuple[str, ...] = ()
+
+
+VARIANTS = {
+    "olmo": OlmoVariant(("input_layernorm", "post_attention_layernorm"), parametric=False, whole_qk_norm=False,
+                        architectures=("OlmoForCausalLM",)),
+    "olmo2": OlmoVariant(("post_attention_layernorm", "post_feedforward_layernorm"), parametric=True,
+                         whole_qk_norm=True, architectures=("Olmo2ForCausalLM",)),
+}
+
+
+def build_olmo(r: Reader, model_type: str, variant: OlmoVariant | None = None) -> Model:
+    v = variant or VARIANTS[model_type]
     d, L, V, d_ff = sizes(r, "intermediate_size")
     n_heads, n_kv, head_dim = gqa_heads(r, d)
     attn_bias = r.bool("attention_bias", default=False)
     tied, ctx = tied_context(r, False, 2048)
     mixer = attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias)
-    if model_type == "olmo":
-        norms = [parameterless_norm("input_layernorm"), parameterless_norm("post_attention_layernorm")]
-        final_norm = parameterless_norm("norm")
-    else:
+    if v.whole_qk_norm:
         mixer = with_norms(mixer, [leaf("q_norm.weight", n_heads * head_dim, kind="norm"),
                                    leaf("k_norm.weight", n_kv * head_dim, kind="norm")])
-        norms = [norm("post_attention_layernorm", d), norm("post_feedforward_layernorm", d)]
-        final_norm = norm("norm", d)
+
+    def a_norm(name):
+        return norm(name, d) if v.parametric else parameterless_norm(name)
+    norms = [a_norm(name) for name in v.layer_norms]
+    final_norm = a_norm("norm")
     layer = decoder_layer(mixer, swiglu(d, d_ff), norms, "full_attention", L)
     text = text_tree([embed_tokens(V, d)], [layer], final_norm, lm_head(V, d, tied))
     arch = gqa_arch(model_type, d, L, V, ctx, n_heads, n_kv, head_dim,
@@ -48,8 +67,4 @@ def build_olmo(r: Reader, model_type: str) -> Model:
     return Model(text, arch)
 
 
-# the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
-FAMILIES = (
-    Family("olmo", partial(build_olmo, model_type="olmo"), ('OlmoForCausalLM',)),
-    Family("olmo2", partial(build_olmo, model_type="olmo2"), ('Olmo2ForCausalLM',)),
-)
+FAMILIES = tuple(Family(mt, partial(build_olmo, model_type=mt), v.architectures) for mt, v in VARIANTS.items())

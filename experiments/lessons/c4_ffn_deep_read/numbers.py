@@ -475,10 +475,7 @@ def _moe(reg, models) -> None:
     for alias, mn in models.items():
         if not mn.arch.moe:
             continue
-        L = mn.ledger
-        reg.add(f"ffn.moe_ratio.{alias}", f"{mn.name} 文本主干总参数是每 token 激活参数的几倍",
-                Sym("文本主干", L.text_backbone) / Sym("激活", L.active_per_token), kind="ratio", style="x1",
-                sources=(mn.where + LEDGER,))
+        # (ffn.moe_ratio.<alias>, cited by C11 too, is registered by toolkit/shared_numbers.py)
         reg.add(f"ffn.moe_experts.{alias}", f"{mn.name} 每个 MoE 层的路由专家数", Sym("E", mn.arch.moe.n_experts),
                 kind="config", symbols={"E": "路由专家数"}, sources=(mn.where,))
         reg.add(f"ffn.moe_top_k.{alias}", f"{mn.name} 每个 token 选的专家数", Sym("k", mn.arch.moe.top_k),

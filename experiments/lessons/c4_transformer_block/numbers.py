@@ -17,25 +17,11 @@ from __future__ import annotations
 
 
 from ...toolkit.model_numbers import LEDGER
+from ...toolkit.shared_numbers import layer_tensor, text_config_of
 from ...expr import Const, Exp, Neg, RealDiv, Sqrt, Sym
 
 
 # -- helpers ---------------------------------------------------------------------------------------------------
-def _leaf(mn, layer_type: str, name: str):
-    """The tensor called `name` (e.g. 'q_proj.weight') inside one layer of `layer_type`."""
-    for node in mn.ledger.layer(layer_type).walk():
-        if node.shape is not None and node.name == name:
-            return node
-    raise KeyError(f"{mn.id}: no tensor {name!r} in a {layer_type} layer")
-
-
-def _text_config(mn) -> tuple[dict, str]:
-    config = mn.doc["config"]
-    if isinstance(config.get("text_config"), dict):
-        return config["text_config"], "text_config."
-    return config, ""
-
-
 def _count_where(mn, layer_type: str, kind: str) -> int:
     node = mn.ledger.layer(layer_type)
     return node.sum_where(lambda leaf, kinds: kind in kinds) // node.n
@@ -70,50 +56,22 @@ def _anchor(reg, mn) -> None:
             kind="ratio", style="x1", symbols=mn.keys, sources=src("d_ff", "d"))
     # gated full attention: widths of the projections, checked against the tensors' shapes
     if "full_attention" in L.layer_types:
-        q = _leaf(mn, "full_attention", "q_proj.weight")
-        k = _leaf(mn, "full_attention", "k_proj.weight")
-        o = _leaf(mn, "full_attention", "o_proj.weight")
-        reg.add("c4.anchor_q_width", "锚点模型 Q 头拼起来的宽度 h·d_h", c["h"] * c["d_h"], value=o.shape[1],
-                symbols=mn.keys, sources=src("h", "d_h"), check="与 o_proj 权重的输入维一致")
+        q = layer_tensor(mn, "full_attention", "q_proj.weight")
+        k = layer_tensor(mn, "full_attention", "k_proj.weight")
         reg.add("c4.anchor_kv_width", "锚点模型 K（或 V）头拼起来的宽度 h_kv·d_h（GQA）", c["h_kv"] * c["d_h"],
                 value=k.shape[0], symbols=mn.keys, sources=src("h_kv", "d_h"), check="与 k_proj 权重的输出维一致")
         reg.add("c4.anchor_q_proj_out", "锚点模型 q_proj 的输出维（一半是输出门）", Const(2) * c["h"] * c["d_h"],
                 value=q.shape[0], symbols=mn.keys, sources=src("h", "d_h"), check="与 q_proj 权重的输出维一致")
         mats = (c["d"] * (Const(2) * c["h"] * c["d_h"]) + Const(2) * c["d"] * (c["h_kv"] * c["d_h"])
                 + c["h"] * c["d_h"] * c["d"])
-        mat_value = sum(_leaf(mn, "full_attention", f"{m}_proj.weight").count for m in "qkvo")
+        mat_value = sum(layer_tensor(mn, "full_attention", f"{m}_proj.weight").count for m in "qkvo")
         reg.add("c4.anchor_attn_matrices", "锚点模型一层门控全注意力的四个投影矩阵（q 含输出门）合计", mats,
                 value=mat_value, symbols=mn.keys, sources=src("d", "h", "h_kv", "d_h"))
         reg.add("c4.anchor_attn_4d2", "经典公式给一层注意力的 4d²", Const(4) * c["d"] ** 2, symbols=mn.keys,
                 sources=src("d"))
         reg.add("c4.anchor_qk_norms", "锚点模型一层全注意力里 q_norm 与 k_norm 的参数", Const(2) * c["d_h"],
-                value=_leaf(mn, "full_attention", "q_norm.weight").count
-                + _leaf(mn, "full_attention", "k_norm.weight").count, symbols=mn.keys, sources=src("d_h"))
-        attn = (c["d"] * (Const(2) * c["h"] * c["d_h"]) + Const(2) * c["d"] * (c["h_kv"] * c["d_h"])
-                + c["h"] * c["d_h"] * c["d"] + Const(2) * c["d_h"])
-        reg.add("c4.anchor_mixer_attn", "锚点模型一层门控全注意力的参数（q/k/v/o 投影 + q_norm、k_norm）", attn,
-                value=mn.reg[f"{mn.p}.mixer.full_attention"].value, symbols=mn.keys,
-                sources=src("d", "h", "h_kv", "d_h"))
-    # Gated DeltaNet mixer, from the linear_* config keys
-    if "linear_attention" in L.layer_types:
-        tc, pre = _text_config(mn)
-        keys = {"n_k": "linear_num_key_heads", "d_k": "linear_key_head_dim", "n_v": "linear_num_value_heads",
-                "d_v": "linear_value_head_dim", "k_conv": "linear_conv_kernel_dim"}
-        g = {s: Sym(s, tc[k]) for s, k in keys.items()}
-        gkeys = {**mn.keys, **{s: pre + k for s, k in keys.items()}}
-        d = c["d"]
-        qkv = Const(2) * g["n_k"] * g["d_k"] + g["n_v"] * g["d_v"]
-        gdn = (d * qkv + d * (g["n_v"] * g["d_v"]) + Const(2) * d * g["n_v"] + qkv * g["k_conv"]
-               + Const(2) * g["n_v"] + g["d_v"] + g["n_v"] * g["d_v"] * d)
-        gdn_value = mn.reg[f"{mn.p}.mixer.linear_attention"].value
-        reg.add("c4.anchor_mixer_gdn", "锚点模型一层 Gated DeltaNet 的参数（in_proj_qkv/z/b/a、conv1d、dt_bias、"
-                "A_log、norm、out_proj）", gdn, value=gdn_value, symbols=gkeys,
-                sources=(f"{mn.where}：" + "、".join(["text_config.hidden_size"] + [pre + k for k in keys.values()]),))
-        if "full_attention" in L.layer_types:
-            attn_value = mn.reg[f"{mn.p}.mixer.full_attention"].value
-            reg.add("c4.anchor_mixer_diff", "锚点模型单层 GDN 比单层门控全注意力多出的参数",
-                    Sym("GDN 层 mixer", gdn_value) - Sym("全注意力层 mixer", attn_value),
-                    value=gdn_value - attn_value, sources=(mn.where + LEDGER,))
+                value=layer_tensor(mn, "full_attention", "q_norm.weight").count
+                + layer_tensor(mn, "full_attention", "k_norm.weight").count, symbols=mn.keys, sources=src("d_h"))
     # the two vocabulary matrices together
     parts = {k: mn.reg[f"{mn.p}.part.{k}"].value for k in ("embedding", "lm_head")
              if f"{mn.p}.part.{k}" in mn.reg.numbers}
@@ -125,10 +83,10 @@ def _anchor(reg, mn) -> None:
     # "norm" part) plus the norms that sit inside the mixers (q_norm, k_norm; the GDN's output norm)
     if f"{mn.p}.part.norm" in mn.reg.numbers and set(L.layer_types) == {"full_attention", "linear_attention"}:
         layer_norms = Sym("层内两个 RMSNorm 与最终 RMSNorm", mn.reg[f"{mn.p}.part.norm"].value)
-        tc, pre = _text_config(mn)
+        tc, pre = text_config_of(mn.doc["config"])
         d_v = Sym("d_v", tc["linear_value_head_dim"])
         reg.add("c4.anchor_gdn_norm", "锚点模型一层 GDN 内部输出归一化的参数（每个值头宽 d_v 一份权重）", d_v,
-                value=_leaf(mn, "linear_attention", "norm.weight").count,
+                value=layer_tensor(mn, "linear_attention", "norm.weight").count,
                 symbols={"d_v": pre + "linear_value_head_dim"}, sources=src("d"))
         n_full = Sym("全注意力层数", L.layer("full_attention").n)
         n_lin = Sym("GDN 层数", L.layer("linear_attention").n)
@@ -149,7 +107,7 @@ def _anchor(reg, mn) -> None:
     reg.add("c4.residual_std", "残差流的标准差（假设每次写入独立、方差为 1）", Sqrt(Const(1) + writes),
             kind="ratio", style="x2", symbols=mn.keys, sources=src("L"))
     # zero-centred RMSNorm eps
-    tc, pre = _text_config(mn)
+    tc, pre = text_config_of(mn.doc["config"])
     if "rms_norm_eps" in tc:
         reg.add("c4.anchor_rms_eps", "锚点模型 RMSNorm 的 eps", Sym("eps", tc["rms_norm_eps"]), kind="config",
                 style="e0", symbols={"eps": pre + "rms_norm_eps"}, sources=(f"{mn.where}：{pre}rms_norm_eps",))

@@ -1,5 +1,5 @@
-"""The gemma / cohere / olmo group of issue #12 (gemma, gemma2, gemma3_text, gemma3, cohere, cohere2, olmo, olmo2,
-exaone4, smollm3): what the ledger's views make of their layers, beyond the counts test_families.py checks.
+"""Sliding-window layers, parallel blocks and norm placements (gemma, gemma2, gemma3_text, gemma3, cohere, cohere2,
+olmo, olmo2, exaone4, smollm3): what the ledger's views make of their layers, beyond the counts test_families.py checks.
 
 - sliding-window layers: the KV cache and the score FLOPs of gemma2 (alternating), gemma3 (every 6th layer
   global), exaone4 ("LLLG") and cohere2 (every 4th global) at a context below and above the window, computed

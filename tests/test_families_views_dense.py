@@ -1,9 +1,9 @@
-"""Families of issue #12 group dB (phi, phi3, gpt_neox, falcon, starcoder2, granite, glm4, ernie4_5,
-hunyuan_v1_dense): what the views read from their ledgers, computed by hand from the configs, plus the cases the
+"""Dense families with their own attention, norm and MLP conventions (phi, phi3, gpt_neox, falcon, starcoder2,
+granite, glm4, ernie4_5, hunyuan_v1_dense): what the views read from their ledgers, computed by hand from the configs, plus the cases the
 published fixtures in tests/fixtures/models/ do not cover, each checked against transformers on the meta device.
 
 Configs derived here, and where their values come from (no verbatim published config.json of these was found in
-the stored sources; see the report of issue #12):
+the stored sources):
 - STARCODER2_3B: the architecture keys of bigcode/starcoder2-3b's config.json as quoted key-for-key in public test
   code ("golden values from bigcode/starcoder2-3b's real config.json"); keys it does not quote take the
   Starcoder2Config defaults (use_bias true, tied head).

@@ -1,0 +1,73 @@
+"""A lesson is a plug-in: removing its package, its Markdown and its data/course.json chapter leaves a course that
+builds, whose other pages are unchanged, and whose browser entry points still resolve.
+
+Each case copies what the build reads (build.py, experiments/, sitegen/, site/, lessons/, data/) into a
+temporary folder, removes one lesson and builds the copy in this process, with the copy's own modules imported
+fresh (the project's are put back afterwards). The Pyodide bundle is not copied: the runtime step is left out
+(it only copies .cache/runtime/ and zips experiments/, which is done here without writing).
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from project_copy import ROOT, copy_project, modules_of
+
+
+def lesson_packages() -> dict[str, str]:
+    """Lesson id -> its package folder name, for every lesson package that declares a page."""
+    from experiments.lessons import all_lessons
+    return {lesson.id: lesson.package.rsplit(".", 1)[1] for lesson in all_lessons() if lesson.id}
+
+
+PACKAGES = lesson_packages()
+
+
+def copy_without(lesson_id: str, package: str, dest: Path) -> Path:
+    copy_project(dest)
+    shutil.rmtree(dest / "experiments" / "lessons" / package)
+    (dest / "lessons" / f"{lesson_id}.md").unlink()
+    course_file = dest / "data" / "course.json"
+    course = json.loads(course_file.read_text(encoding="utf-8"))
+    course["chapters"] = [ch for ch in course["chapters"] if ch.get("lesson") != lesson_id]
+    course_file.write_text(json.dumps(course, ensure_ascii=False, indent=2), encoding="utf-8")
+    return dest
+
+
+@pytest.fixture(scope="module")
+def full_site(tmp_path_factory):
+    """The project's pages, built the same way (no runtime step), to compare the remaining pages with."""
+    dest = tmp_path_factory.mktemp("full")
+    with modules_of(ROOT) as build:
+        site = build.build(ROOT, dest / "_site", steps=[build.install_vendor, build.write_browser_models])
+        return dict(site.pages)
+
+
+def _same_runtime(html: str) -> str:
+    """The page with its runtime folder's name (a hash of the experiments package, which lost a lesson) masked."""
+    return re.sub(r"py/[0-9a-f]{12}/", "py/HASH/", html)
+
+
+@pytest.mark.parametrize("lesson_id", sorted(PACKAGES))
+def test_a_course_without_the_lesson_builds(lesson_id, tmp_path, full_site):
+    package = PACKAGES[lesson_id]
+    root = copy_without(lesson_id, package, tmp_path / "project")
+    with modules_of(root) as build:
+        site = build.build(root, root / "_site", steps=[build.install_vendor, build.write_browser_models])
+        from experiments import api, lessons
+        from sitegen import runtime
+        assert lesson_id not in [lesson.id for lesson in lessons.all_lessons()]
+        warm = json.loads(api.warm_modules("[[]]"))   # every remaining entry point's module imports
+        assert warm and not [m for m in warm if m.startswith(f"experiments.lessons.{package}")]
+        runtime.plan_runtime(root / "site" / "static" / "js" / "worker.js", root / "experiments")   # zips
+    page = f"{lesson_id}.html"
+    assert set(site.pages) == set(full_site) - {page}
+    assert (root / "_site" / "index.html").is_file() and not (root / "_site" / page).exists()
+    assert f'href="{page}"' not in site.pages["index.html"], "the outline still links to the removed lesson"
+    for other, html in site.pages.items():
+        if f'href="{page}"' not in full_site[other]:   # a page that never linked to it is unchanged
+            assert _same_runtime(html) == _same_runtime(full_site[other]), f"{other} changed without {page}"
