@@ -11,9 +11,11 @@ lesson (tests/test_layers.py holds this, lazy imports inside functions included)
     experiments.lessons, course_numbers, api                                discovery, the course's numbers, the browser
 
     inputs.py         a learner's typed value -> an exact int or Fraction, or a Chinese message naming the field
-    config_text.py    a pasted config.json -> the config, or a Chinese message; a config or its text -> its ledger
+    config_text.py    a pasted config.json -> the config, or a Chinese message; a config or its text -> its
+                      ledger; the text model's keys of a nested (multimodal) config
     decode.py         bytes per weight, the weights one decode step of B tokens reads (routed experts touched)
     moe.py            a MoE config's expert count, top-k and expert width, changed through the engine's MoE facts
     model_numbers.py  every model's generic numbers (totals, shares, classic estimate, crossover, KV cache)
+    shared_numbers.py the few numbers several lessons cite, so that no lesson needs another one's
     derivations.py    a config's generic numbers with the derivation rows a page shows
 """

@@ -41,3 +41,10 @@ def ledger_of_input(config) -> Ledger:
         return ledger_of(config)
     except ConfigError as e:
         raise ValueError(config_problem_zh(e)) from None
+
+
+def text_config_of(config: dict) -> tuple[dict, str]:
+    """(the text model's keys, their prefix): ``text_config`` for a nested (multimodal) config, else the config."""
+    if isinstance(config.get("text_config"), dict):
+        return config["text_config"], "text_config."
+    return config, ""

@@ -9,14 +9,8 @@ without taking another lesson's numbers with it. Their names are the ones the pa
 from __future__ import annotations
 
 from ..expr import Const, Sym
+from .config_text import text_config_of
 from .model_numbers import LEDGER
-
-
-def text_config_of(config: dict) -> tuple[dict, str]:
-    """(the text model's keys, their prefix): ``text_config`` for a nested (multimodal) config, else the config."""
-    if isinstance(config.get("text_config"), dict):
-        return config["text_config"], "text_config."
-    return config, ""
 
 
 def layer_tensor(mn, layer_type: str, name: str):

@@ -26,6 +26,7 @@ from fractions import Fraction
 
 from ...format import format_value, gb, n, pct, sci
 from ...ledger import build_ledger, ledger_of, unwrap, views
+from ...toolkit.config_text import text_config_of
 from ...toolkit.decode import step_weights
 from ...toolkit.inputs import parse_fraction, parse_int
 from ...toolkit.moe import get_key, moe_keys, set_key
@@ -189,20 +190,29 @@ def hybrid_layer_types(L: int, n_full: int) -> list[str]:
 
 
 def _text(config: dict) -> dict:
-    return config["text_config"] if isinstance(config.get("text_config"), dict) else config
+    return text_config_of(config)[0]
+
+
+HYBRID_TYPES = {"full_attention", "linear_attention"}
+NOT_HYBRID = "混合比例只能在 Gated DeltaNet 与全注意力交替的模型上改（Qwen3.8、Qwen3-Next）"
 
 
 def hybrid_config(config, n_full) -> dict:
-    """A copy of a hybrid GDN/full-attention config (qwen3_5, qwen3_next) with n_full full-attention layers."""
+    """A copy of a hybrid GDN/full-attention config with n_full full-attention layers, listed in its
+    ``layer_types`` (which the engine must then read back: a family that takes its layers from elsewhere is
+    refused, as is a model that is not such a hybrid)."""
     config = unwrap(config)
-    if config.get("model_type") not in ("qwen3_5", "qwen3_next"):
-        raise ValueError("混合比例只能在 Gated DeltaNet 与全注意力交替的模型上改（Qwen3.8、Qwen3-Next）")
+    types = ledger_of(config).arch.layer_types
+    if "linear_attention" not in types or not set(types) <= HYBRID_TYPES:
+        raise ValueError(NOT_HYBRID)
     cfg = copy.deepcopy(config)
     t = _text(cfg)
-    L = t["num_hidden_layers"]
+    L = len(types)
     n_full = parse_int(n_full, "全注意力层数", 0, L)
     t.pop("full_attention_interval", None)
     t["layer_types"] = hybrid_layer_types(L, n_full)
+    if ledger_of(cfg).arch.layer_types != t["layer_types"]:
+        raise ValueError(NOT_HYBRID)
     return cfg
 
 

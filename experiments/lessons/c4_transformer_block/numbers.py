@@ -17,7 +17,8 @@ from __future__ import annotations
 
 
 from ...toolkit.model_numbers import LEDGER
-from ...toolkit.shared_numbers import layer_tensor, text_config_of
+from ...toolkit.config_text import text_config_of
+from ...toolkit.shared_numbers import layer_tensor
 from ...expr import Const, Exp, Neg, RealDiv, Sqrt, Sym
 
 
