@@ -17,6 +17,7 @@ import inside a function counts the same as one at the top.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -45,24 +46,34 @@ def modules() -> dict[str, Path]:
     return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py")) if "__pycache__" not in p.parts}
 
 
-def imports(name: str, path: Path) -> list[tuple[int, str]]:
-    """(line, module) of every import in the file, relative ones resolved; ``from X import a`` names X.a when
-    that is a module, else X."""
-    known = modules()
+@functools.lru_cache(maxsize=None)
+def _raw_imports(name: str, path: Path) -> tuple[tuple[int, str, tuple[str, ...]], ...]:
+    """(line, module, names imported from it) of every import statement anywhere in the file (read once)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            out += [(node.lineno, alias.name) for alias in node.names]
+            out += [(node.lineno, alias.name, ()) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            for alias in node.names:
-                sub = f"{target}.{alias.name}"
-                out.append((node.lineno, sub if sub in known else target))
+            out.append((node.lineno, target, tuple(alias.name for alias in node.names)))
+    return tuple(out)
+
+
+def imports(name: str, path: Path, known) -> list[tuple[int, str]]:
+    """(line, module) of every import in the file, relative ones resolved; ``from X import a`` names X.a when
+    that is a module of `known`, else X."""
+    out = []
+    for line, target, names in _raw_imports(name, path):
+        if not names:
+            out.append((line, target))
+        for alias in names:
+            sub = f"{target}.{alias}"
+            out.append((line, sub if sub in known else target))
     return out
 
 
@@ -95,7 +106,7 @@ def upward_imports(known: dict[str, Path]) -> list[str]:
     bad = []
     for name, path in known.items():
         rel = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
-        for line, target in imports(name, path):
+        for line, target in imports(name, path, known):
             top = target.split(".")[0]
             if top in ("sitegen", "build", "tests"):
                 bad.append(f"{rel}:{line}: imports {target} (experiments/ never imports the site or the build)")

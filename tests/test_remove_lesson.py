@@ -4,7 +4,8 @@ builds, whose other pages are unchanged, and whose browser entry points still re
 Each case copies what the build reads (build.py, experiments/, sitegen/, site/, lessons/, data/) into a
 temporary folder, removes one lesson and builds the copy in this process, with the copy's own modules imported
 fresh (the project's are put back afterwards). The Pyodide bundle is not copied: the runtime step is left out
-(it only copies .cache/runtime/ and zips experiments/, which is done here without writing).
+(it only copies .cache/runtime/ and zips experiments/, which is done here without writing), and so is
+Plotly's copy (sitegen/vendor.py), which no lesson changes.
 """
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def full_site(tmp_path_factory):
     """The project's pages, built the same way (no runtime step), to compare the remaining pages with."""
     dest = tmp_path_factory.mktemp("full")
     with modules_of(ROOT) as build:
-        site = build.build(ROOT, dest / "_site", steps=[build.install_vendor, build.write_browser_models])
+        site = build.build(ROOT, dest / "_site", steps=[build.write_browser_models])
         return dict(site.pages)
 
 
@@ -57,7 +58,7 @@ def test_a_course_without_the_lesson_builds(lesson_id, tmp_path, full_site):
     package = PACKAGES[lesson_id]
     root = copy_without(lesson_id, package, tmp_path / "project")
     with modules_of(root) as build:
-        site = build.build(root, root / "_site", steps=[build.install_vendor, build.write_browser_models])
+        site = build.build(root, root / "_site", steps=[build.write_browser_models])
         from experiments import api, lessons
         from sitegen import runtime
         assert lesson_id not in [lesson.id for lesson in lessons.all_lessons()]
