@@ -332,7 +332,8 @@ def moe_keys(config: dict) -> tuple[str, str, str]:
     """The config keys of (expert count, experts per token, expert width) of a model moe_explore can vary."""
     ledger = _ledger(unwrap(config))
     if not explorable(ledger):
-        raise ValueError("这个模型的专家数、top-k 和专家宽度不能在这里单独改（没有路由专家，或专家宽度与稠密层共用一个键）")
+        raise ValueError("这个模型的专家数、top-k 和专家宽度不能在这里单独改"
+                         "（没有路由专家，或专家宽度与稠密层共用一个键）")
     moe = ledger.arch.moe
     return moe.experts_key, moe.top_k_key, moe.expert_d_ff_key
 
@@ -365,8 +366,9 @@ def moe_explore(config, n_experts=None, top_k=None, width=None) -> dict:
             cfg["experts_per_token"] = get_key(cfg, k_k)
     if width is not None:
         set_key(cfg, k_w, parse_int(width, "专家宽度", 1, 10**6))
-    if get_key(cfg, k_k) > get_key(cfg, k_n):
-        raise ValueError(f"每个 token 选的专家数（{get_key(cfg, k_k)}）不能多于专家总数（{get_key(cfg, k_n)}）")
+    E, k = get_key(cfg, k_n), get_key(cfg, k_k)
+    if k > E:
+        raise ValueError(f"每个 token 选的专家数（{k}）不能多于专家总数（{E}）")
     base = moe_summary(_ledger(config))
     out = moe_summary(build_ledger(cfg))
     return {"model_type": cfg["model_type"], "keys": [k_n, k_k, k_w], "base": base, "now": out}
