@@ -133,3 +133,41 @@ def test_time_and_utilisation():
         s.training_seconds(1e18, 0, 1e15, 0.5)
     with pytest.raises(ValueError):
         s.training_seconds(1e18, 1, 1e15, 1.5)
+
+
+# -- training tokens in data/models/<id>/meta.yaml ---------------------------------------------------------------
+def test_meta_training_tokens_are_validated(tmp_path):
+    from sitegen.models import read_meta
+    good = {"id": "m", "name": "M", "training_tokens": 2_000_000_000_000, "training_tokens_source": "paper, table 1",
+            "training_tokens_source_zh": "论文表 1", "training_tokens_url": "https://arxiv.org/abs/2307.09288"}
+    import yaml
+
+    def read(meta):
+        path = tmp_path / "meta.yaml"
+        path.write_text(yaml.safe_dump(meta, allow_unicode=True))
+        return read_meta(path, "data/models/m/meta.yaml", "m")
+
+    meta, errors = read(good)
+    assert errors == [] and meta["training_tokens"] == 2_000_000_000_000
+    for bad, key in (({**good, "training_tokens": -5}, "training_tokens"),
+                     ({**good, "training_tokens": "2T"}, "training_tokens"),
+                     ({**good, "training_tokens": 1.5e12}, "training_tokens"),
+                     ({k: v for k, v in good.items() if k != "training_tokens_source_zh"}, "training_tokens_source_zh"),
+                     ({**good, "training_tokens_url": "arxiv.org/abs/1"}, "training_tokens_url"),
+                     ({"id": "m", "name": "M", "training_tokens_source": "x"}, "training_tokens_source")):
+        meta, errors = read(bad)
+        assert meta is None and len(errors) == 1
+        text = str(errors[0])
+        assert text.startswith("data/models/m/meta.yaml") and f"'{key}'" in text, text
+
+
+def test_every_course_model_with_tokens_has_a_source():
+    import yaml
+    with_tokens = {}
+    for path in sorted((ROOT / "data" / "models").glob("*/meta.yaml")):
+        meta = yaml.safe_load(path.read_text())
+        if "training_tokens" in meta:
+            with_tokens[meta["id"]] = meta["training_tokens"]
+            assert meta["training_tokens_url"].startswith("https://")
+    assert with_tokens["gpt3-175b"] == 300 * 10**9 and with_tokens["llama-2-7b"] == 2 * 10**12
+    assert "gpt2" not in with_tokens and "mistral-7b-v0.1" not in with_tokens   # no published figure: none shown
