@@ -171,3 +171,27 @@ def test_every_course_model_with_tokens_has_a_source():
             assert meta["training_tokens_url"].startswith("https://")
     assert with_tokens["gpt3-175b"] == 300 * 10**9 and with_tokens["llama-2-7b"] == 2 * 10**12
     assert "gpt2" not in with_tokens and "mistral-7b-v0.1" not in with_tokens   # no published figure: none shown
+
+
+def test_engine_coefficients_are_the_cited_ones():
+    from fractions import Fraction
+    cited = json.loads((ROOT / "data" / "citations.json").read_text())
+    value = lambda k: float(Fraction(cited[k]["value"]) if isinstance(cited[k]["value"], str) else cited[k]["value"])
+    for prefix, fit in (("chinchilla", s.CHINCHILLA), ("epoch", s.EPOCH)):
+        for p in ("E", "A", "B", "alpha", "beta"):
+            assert getattr(fit, p) == value(f"{prefix}_{p}"), (prefix, p)
+    k = s.KAPLAN
+    assert (k.N_c, k.alpha_N, k.D_c, k.alpha_D, k.N_exponent, k.D_exponent) == tuple(
+        value(f"kaplan_{p}") for p in ("N_c", "alpha_N", "D_c", "alpha_D", "N_exponent", "D_exponent"))
+    d = s.DEEPSEEK
+    assert (d.M_base, d.a, d.D_base, d.b) == tuple(value(f"deepseek_{p}") for p in ("M_base", "a", "D_base", "b"))
+    assert abs(s.CHINCHILLA.a - value("chinchilla_a_approach3")) < 0.01   # the paper's table 2 from its own fit
+
+
+def test_meta_tokens_agree_with_the_cited_ones():
+    import yaml
+    cited = json.loads((ROOT / "data" / "citations.json").read_text())
+    meta = lambda m: yaml.safe_load((ROOT / "data" / "models" / m / "meta.yaml").read_text())
+    assert meta("gpt3-175b")["training_tokens"] == cited["gpt3_train_tokens"]["value"]
+    for m in ("llama-2-7b", "llama-2-13b", "llama-2-70b"):
+        assert meta(m)["training_tokens"] == cited["llama2_train_tokens"]["value"]
