@@ -16,7 +16,7 @@ FIT_ZH = {"chinchilla": "Chinchilla 原文拟合（四舍五入值）", "epoch":
 FIT_COLOR = {"chinchilla": "#d33", "epoch": "#3b7dd8"}
 MODEL_COLOR = "#2a9d55"
 N_RANGE = (1e6, 1e13)          # the explorer's x axis, the same at every budget (the models stay put)
-LOSS_RANGE = (1.6, 4.2)        # its y axis (nats per token on the fits' own data)
+LOSS_BELOW, LOSS_SPAN = 0.25, 2.0   # its y axis: from a little below the lower optimum, this many nats up
 CURVE_POINTS = 61
 MAX_BUDGET = 1e30
 
@@ -113,12 +113,14 @@ def isoflop(budget, placed=None) -> dict:
     models at their own (N, D) (their loss under Epoch's fit, which reproduces Chinchilla's own optimum)."""
     C = budget_of(budget)
     Ns = S.log_grid(N_RANGE[0], N_RANGE[1], CURVE_POINTS)
+    floor = min(fit.loss(*fit.optimum(C)) for fit in S.FITS.values())
+    y_range = [round(floor - LOSS_BELOW, 2), round(floor - LOSS_BELOW + LOSS_SPAN, 2)]
     series, fits = [], []
     for fit in S.FITS.values():
         N_opt, D_opt = fit.optimum(C)
         L_opt = fit.loss(N_opt, D_opt)
         keep = [(N, fit.loss_at_budget(C, N)) for N in Ns]
-        keep = [(N, L) for N, L in keep if L <= LOSS_RANGE[1] + 0.6]
+        keep = [(N, L) for N, L in keep if L <= y_range[1] + 0.5]
         series.append({"name": FIT_ZH[fit.key], "mode": "lines", "color": FIT_COLOR[fit.key],
                        "x": [N for N, _ in keep], "y": [round(L, 5) for _, L in keep],
                        "text": [f"{FIT_ZH[fit.key]}：N = {params_text(N)}，D = {tokens_text(C / (6 * N))}，"
@@ -135,7 +137,7 @@ def isoflop(budget, placed=None) -> dict:
                        "x": [N for _, N, _ in models], "y": [round(S.EPOCH.loss(N, D), 5) for _, N, D in models],
                        "text": [f"{name}：N = {n(N)}，D = {tokens_text(D)}，{sig(D / N)} token/参数，"
                                 f"C = 6ND = {sci(6 * N * D, 2)}" for name, N, D in models]})
-    chart = {"kind": "xy", "series": series, "xlog": True, "xrange": list(N_RANGE), "yrange": list(LOSS_RANGE),
+    chart = {"kind": "xy", "series": series, "xlog": True, "xrange": list(N_RANGE), "yrange": y_range,
              "xtitle": "参数量 N（对数）", "ytitle": "预测损失（nats/token）",
              "title": f"C = {sci(C, 2)} FLOPs 时的 IsoFLOP 曲线"}
     ratio = S.EPOCH.optimum(C)[0] / S.CHINCHILLA.optimum(C)[0]
