@@ -48,12 +48,18 @@ def _budgets(o: dict) -> list[str]:
 def isoflop_view(o: dict, data) -> dict:
     budgets = _budgets(o)
     placed, missing = placed_models("c6-isoflop", o["models"], data)
-    sources = []
+    sources: list[dict] = []      # one entry per source, naming every model it covers (Llama 2's one table)
     for alias in o["models"]:
         mn = data.models[alias]
         if mn.meta.get("training_tokens"):
-            sources.append({"name": mn.name, "text": mn.meta["training_tokens_source_zh"],
-                            "url": mn.meta["training_tokens_url"]})
+            text, url = mn.meta["training_tokens_source_zh"], mn.meta["training_tokens_url"]
+            same = next((s for s in sources if s["text"] == text and s["url"] == url), None)
+            if same:
+                same["names"].append(mn.name)
+            else:
+                sources.append({"names": [mn.name], "text": text, "url": url})
+    for s in sources:
+        s["name"] = "、".join(s.pop("names"))
     return {"budgets": budgets, "index": budgets.index(o["budget"]), "budget": o["budget"],
             "placed": placed, "missing": missing, "sources": sources,
             "x": calc.isoflop(o["budget"], placed), "rows": calc.model_rows(placed)}
