@@ -109,7 +109,7 @@ def test_attention_and_utilisation(course):
     d, L = 4096, 32
     weights = 6 * (L * (4 * d * d + 3 * d * 11008) + 32000 * d)   # + the untied lm_head
     attention = 3 * L * 4 * d * 4096
-    assert value(numbers, "c6.llama7b.attn_share_4k") == pytest.approx(attention / weights)
+    assert value(numbers, "c6.llama7b.attn_share_seq") == pytest.approx(attention / weights)
     assert value(numbers, "c6.llama7b.breakeven_seq") == pytest.approx(weights / (3 * L * 4 * d))
     cited = data["citations"]
     C = 6 * ll.total * 2 * 10**12

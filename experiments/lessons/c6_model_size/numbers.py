@@ -15,7 +15,6 @@ FIT_SRC = {"chinchilla": "Hoffmann 等 2022 的方法三拟合（四舍五入后
            "epoch": "Besiroglu 等 2024（Epoch AI）重新拟合的系数，同一个闭式解"}
 DEEPSEEK_SRC = "DeepSeek-AI 2024（DeepSeek LLM）第 3.2 节的拟合 M_opt = 0.1715·C^0.5243、D_opt = 5.8316·C^0.4757"
 TOKENS = ("gpt3", "llama7b", "llama_2_13b", "llama70b", "gemma_2_9b", "qwen3_8b")
-ATTENTION_SEQ = 4096        # one training sequence length to compare the models at (Llama 2's context)
 
 
 def register(reg, models, course=None) -> None:
@@ -160,15 +159,17 @@ def _llama7b(reg, mn, cited) -> None:
 
 
 def _attention(reg, models) -> None:
-    reg.add("c6.attn_seq", "本课比较注意力项时取的训练序列长度", value=ATTENTION_SEQ, kind="config",
-            sources=("本课的设定：取 Llama 2 的上下文长度",))
+    llama = models["llama7b"]
+    seq = reg.add("c6.attn_seq", "本课比较注意力项时取的训练序列长度：Llama 2 7B 的上下文长度",
+                  Sym("T_max", llama.arch.context_length), kind="config", sources=llama.src("T_max"),
+                  symbols=llama.keys).value
     for alias in ("llama7b", "qwen3_8b", "gpt3", "baseline"):
         mn = models[alias]
         L = mn.ledger
-        at = S.training_flops_per_token(L, ATTENTION_SEQ)
+        at = S.training_flops_per_token(L, seq)
         native = S.training_flops_per_token(L)
         src = (mn.where + LEDGER,)
-        reg.add(f"c6.{alias}.attn_share_4k", f"{mn.name}：序列长 4,096 时注意力项与矩阵乘项之比",
+        reg.add(f"c6.{alias}.attn_share_seq", f"{mn.name}：序列长取 Llama 2 7B 的上下文长度时注意力项与矩阵乘项之比",
                 Sym("注意力", at["attention"]) / Sym("矩阵乘", at["weights"]), kind="ratio", style="pct0", sources=src)
         reg.add(f"c6.{alias}.attn_share_native", f"{mn.name}：序列长取 config 的上下文长度时注意力项与矩阵乘项之比",
                 Sym("注意力", native["attention"]) / Sym("矩阵乘", native["weights"]), kind="ratio", style="pct0",
