@@ -141,6 +141,18 @@ def test_isoflop_answers(course):
         calc.isoflop("abc", placed)
 
 
+def test_models_table_carries_kaplans_N(course):
+    from experiments.lessons import widgets
+    from experiments.widget import WidgetData
+    _, per_model, data = course
+    w = widgets()["c6-isoflop"]
+    view = w.resolve(w.view)(w.options({}), WidgetData(per_model, data))
+    gpt3 = next(r for r in view["rows"] if r["name"] == per_model["gpt3"].name)
+    L = build_ledger(cfg("gpt3-175b"))
+    assert gpt3["nonemb"] == f"{L.total - 50257 * 12288 - 2048 * 12288:,}"      # minus wte and wpe
+    assert view["missing"] == [per_model[a].name for a in ("gpt2", "mistral_7b_v0_1", "qwen2_5_7b")]
+
+
 def test_budget_plan_and_errors():
     x = calc.budget_plan("5.76e23", "989.4", "1024", "40")
     seconds = 5.76e23 / (1024 * 989.4e12 * 0.4)

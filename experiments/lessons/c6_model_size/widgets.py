@@ -8,6 +8,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ...format import format_value, n, sci
+from ...scaling import non_embedding_params
 from ...widget import OptionError
 from . import GPUS, calc
 
@@ -60,9 +61,13 @@ def isoflop_view(o: dict, data) -> dict:
                 sources.append({"names": [mn.name], "text": text, "url": url})
     for s in sources:
         s["name"] = "、".join(s.pop("names"))
+    rows = calc.model_rows(placed)
+    trained = [data.models[a] for a in o["models"] if data.models[a].meta.get("training_tokens")]
+    for row, mn in zip(rows, trained):      # Kaplan's N beside the exact total, from the same ledger
+        row["nonemb"] = n(non_embedding_params(mn.ledger))
     return {"budgets": budgets, "index": budgets.index(o["budget"]), "budget": o["budget"],
             "placed": placed, "missing": missing, "sources": sources,
-            "x": calc.isoflop(o["budget"], placed), "rows": calc.model_rows(placed)}
+            "x": calc.isoflop(o["budget"], placed), "rows": rows}
 
 
 def isoflop_states(o: dict, data) -> list:
