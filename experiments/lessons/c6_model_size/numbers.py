@@ -24,7 +24,7 @@ def register(reg, models, course=None) -> None:
     for alias in TOKENS:
         if alias in models and models[alias].meta.get("training_tokens"):
             _trained(reg, models[alias])
-    _gpt3(reg, models["gpt3"])
+    _gpt3(reg, models["gpt3"], cited)
     _llama7b(reg, models["llama7b"], cited)
     _attention(reg, models)
     _kaplan(reg, cited)
@@ -141,7 +141,10 @@ def _trained(reg, mn) -> None:
             kind="ratio", style="pct1", sources=(FIT_SRC["epoch"],))
 
 
-def _gpt3(reg, mn) -> None:
+def _gpt3(reg, mn, cited) -> None:
+    reg.add("c6.gpt3.paper_flops", "GPT-3 论文附录给 175B 模型报的训练总计算量（FLOPs）",
+            Sym("论文值（10²¹ FLOPs）", cited["gpt3_train_flops_e21"].value) * Const(10**21), kind="flops",
+            style="e2", sources=cited["gpt3_train_flops_e21"].sources)
     reg.add("c6.gpt3.nonemb", "GPT-3 175B 的非 embedding 参数（Kaplan 的 N：去掉词表与位置 embedding）",
             Sym("文本主干", mn.ledger.text_backbone) - Sym("embedding", S.vocab_params(mn.ledger)),
             value=S.non_embedding_params(mn.ledger), sources=(mn.where + LEDGER,))
