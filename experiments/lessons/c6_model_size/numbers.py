@@ -13,6 +13,7 @@ from ...expr import Const, Sym
 
 FIT_SRC = {"chinchilla": "Hoffmann 等 2022 的方法三拟合（四舍五入后的发表值），闭式解 N_opt = G·(C/6)^(β/(α+β))",
            "epoch": "Besiroglu 等 2024（Epoch AI）重新拟合的系数，同一个闭式解"}
+FIT_NAME = {"chinchilla": "Chinchilla 原文（四舍五入）系数", "epoch": "Epoch AI 重新拟合的系数"}
 DEEPSEEK_SRC = "DeepSeek-AI 2024（DeepSeek LLM）第 3.2 节的拟合 M_opt = 0.1715·C^0.5243、D_opt = 5.8316·C^0.4757"
 TOKENS = ("gpt3", "llama7b", "llama_2_13b", "llama70b", "gemma_2_9b", "qwen3_8b")
 
@@ -41,15 +42,15 @@ def _fits(reg, cited) -> None:
     for fit in S.FITS.values():
         N, D = fit.optimum(C)
         src = (FIT_SRC[fit.key], cited["gopher_flops"].sources[0])
-        reg.add(f"c6.{fit.key}.a", f"{fit.key} 拟合的 N_opt ∝ C^a 中的 a = β/(α+β)", value=fit.a, kind="ratio",
+        reg.add(f"c6.{fit.key}.a", f"按{FIT_NAME[fit.key]}的 N_opt ∝ C^a 中的 a = β/(α+β)", value=fit.a, kind="ratio",
                 style="x3", sources=src[:1])
-        reg.add(f"c6.{fit.key}.N_gopher", f"{fit.key} 拟合在 Gopher 的算力预算下给出的最优参数量", value=N,
+        reg.add(f"c6.{fit.key}.N_gopher", f"按{FIT_NAME[fit.key]}在 Gopher 的算力预算下给出的最优参数量", value=N,
                 kind="count", style="B1", sources=src)
-        reg.add(f"c6.{fit.key}.D_gopher", f"{fit.key} 拟合在 Gopher 的算力预算下给出的最优 token 数", value=D,
+        reg.add(f"c6.{fit.key}.D_gopher", f"按{FIT_NAME[fit.key]}在 Gopher 的算力预算下给出的最优 token 数", value=D,
                 kind="tokens", style="e2", sources=src)
-        reg.add(f"c6.{fit.key}.tpp_gopher", f"{fit.key} 拟合在 Gopher 的算力预算下的最优 token/参数", value=D / N,
+        reg.add(f"c6.{fit.key}.tpp_gopher", f"按{FIT_NAME[fit.key]}在 Gopher 的算力预算下的最优 token/参数", value=D / N,
                 kind="ratio", style="x1", sources=src)
-        reg.add(f"c6.{fit.key}.n_growth", f"按 {fit.key} 拟合，算力翻 10 倍时最优参数量变为几倍",
+        reg.add(f"c6.{fit.key}.n_growth", f"按{FIT_NAME[fit.key]}，算力翻 10 倍时最优参数量变为几倍",
                 value=10 ** fit.a, kind="ratio", style="x2", sources=src[:1])
     reg.add("c6.chinchilla_tpp", "Chinchilla 的 token/参数（1.4T ÷ 70B）",
             Sym("D", cited["chinchilla_tokens"].value) / Sym("N", cited["chinchilla_params"].value), kind="ratio",
@@ -108,7 +109,7 @@ def _baseline(reg, mn, cited) -> None:
     tpp = {}
     for fit in S.FITS.values():
         N_opt, D_opt = fit.optimum(float(C.value))
-        reg.add(f"c6.base.{fit.key}_N", f"{fit.key} 拟合在课程基线这笔算力下的最优参数量（远在拟合范围之外）",
+        reg.add(f"c6.base.{fit.key}_N", f"按{FIT_NAME[fit.key]}在课程基线这笔算力下的最优参数量（远在拟合范围之外）",
                 value=N_opt, style="M1", sources=(FIT_SRC[fit.key],))
         tpp[fit.key] = D_opt / N_opt
     reg.add("c6.base.tpp_ratio", "课程基线这笔算力下，Epoch 与原文系数给的最优 token/参数之比",
