@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from experiments import scaling as S
+from experiments.toolkit import scaling as S
 from experiments.course_numbers import compute_course
 from experiments.ledger import build_ledger
 from experiments.lessons.c6_model_size import BUDGETS, PLACED, calc

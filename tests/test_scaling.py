@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments import scaling as s
+from experiments.toolkit import scaling as s
 from experiments.ledger import ledger_of, views
 
 ROOT = Path(__file__).resolve().parents[1]

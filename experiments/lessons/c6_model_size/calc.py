@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from ... import scaling as S
+from ...toolkit import scaling as S
 from ...format import format_value, n, sci
 from ...widget import uses
 

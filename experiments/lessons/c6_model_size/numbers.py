@@ -7,8 +7,8 @@ with the fit named in its source. Models appear only where their meta.yaml has a
 """
 from __future__ import annotations
 
-from ... import scaling as S
-from ...course_numbers import LEDGER
+from ...toolkit import scaling as S
+from ...toolkit.model_numbers import LEDGER
 from ...expr import Const, Sym
 
 FIT_SRC = {"chinchilla": "Hoffmann 等 2022 的方法三拟合（四舍五入后的发表值），闭式解 N_opt = G·(C/6)^(β/(α+β))",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ...format import format_value, n, sci
-from ...scaling import non_embedding_params
+from ...toolkit.scaling import non_embedding_params
 from ...widget import OptionError
 from . import GPUS, calc
 

@@ -141,7 +141,7 @@ def deepseek_M_formula(n_layer: int, d_model: int, seq: int) -> int:
 # -- from a ledger: exact counts ----------------------------------------------------------------------------------
 def vocab_params(ledger) -> int:
     """Input embedding (with any position embedding) plus an untied lm_head: the vocabulary-sized matrices."""
-    from .ledger import views
+    from ..ledger import views
     parts = views.breakdown(ledger)
     return parts.get("embedding", 0) + parts.get("lm_head", 0)
 
@@ -161,7 +161,7 @@ def output_projection_weights(ledger) -> int:
 
 def matmul_weights_per_token(ledger) -> int:
     """Every weight a token multiplies on its way through (active experts only), the output projection included."""
-    from .ledger import views
+    from ..ledger import views
     head = ledger.part("text/lm_head")
     return views.matmul_weights(ledger) + (0 if head is not None else output_projection_weights(ledger))
 
@@ -170,7 +170,7 @@ def attention_flops_per_token(ledger, seq: int, causal: bool = False) -> int | f
     """Forward attention-score work per token of a training sequence of `seq` tokens: each token against the whole
     sequence (each layer capped at its window), or with causal=True against the positions before it (the mean over
     the sequence, exact)."""
-    from .ledger import views
+    from ..ledger import views
     if not causal:
         return views.attention_score_flops(ledger, seq)
     total = 0
@@ -197,7 +197,7 @@ def training_flops_per_token(ledger, seq: int | None = None, causal: bool = Fals
 def attention_breakeven_seq(ledger) -> float | None:
     """The training sequence length at which the attention term equals the weights term (full-context layers only;
     None when no layer's attention grows with the sequence)."""
-    from .ledger import views
+    from ..ledger import views
     per = views.score_flops_per_context_token(ledger)
     if not per:
         return None
@@ -207,7 +207,7 @@ def attention_breakeven_seq(ledger) -> float | None:
 def deepseek_M(ledger, seq: int | None = None) -> int:
     """DeepSeek's M for any config: non-embedding FLOPs per training token, exactly from the ledger (6 × the matmul
     weights outside the vocabulary matrices + 3 × the attention-score work at l_seq)."""
-    from .ledger import views
+    from ..ledger import views
     seq = seq or ledger.arch.context_length
     non_vocab = matmul_weights_per_token(ledger) - output_projection_weights(ledger)
     return 6 * non_vocab + 3 * views.attention_score_flops(ledger, seq)
