@@ -1,12 +1,15 @@
 /*
  * widgets.js - what every page's widgets share (plain JS, in the page's script file, sitegen/scripts.py), before
- * the lesson's own widget files (widgets-c4.js, widgets-ffn.js), which the build adds only to the pages that use them.
+ * the lessons' own widget files (widgets-c4.js, widgets-ffn.js ...), which the build adds only to the pages that
+ * use them: the one widget dialect.
  *
  * Every widget arrives complete from the build (site/templates/widgets/). The widget files only add behaviour.
  * Anything that needs a number calls the same Python the build used, through call(entryPoint, args), and writes
  * the strings Python returns: no number is formatted here. Text from the learner or from Python is written with
- * textContent, never innerHTML; a table's rows are clones of the <template class="row"> the build put in it
- * (fill()), so every label and cell's markup is spelled once, in the template.
+ * textContent, never innerHTML, by the one walker, fill(node, data) (data-f, data-attr, data-fmt, data-if,
+ * data-each); a table's rows are clones of the <template class="row"> the build put in it, so every label and
+ * cell's markup is spelled once, in the template. Lesson scripts use these helpers and define none of their own
+ * (tests/test_widget_dialect.py).
  *
  * Answers before Python: the build answered what a widget's enumerable controls can ask (sitegen/widgets.py,
  * <script class="precomputed">, gzip+base64 JSON keyed by entry point + canonical args with built-in models'
@@ -151,6 +154,29 @@
       },
       onChange(fn) { Object.values(c).forEach((x) => x.addEventListener("change", fn)); },
     };
+  }
+
+  // A widget's controls kept in the URL (bind) and recomputed by job(values) (latest): every change records the
+  // controls and recomputes; the URL's state is restored at once. hooks (all optional): hooks[key](s) runs before
+  // a change of that control is recorded; skip(s) -> keys left out of the URL; restored(s) after the URL's state
+  // is set; quiet: keys whose change only records (they recompute as they move: a slider's input event).
+  // -> {s: the bound controls, update(arg): recompute now}.
+  function wire(root, ns, spec, job, hooks) {
+    hooks = hooks || {};
+    const s = bind(root, ns, spec);
+    const update = latest(root, ns, () => job(s.values()));
+    const record = () => s.record(hooks.skip && hooks.skip(s));
+    Object.entries(s.c).forEach(([key, c]) => c.addEventListener("change", () => {
+      if (hooks[key]) hooks[key](s);
+      record();
+      if (!(hooks.quiet || []).includes(key)) update({ label: key });
+    }));
+    if (s.restore()) {
+      if (hooks.restored) hooks.restored(s);
+      record();
+      update({});
+    }
+    return { s: s, update: update };
   }
 
   // -- small helpers ---------------------------------------------------------------------------------------------
@@ -504,7 +530,8 @@
   window.courseWidgets = {
     timings: timings, answered: answered, mount: mount, getState: getState, setState: setState, setParams: setParams,
     whenParsed: whenParsed, models: models, el: el, whenReady: whenReady, live: live, pickAlias: pickAlias, showError: showError,
-    latest: latest, chart: chart, call: call, bind: bind, fill: fill, make: make, rows: rows, options: options,
+    latest: latest, chart: chart, call: call, bind: bind, wire: wire, fill: fill, make: make, rows: rows,
+    options: options,
   };
   // A page whose widgets need the models at once preloads data/models.json from <head> (sitegen/widgets.py): read it
   // now, while the head is parsed, so that it is in hand when the first widget is used, not queued behind the parser.
