@@ -28,7 +28,7 @@ DEFINED = re.compile(r"\bfunction\s+(\w+)\s*\(|\b(?:const|let|var)\s+(\w+)\s*=\s
 WALKER_ATTRIBUTES = re.compile(r"data-(?:f|k|each|list|attr|fmt|if)\b|dataset\.(?:f|k|each|list|attr|fmt|if)\b")
 ROW_BY_HAND = re.compile(r"""(?:\bel|createElement)\(\s*["'](?:tr|td|th|li)["']""")
 EXCEPTION_NAME = re.compile(r"Error\|Exception|Exception\|Error")   # a copy of learnerMessage's class-name regex
-TESTID = re.compile(r"""\[data-testid|dataset\.testid|getAttribute\(\s*["']data-testid""", re.I)   # selecting by it
+TESTID = re.compile(r"""\[data-testid|dataset\.testid|getAttribute\(\s*["']data-testid""", re.IGNORECASE)   # selecting by it
 
 
 def lesson_scripts() -> list[Path]:
@@ -41,7 +41,7 @@ def lesson_scripts() -> list[Path]:
 def code(path: Path) -> str:
     """The file without its comments (a comment may name what the code no longer does)."""
     text = path.read_text(encoding="utf-8")
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.DOTALL)
     return re.sub(r"(?m)^\s*//.*$|\s//\s.*$", "", text)
 
 
@@ -61,7 +61,7 @@ def test_a_lesson_script_defines_no_helper_of_its_own(path):
 
 
 def inline_scripts(path: Path) -> str:
-    return "\n".join(re.findall(r"<script\b(?![^>]*\bsrc=)[^>]*>(.*?)</script>", path.read_text(encoding="utf-8"), re.S))
+    return "\n".join(re.findall(r"<script\b(?![^>]*\bsrc=)[^>]*>(.*?)</script>", path.read_text(encoding="utf-8"), re.DOTALL))
 
 
 def test_no_production_script_selects_by_testid():
@@ -74,7 +74,7 @@ def test_no_production_script_selects_by_testid():
 
 def test_the_walker_is_public():
     core = code(JS / CORE_SCRIPT)
-    exported = re.search(r"window\.courseWidgets = \{(.*?)\};", core, re.S).group(1)
+    exported = re.search(r"window\.courseWidgets = \{(.*?)\};", core, re.DOTALL).group(1)
     for name in ("mount", "call", "latest", "setState", "getState", "whenReady", "showError", "models", "el",
                  "fill", "make", "rows", "bind", "wire", "pickAlias"):
         assert re.search(rf"\b{name}: {name}\b", exported), name
