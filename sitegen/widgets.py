@@ -15,7 +15,11 @@ computed by calling experiments.api exactly as the browser would. The JSON is gz
 repeat the same labels and counts across models, and gzip keeps a lesson page with a hundred of them far below
 its 400 KiB budget; the browser inflates it with DecompressionStream (where that is missing, Python answers). key = entry point name + " " + canonical(args) with every
 built-in model's config written as {"$model": alias}; site/static/js/widgets.js builds the same key for a call
-(canon()) and answers from the table at once, asking Python only for what is not in it.
+(canon()) and answers from the table at once, asking Python only for what is not in it. This is the one way a
+widget answers before Python.
+
+Checking the declarations: declaration_problems() resolves every reference a lesson package declares (functions,
+templates, scripts) before anything is rendered; build.py reports what it finds with the build's other problems.
 """
 from __future__ import annotations
 
