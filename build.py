@@ -188,8 +188,7 @@ def check_declarations(site: Site) -> None:
     """Each lesson package's declarations (experiments.widget.Lesson): every function, template and script they
     name exists. A problem names the package's file and the field; a widget with one renders nowhere (its lesson
     line points here)."""
-    ids = {p.stem for p in (site.root / "lessons").glob("*.md")}
-    for error, broken in widget_renderers.declaration_problems(site.declared, site.root / "site" / "static" / "js", ids):
+    for error, broken in widget_renderers.declaration_problems(site.declared, site.root / "site" / "static" / "js"):
         site.fail(error, error.file if any(p.key == "numbers" for p in error.problems) else None)
         site.widgets = {**site.widgets, **{name: widget_renderers.broken_renderer(name, error.file)
                                            for name in broken}}

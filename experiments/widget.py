@@ -75,8 +75,8 @@ class Widget:
 
 @dataclass(frozen=True)
 class Lesson:
-    id: str | None = None                       # not needed: a lesson's id is its file's name, lessons/<id>.md
-    widgets: tuple[Widget, ...] = ()            # (if given, the build checks that lessons/<id>.md exists)
+    id: str | None = None                       # not needed (and not read): a lesson's id is its file's name,
+    widgets: tuple[Widget, ...] = ()            # lessons/<id>.md, written once
     numbers: str | None = None                  # "module:function": register(reg, models, course)
     package: str = ""
 

@@ -202,11 +202,10 @@ def _package_file(package: str) -> str:
     return "/".join(parts) + ("/__init__.py" if len(parts) > 2 else ".py")
 
 
-def declaration_problems(declared, js_dir: Path, lesson_ids=None,
+def declaration_problems(declared, js_dir: Path,
                          templates: Path = TEMPLATES) -> list[tuple[ConfigError, list[str]]]:
     """Every reference the lesson packages declare, resolved: each widget's view, states and calls (functions),
-    template (site/templates/widgets/), script and needs (js_dir), each lesson's numbers and, when lesson_ids
-    (the stems of lessons/*.md) is given, its id. -> one (ConfigError, names of its broken widgets) per lesson
+    template (site/templates/widgets/), script and needs (js_dir), and each lesson's numbers. -> one (ConfigError, names of its broken widgets) per lesson
     package with problems, the error naming the package's file and each field; empty when all resolve."""
     out: list[tuple[ConfigError, list[str]]] = []
     for lesson in declared:
@@ -214,9 +213,6 @@ def declaration_problems(declared, js_dir: Path, lesson_ids=None,
         package = lesson.package
         if lesson.numbers is not None:
             problems.append(_function_problem("numbers", lesson.numbers, package))
-        if lesson.id is not None and lesson_ids is not None and lesson.id not in lesson_ids:
-            problems.append(Problem("id", "the id of a lesson file lessons/<id>.md (or no id: the file's name "
-                                    "is the lesson's id)", lesson.id, True))
         broken = []
         for w in lesson.widgets:
             where = f"widgets[{w.name}]"

@@ -1,6 +1,5 @@
 """The build resolves every reference a lesson package declares (experiments.widget.Lesson / Widget): view, states,
-calls, numbers (functions), template (site/templates/widgets/), script and needs (site/static/js/), and a lesson
-id when one is given. A problem fails the build with one line naming the package's file and the field; all the
+calls, numbers (functions), template (site/templates/widgets/), script and needs (site/static/js/). A problem fails the build with one line naming the package's file and the field; all the
 problems are reported together and the previous site is left as it was. In-process: sitegen.widgets'
 declaration_problems directly, and build.build() on a small copy of the course (it stops before writing).
 """
@@ -30,12 +29,12 @@ def lesson(**changes) -> Lesson:
     return Lesson(widgets=(Widget(**{**good, **changes}),), numbers="numbers:register", package=PACKAGE)
 
 
-def lines(declared, ids=None) -> list[str]:
-    return [line for error, _ in declaration_problems(declared, JS, ids) for line in error.lines()]
+def lines(declared) -> list[str]:
+    return [line for error, _ in declaration_problems(declared, JS) for line in error.lines()]
 
 
 def test_the_course_declarations_resolve():
-    assert lines(lessons.all_lessons(), {p.stem for p in (ROOT / "lessons").glob("*.md")}) == []
+    assert lines(lessons.all_lessons()) == []
     assert lines([lesson()]) == []
 
 
@@ -60,13 +59,11 @@ def test_a_missing_template_or_script_names_the_field():
         f"{FILE}: key 'widgets[kit-total].needs': expected a file in site/static/js/, got 'chart.js'"]
 
 
-def test_view_states_numbers_and_id():
-    bad = Lesson(id="c4-transformr-block", numbers="numbers:registr", package=PACKAGE,
+def test_view_states_and_numbers():
+    bad = Lesson(numbers="numbers:registr", package=PACKAGE,
                  widgets=lesson(view="widgets:ledger_total_veiw", states="widgets:nope").widgets)
-    assert lines([bad], {"c4-transformer-block"}) == [
+    assert lines([bad]) == [
         f"{FILE}: key 'numbers': expected a function registr in {PACKAGE}.numbers, got 'numbers:registr'",
-        f"{FILE}: key 'id': expected the id of a lesson file lessons/<id>.md (or no id: the file's name is the "
-        f"lesson's id), got 'c4-transformr-block'",
         f"{FILE}: key 'widgets[kit-total].view': expected a function ledger_total_veiw in {PACKAGE}.widgets, "
         f"got 'widgets:ledger_total_veiw'",
         f"{FILE}: key 'widgets[kit-total].states': expected a function nope in {PACKAGE}.widgets, got 'widgets:nope'"]
