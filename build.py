@@ -45,6 +45,7 @@ class Site:
     out: Path
     widgets: dict[str, markdown.WidgetRenderer]
     steps: list[Callable[["Site", Path], None]]
+    declared: tuple = ()                                         # the lesson packages' Lesson declarations
     models: dict[str, dict] = field(default_factory=dict)        # id -> data/models/<id>/ as {meta, config}
     data: dict[str, Any] = field(default_factory=dict)           # name -> data/<name>.json (course, ...)
     numbers: dict[str, Any] | None = None                        # name -> experiments.numbers.Number
@@ -81,12 +82,15 @@ OUTPUT_STEPS: list[Callable[[Site, Path], None]] = []
 
 
 def build(root: Path = ROOT, out: Path | None = None, *, widgets: dict | None = None,
-          steps: list | None = None) -> Site:
+          steps: list | None = None, lessons: tuple | None = None) -> Site:
+    from experiments.lessons import all_lessons
     root = Path(root).resolve()
     site = Site(root, Path(out).resolve() if out else root / "_site",
-                WIDGETS if widgets is None else widgets, OUTPUT_STEPS if steps is None else steps)
+                WIDGETS if widgets is None else widgets, OUTPUT_STEPS if steps is None else steps,
+                tuple(all_lessons() if lessons is None else lessons))
     load_models(site)        # data/models/<id>/ -> site.models ({meta, config}, every config validated)
     load_data(site)          # data/*.json -> site.data (data/course.json validated)
+    check_declarations(site) # every reference a lesson package declares resolves (functions, templates, scripts)
     compute_numbers(site)    # experiments.course_numbers -> site.numbers
     load_lessons(site)       # lessons/*.md -> site.lessons (front matter, callouts, widgets, numbers, claims)
     check_outline(site)      # data/course.json chapters <-> lessons
@@ -180,8 +184,18 @@ def course_problems(course: Any) -> list[Problem]:
     return problems
 
 
+def check_declarations(site: Site) -> None:
+    """Each lesson package's declarations (experiments.widget.Lesson): every function, template and script they
+    name exists. A problem names the package's file and the field; a widget with one renders nowhere (its lesson
+    line points here)."""
+    for error, broken in widget_renderers.declaration_problems(site.declared, site.root / "site" / "static" / "js"):
+        site.fail(error, error.file if any(p.key == "numbers" for p in error.problems) else None)
+        site.widgets = {**site.widgets, **{name: widget_renderers.broken_renderer(name, error.file)
+                                           for name in broken}}
+
+
 def compute_numbers(site: Site) -> None:
-    if any(f.startswith("data/models/") or f in NUMBER_INPUTS for f in site.broken):
+    if any(f.startswith(("data/models/", "experiments/")) or f in NUMBER_INPUTS for f in site.broken):
         return  # the numbers would only repeat those problems (every lesson reference would be unknown)
     from experiments.course_numbers import compute_course
     try:

@@ -51,7 +51,6 @@ class Widget:
     needs: tuple[str, ...] = ()                 # other scripts it uses, e.g. ("derivation.js", "charts.js")
     calls: Mapping[str, str] = field(default_factory=dict)      # browser entry point -> "module:function"
     states: str | None = None                   # "module:function": states(options, data) -> [(call, args)]
-    view_answers: bool = False                  # its view writes the table its script answers from (no states)
     package: str = ""                           # set by Lesson: where relative references are resolved
 
     def scripts(self) -> tuple[str, ...]:
@@ -76,8 +75,8 @@ class Widget:
 
 @dataclass(frozen=True)
 class Lesson:
-    id: str | None                              # lessons/<id>.md; None for widgets every lesson may use
-    widgets: tuple[Widget, ...] = ()
+    id: str | None = None                       # not needed (and not read): a lesson's id is its file's name,
+    widgets: tuple[Widget, ...] = ()            # lessons/<id>.md, written once
     numbers: str | None = None                  # "module:function": register(reg, models, course)
     package: str = ""
 
@@ -116,18 +115,35 @@ def model_ref(alias: str) -> dict:
 
 @dataclass
 class WidgetData:
-    """What a widget's build-time view may read: the course's models (alias -> course_numbers.ModelNumbers) and
-    the data files (course, citations, evolution, reference_counts)."""
+    """What a widget's build-time view (and states) may read: the course's models (alias ->
+    course_numbers.ModelNumbers), the data files (course, citations, evolution, reference_counts) and the widget
+    being rendered, so a view need not repeat its own name: data.model(alias), raise data.option_error(...)."""
     models: Mapping[str, Any]
     files: Mapping[str, Any] = field(default_factory=dict)
+    widget: Widget | None = None
 
     def __getattr__(self, name: str) -> Any:          # data.course, data.citations ... ({} when absent)
         if name.startswith("_"):
             raise AttributeError(name)
         return self.files.get(name) or {}
 
-    def model(self, widget: str, alias: str, key: str = "model"):
-        """(alias, ModelNumbers) of a model option; an unknown alias names the known ones."""
+    @property
+    def widget_name(self) -> str:
+        return self.widget.name if self.widget else "?"
+
+    def option_error(self, key: str, expected: str, got: Any = None) -> OptionError:
+        """A bad option of this widget (raise it; the build adds the lesson file and line)."""
+        return OptionError(self.widget_name, key, expected, got)
+
+    def model(self, *args: str, key: str | None = None):
+        """(alias, ModelNumbers) of a model option: model(alias) or model(alias, key) (key: the option's name,
+        "model" by default); an unknown alias names the known ones. (The older model(widget, alias[, key]), which
+        repeats the widget's name, still works.)"""
+        if len(args) >= 2 and (self.widget is None or args[0] == self.widget.name):
+            widget, alias, *rest = args
+        else:
+            widget, alias, *rest = (self.widget_name, *args)
+        key = key or (rest[0] if rest else "model")
         if alias not in self.models:
             known = ", ".join(sorted(self.models))
             raise OptionError(widget, key, f"a model alias (known: {known})", alias,

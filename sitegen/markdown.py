@@ -56,8 +56,8 @@ CALLOUTS = {  # name -> (icon, default title)
     "try": ("🎯", "动手试试"),
 }
 WIDGET_INFO = "{widget}"
-FRONT_MATTER_REQUIRED = {"id": str, "title": str, "chapter": str}
-FRONT_MATTER_OPTIONAL = {"order": int, "summary": str, "reading_minutes": int}
+FRONT_MATTER_REQUIRED = {"title": str, "chapter": str}
+FRONT_MATTER_OPTIONAL = {"id": str, "order": int, "summary": str, "reading_minutes": int}   # id: the file's name
 
 # The first widget the build answered (its controls work before Python) is drawn set up in the page's first paint:
 # an empty element right after it (FIRST_WIDGET_MARK) and, in <head>, <link rel=expect href=#MARK blocking=render>
@@ -244,7 +244,7 @@ def read_front_matter(tokens: list[Token], page: Page) -> dict:
     """The YAML front matter as a dict, checked against FRONT_MATTER_REQUIRED/OPTIONAL (errors -> page)."""
     token = tokens[0] if tokens and tokens[0].type == "front_matter" else None
     if token is None:
-        page.error(1, "expected YAML front matter (--- id/title/chapter ---) at the top of the lesson")
+        page.error(1, "expected YAML front matter (--- title/chapter ---) at the top of the lesson")
         return {}
     try:
         meta = yaml.safe_load(token.content) or {}
@@ -271,6 +271,7 @@ def read_front_matter(tokens: list[Token], page: Page) -> dict:
     stem = page.file.rsplit("/", 1)[-1].removesuffix(".md")
     if isinstance(meta.get("id"), str) and meta["id"] != stem:
         page.error(line_of("id"), f"front matter: id {meta['id']!r} must equal the file name {stem!r}")
+    meta["id"] = stem   # the lesson's id is its file's name, written once (an id in the front matter may repeat it)
     return meta
 
 

@@ -15,7 +15,11 @@ computed by calling experiments.api exactly as the browser would. The JSON is gz
 repeat the same labels and counts across models, and gzip keeps a lesson page with a hundred of them far below
 its 400 KiB budget; the browser inflates it with DecompressionStream (where that is missing, Python answers). key = entry point name + " " + canonical(args) with every
 built-in model's config written as {"$model": alias}; site/static/js/widgets.js builds the same key for a call
-(canon()) and answers from the table at once, asking Python only for what is not in it.
+(canon()) and answers from the table at once, asking Python only for what is not in it. This is the one way a
+widget answers before Python.
+
+Checking the declarations: declaration_problems() resolves every reference a lesson package declares (functions,
+templates, scripts) before anything is rendered; build.py reports what it finds with the build's other problems.
 """
 from __future__ import annotations
 
@@ -29,7 +33,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from experiments import lessons
-from experiments.widget import MODEL_REF, OptionError, Widget, WidgetData
+from experiments.errors import ConfigError, Problem
+from experiments.widget import MODEL_REF, OptionError, Widget, WidgetData, resolve
 
 from .errors import LessonError
 from .markdown import number_html, render_markdown
@@ -150,7 +155,7 @@ def precompute(widget: Widget, options: dict, data: WidgetData) -> dict:
 def renderer(widget: Widget):
     """renderer(options, ctx) -> HTML for one declared widget (sitegen.markdown calls it per widget block)."""
     def render(given: dict, ctx) -> str:
-        data = WidgetData(ctx.data["models"], ctx.data)
+        data = WidgetData(ctx.data["models"], ctx.data, widget)
         try:
             options = widget.options(given)
             values = widget.resolve(widget.view)(options, data)
@@ -161,7 +166,7 @@ def renderer(widget: Widget):
         ctx.page.calls.extend(widget.calls)
         if answers:   # widgets.js reads data/models.json at once to key the answers: start it from <head>
             ctx.page.preload.append(MODELS_JSON)
-        ctx.answered = bool(answers) or widget.view_answers
+        ctx.answered = bool(answers)
         out = _env.get_template(widget.template).render(**_tools(ctx), **values, id=ctx.page.next_id(widget.name))
         return out + (str(precomputed_script(answers)) if answers else "")
     render.options = widget.options   # the wrapper's data-options: the defaults overlaid with the lesson's options
@@ -169,3 +174,75 @@ def renderer(widget: Widget):
 
 
 WIDGETS = {name: renderer(w) for name, w in lessons.widgets().items()}
+
+
+# -- checking the declarations ---------------------------------------------------------------------------------
+def _function_problem(key: str, ref, package: str) -> Problem | None:
+    """None if ref ("module:function") names a function; else what is wrong with it."""
+    if not isinstance(ref, str) or ref.count(":") != 1 or not all(ref.split(":")):
+        return Problem(key, '"module:function" (module relative to the lesson package)', ref, True)
+    module, _, name = ref.partition(":")
+    full = module if module.startswith("experiments") else f"{package}.{module}"
+    try:
+        fn = resolve(ref, package)
+    except ModuleNotFoundError as e:
+        return Problem(key, f"a module {full} ({e})", ref, True)
+    except AttributeError:
+        return Problem(key, f"a function {name} in {full}", ref, True)
+    except Exception as e:  # noqa: BLE001 - a module that fails to import is reported, not raised
+        return Problem(key, f"a module {full} that imports ({e.__class__.__name__}: {e})", ref, True)
+    if not callable(fn):
+        return Problem(key, f"a function {name} in {full}, not a {type(fn).__name__}", ref, True)
+    return None
+
+
+def _package_file(package: str) -> str:
+    """experiments/lessons/<package>/__init__.py (what a maintainer opens), from the dotted package name."""
+    parts = package.split(".")
+    return "/".join(parts) + ("/__init__.py" if len(parts) > 2 else ".py")
+
+
+def declaration_problems(declared, js_dir: Path,
+                         templates: Path = TEMPLATES) -> list[tuple[ConfigError, list[str]]]:
+    """Every reference the lesson packages declare, resolved: each widget's view, states and calls (functions),
+    template (site/templates/widgets/), script and needs (js_dir), and each lesson's numbers. -> one (ConfigError, names of its broken widgets) per lesson
+    package with problems, the error naming the package's file and each field; empty when all resolve."""
+    out: list[tuple[ConfigError, list[str]]] = []
+    for lesson in declared:
+        problems: list[Problem] = []
+        package = lesson.package
+        if lesson.numbers is not None:
+            problems.append(_function_problem("numbers", lesson.numbers, package))
+        broken = []
+        for w in lesson.widgets:
+            where = f"widgets[{w.name}]"
+            mine = [_function_problem(f"{where}.view", w.view, package)]
+            if w.states is not None:
+                mine.append(_function_problem(f"{where}.states", w.states, package))
+            mine += [_function_problem(f"{where}.calls.{name}", ref, package) for name, ref in w.calls.items()]
+            if not (templates / w.template).is_file():
+                mine.append(Problem(f"{where}.template", f"a file in {_rel(templates)}", w.template, True))
+            if w.script is not None and not (js_dir / w.script).is_file():
+                mine.append(Problem(f"{where}.script", f"a file in {_rel(js_dir)}", w.script, True))
+            mine += [Problem(f"{where}.needs", f"a file in {_rel(js_dir)}", s, True)
+                     for s in w.needs if not (js_dir / s).is_file()]
+            mine = [m for m in mine if m]
+            if mine:
+                broken.append(w.name)
+            problems += mine
+        problems = [p for p in problems if p]
+        if problems:
+            out.append((ConfigError(problems, _package_file(package)), broken))
+    return out
+
+
+def _rel(path: Path) -> str:
+    parts = Path(path).parts
+    return "/".join(parts[parts.index("site"):]) + "/" if "site" in parts else str(path)
+
+
+def broken_renderer(name: str, file: str):
+    """The renderer of a widget whose declaration has problems: the lesson line says where they are."""
+    def render(given: dict, ctx) -> str:
+        raise LessonError(ctx.file, ctx.line, f"widget {name}: its declaration in {file} has problems (listed above)")
+    return render

@@ -327,10 +327,9 @@ FIRST_INTERACTION_JS = r"""
     return t + (el.type && t === "input" ? "[" + el.type + "]" : "") + (cls ? "." + cls : "") +
       (el.dataset.testid ? "[" + el.dataset.testid + "]" : "");
   }
-  function precomputed(w) {   // the build's answers: a script.precomputed after it, or a table its own view wrote
-    const next = w.nextElementSibling;             // (a JSON script in the widget that is not a chart's spec)
-    return w.querySelector('script.precomputed, script[type="application/json"]:not(.chart-spec)') !== null ||
-      (next !== null && next.matches("script.precomputed"));
+  function precomputed(w) {   // the build's answers (its declared states): a script.precomputed in it or after it
+    const next = w.nextElementSibling;
+    return w.querySelector("script.precomputed") !== null || (next !== null && next.matches("script.precomputed"));
   }
   function enumerable(w) {                                    // its first control with a finite set of values
     for (const el of w.querySelectorAll("select, button[aria-pressed], input[type=checkbox], input[type=radio]")) {

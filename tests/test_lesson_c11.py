@@ -50,13 +50,18 @@ def course():
 
 
 @pytest.fixture(scope="module")
-def numbers(course):
+def computed(course):
     models = {}
     for folder in model_folders(ROOT / "data" / "models"):
         doc = load_model(folder)
         models[doc["meta"]["id"]] = doc
     citations = json.loads((ROOT / "data" / "citations.json").read_text(encoding="utf-8"))
-    return compute_course(models, course, citations=citations)[0]
+    return compute_course(models, course, citations=citations)
+
+
+@pytest.fixture(scope="module")
+def numbers(computed):
+    return computed[0]
 
 
 def v(numbers, name):
@@ -325,11 +330,35 @@ def test_widget_tables_are_the_calculators_answers():
         calc.moe_ledger(c, None, None, "1/16")
     with pytest.raises(ValueError, match="稠密层共用"):
         calc.moe_ledger(cfg("jamba-v0.1"), None, None, "2")
+
+
+def test_build_answers_are_the_calculators_answers(computed, course):
+    """What the build answers ahead of time (each widget's `states`, as sitegen/widgets.py embeds them) is the
+    calculators' answer for the same args: every preset at every T, every model's own ledgers, every slider
+    position of every model at the built precision."""
+    from experiments import lessons
+    from experiments.lessons.c11_moe_linear import calc
+    from experiments.widget import WidgetData
+    from sitegen.widgets import precompute
+    data = WidgetData(computed[1], {"course": course})
+    declared = lessons.widgets()
+
+    def answers(name):
+        w = declared[name]
+        return precompute(w, w.options({}), data)
+
     a = cfg("qwen3.8-27b")
-    table = calc.hybrid_table(a)
-    assert table["16:32768"] == calc.hybrid_memory(a, 16, 32768)
-    assert len(table) == len(calc.FULL_PRESETS) * len(calc.T_CHOICES)
-    assert calc.batch_table(c)["16"] == calc.batch_read(c, 16)
+    hybrid = answers("c11-hybrid-memory")
+    assert len(hybrid) == len(calc.FULL_PRESETS) * len(calc.T_CHOICES)
+    assert hybrid['c11_hybrid_memory [{"$model":"anchor"},16,32768]'] == calc.hybrid_memory(a, 16, 32768)
+    c = cfg("qwen3-30b-a3b")
+    ledger = answers("c11-moe-ledger")
+    assert len(ledger) == 7
+    assert ledger['c11_moe_ledger [{"$model":"qwen3_30b_a3b"},null,null,"1"]'] == calc.moe_ledger(c)
+    batch = answers("c11-batch-experts")
+    assert len(batch) == 7 * (len(calc.BATCH_EXPONENTS) + 1)
+    assert batch['c11_batch_read [{"$model":"qwen3_30b_a3b"},16,"BF16"]'] == calc.batch_read(c, 16)
+    assert batch['c11_batch_chart [{"$model":"qwen3_30b_a3b"},"BF16"]'] == json.loads(json.dumps(calc.batch_chart(c)))
 
 
 # -- the lesson text, the outline, the C4 links ------------------------------------------------------------------

@@ -2,10 +2,10 @@
 
 The course is built from the repo into a temporary folder and served on 127.0.0.1; one guarded page (console
 errors, page errors and non-local requests fail the module) loads the lesson. Each test changes one control the
-way a learner would, waits for the widget's "course:updated" event, and compares every [data-k] text (and the
-ledger's rows) with experiments/lessons/c11_moe_linear/calc.py run here. Controls whose states the build wrote
-into the page answer before Python is ready (checked on a page whose runtime is still loading); the others ask
-Python in the browser. The URL keeps each widget's state, and a page opened on such a URL shows it. axe finds
+way a learner would, waits for the widget's "course:updated" event, and compares every [data-f] text outside the
+rows (and the ledger's rows) with experiments/lessons/c11_moe_linear/calc.py run here. Controls whose states the
+build answered ahead of time (the widgets' `states`) answer before Python is ready (checked on a page whose
+runtime is still loading); the others ask Python in the browser. The URL keeps each widget's state, and a page opened on such a URL shows it. axe finds
 nothing moderate or worse.
 """
 from __future__ import annotations
@@ -46,8 +46,8 @@ def change(page, root: str, values: dict, fire: str, event: str = "change") -> N
 
 
 def shown(page, root: str) -> dict:
-    return page.eval_on_selector(root, """r => Object.fromEntries([...r.querySelectorAll('[data-k]')]
-      .map(n => [n.dataset.k, n.textContent.trim()]))""")
+    return page.eval_on_selector(root, """r => Object.fromEntries([...r.querySelectorAll('[data-f]')]
+      .filter(n => !n.parentElement.closest('[data-each]')).map(n => [n.dataset.f, n.textContent.trim()]))""")
 
 
 def expect_fields(page, root: str, want: dict) -> None:
@@ -130,7 +130,7 @@ def test_code_cell_runs_in_the_browser(page):
     assert f"{led.total:,}" in out and f"{led.active_per_token:,}" in out
 
 
-# -- state from the URL, tables before Python, axe ---------------------------------------------------------------
+# -- state from the URL, build-time answers before Python, axe ---------------------------------------------------------------
 def test_state_from_the_url(module_guard, site):
     p = module_guard.new_page()
     p.add_init_script(COUNT_UPDATES)
@@ -168,7 +168,7 @@ def test_one_change_writes_the_url_once(module_guard, site):
     p.add_init_script("""window.__replaced = [];
       const replace0 = history.replaceState;
       history.replaceState = function (state, title, url) { window.__replaced.push(String(url)); return replace0.apply(this, arguments); };""")
-    p.route("**/worker.js", lambda route: None)      # (the model picker answers from the build's table)
+    p.route("**/worker.js", lambda route: None)      # (the model picker answers from the build's answers)
     p.goto(site + PAGE + "?c11-moe-ledger.k=1")
     p.wait_for_load_state("load")
     p.evaluate("window.__replaced = []")

@@ -248,7 +248,7 @@ def test_cited_figures_come_from_citations(inputs):
 def test_lesson_structure():
     text = LESSON.read_text(encoding="utf-8")
     front = text.split("---")[1]
-    for key in ("id: c4-transformer-block", "chapter: C4", "title: 一个 Transformer 块：参数到底花在哪",
+    for key in ("chapter: C4", "title: 一个 Transformer 块：参数到底花在哪",
                 "reading_minutes: 25", "summary:"):
         assert key in front
     heads = re.findall(r"^## (.+)$", text, flags=re.M)

@@ -513,7 +513,7 @@ def test_course_marks_the_chapter_written(inputs):
 def test_lesson_structure():
     text = LESSON.read_text(encoding="utf-8")
     front = text.split("---")[1]
-    for key in ("id: c4-ffn-deep-read", "chapter: C4+", "title: FFN：吞掉三分之二参数的黑洞（精读）"):
+    for key in ("chapter: C4+", "title: FFN：吞掉三分之二参数的黑洞（精读）"):
         assert key in front
     heads = re.findall(r"^## (.+)$", text, flags=re.M)
     assert [h[0] for h in heads] == list("①②③④⑤⑥⑦⑧⑨⑩")

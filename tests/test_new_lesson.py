@@ -61,7 +61,7 @@ def test_page_has_the_widget_its_script_and_its_entry_point(kit_site):
     config = json.loads((root / "_site" / "data" / "models.json").read_text(encoding="utf-8"))["gpt2"]["config"]
     from experiments.format import n
     from experiments.ledger import build_ledger
-    assert f'data-testid="kit-sum">{n(build_ledger(config).total)}</strong>' in html
+    assert f'data-testid="kit-sum" data-f="total">{n(build_ledger(config).total)}</strong>' in html
     assert 'data-widget="kit-total"' in html
     assert re.findall(r'<script src="static/js/page-[0-9a-f]{12}\.js" data-parts="([^"]+)"', html) == [
         "runtime-client.js widgets.js widgets-kit.js"]

@@ -1,6 +1,6 @@
 """Lesson C11 MoE 与线性注意力：总参数与激活参数分家 (lessons/c11-moe-linear-attention.md).
 
-calc.py holds the calculators (the build's first states and tables, and the browser's answers), numbers.py the
+calc.py holds the calculators (the build's first states and answers, and the browser's), numbers.py the
 lesson's numbers (c11.*), widgets.py the build-time views. Each widget's defaults are declared here, once.
 The decode-bandwidth calculator counts with the toolkit's (experiments/toolkit/decode.py: step_weights,
 StepWeights.touched_extra / read), and the expert controls change the config keys the engine's MoE facts name.
@@ -15,16 +15,15 @@ HYBRID_DEFAULTS = {"model": "anchor", "n_full": 16, "T": 32768}
 BATCH_DEFAULTS = {"models": MOE_MODELS, "model": "qwen3_30b_a3b", "batch": 16, "dtype": "BF16"}
 
 LESSON = Lesson(
-    id="c11-moe-linear-attention",
     numbers="numbers:register",
     widgets=(
         Widget("c11-moe-ledger", "c11_moe_ledger.html", "widgets:ledger_view", LEDGER_DEFAULTS, script=_C11,
-               calls={"c11_moe_ledger": "calc:moe_ledger"}, view_answers=True),
+               states="widgets:ledger_states", calls={"c11_moe_ledger": "calc:moe_ledger"}),
         Widget("c11-hybrid-memory", "c11_hybrid_memory.html", "widgets:hybrid_view", HYBRID_DEFAULTS, script=_C11,
-               needs=("charts.js",), calls={"c11_hybrid_memory": "calc:hybrid_memory",
-                                            "c11_hybrid_chart": "calc:hybrid_chart"}, view_answers=True),
+               needs=("charts.js",), states="widgets:hybrid_states",
+               calls={"c11_hybrid_memory": "calc:hybrid_memory", "c11_hybrid_chart": "calc:hybrid_chart"}),
         Widget("c11-batch-experts", "c11_batch_experts.html", "widgets:batch_view", BATCH_DEFAULTS, script=_C11,
-               needs=("charts.js",), calls={"c11_batch_read": "calc:batch_read",
-                                            "c11_batch_chart": "calc:batch_chart"}, view_answers=True),
+               needs=("charts.js",), states="widgets:batch_states",
+               calls={"c11_batch_read": "calc:batch_read", "c11_batch_chart": "calc:batch_chart"}),
     ),
 )

@@ -279,11 +279,6 @@ def _signed(v: int) -> str:
     return "0" if v == 0 else ("+" if v > 0 else "−") + n(abs(v))
 
 
-def hybrid_table(config, presets=FULL_PRESETS, ts=T_CHOICES) -> dict:
-    """Every preset state of the hybrid widget, keyed "n_full:T": what the page shows before Python is ready."""
-    return {f"{f}:{t}": hybrid_memory(config, f, t) for f in presets for t in ts}
-
-
 # ==============================================================================================================
 # 3. a decode step of B tokens: how many experts, how many bytes
 # ==============================================================================================================
@@ -337,8 +332,3 @@ def batch_chart(config, dtype="BF16", exponents=BATCH_EXPONENTS) -> dict:
     return {"kind": "lines", "title": "批越大，每个 token 分摊的权重读取越少", "x": xs, "xlog": True,
             "xtitle": "批大小 B（对数轴）", "ytitle": f"每个 token 分摊读取的权重（GB，{dtype}）",
             "series": [{"name": "每个 token 分摊的读取量", "y": per_token}]}
-
-
-def batch_table(config, exponents=BATCH_EXPONENTS, dtype="BF16") -> dict:
-    """Every slider position of the batch calculator for one model at one precision, keyed by B."""
-    return {str(2 ** e): batch_read(config, 2 ** e, dtype) for e in exponents}

@@ -24,7 +24,6 @@ DEPTH_DEFAULTS = {"budgets": ["llama7b", "llama_2_13b", "llama70b"], "budget": "
 GPUS = {"h100": "H100 SXM", "a100": "A100 80GB SXM"}   # bandwidth and peak: data/citations.json <key>_*
 
 LESSON = Lesson(
-    id="c4-ffn-deep-read",
     numbers="numbers:register",
     widgets=(
         Widget("ffn-swiglu-budget", "ffn_swiglu.html", "widgets:swiglu_view", SWIGLU_DEFAULTS, script=_FFN,

@@ -26,7 +26,6 @@ from fractions import Fraction
 
 from ...format import format_value, gb, ms, n, pct, per_second, signed_pct, trim_decimal
 from ...ledger import build_ledger, views
-from ...widget import OptionError
 from . import calc
 from ...toolkit.inputs import parse_fraction, parse_int
 
@@ -315,22 +314,22 @@ def depth_width(budget, L, T, vocab=VOCAB) -> dict:
 # ==============================================================================================================
 # build-time views (templates site/templates/widgets/ffn_*.html)
 # ==============================================================================================================
-def _scalar(widget: str, o: dict, key: str):
+def _scalar(data, o: dict, key: str):
     v = o[key]
     if isinstance(v, bool) or not isinstance(v, (int, str, float)):
-        raise OptionError(widget, key, "a number or text", v)
+        raise data.option_error(key, "a number or text", v)
     return v
 
 
 def prefill_decode_view(o: dict, data) -> dict:
     from .widgets import DTYPE_CHOICES, gpus
-    alias, mn = data.model("ffn-prefill-decode", o["model"])
+    alias, mn = data.model(o["model"])
     presets = gpus(data)
     gpu = next((g for g in presets if g["key"] == o["gpu"]), None)
     if gpu is None:
-        raise OptionError("ffn-prefill-decode", "gpu", "one of " + ", ".join(g["key"] for g in presets), o["gpu"])
-    dtype = str(_scalar("ffn-prefill-decode", o, "dtype"))
-    prompt, batch = _scalar("ffn-prefill-decode", o, "prompt"), _scalar("ffn-prefill-decode", o, "batch")
+        raise data.option_error("gpu", "one of " + ", ".join(g["key"] for g in presets), o["gpu"])
+    dtype = str(_scalar(data, o, "dtype"))
+    prompt, batch = _scalar(data, o, "prompt"), _scalar(data, o, "batch")
     return {"alias": alias, "model": mn, "gpu": gpu, "gpus": presets, "dtype": dtype, "dtypes": DTYPE_CHOICES,
             "prompt": prompt, "batch": batch, "choices": data.choices(),
             "p": prefill_decode(mn.doc["config"], dtype, gpu["bw"], gpu["peak"], prompt, batch)}
@@ -346,9 +345,9 @@ def dense_models(data) -> list:
 def share_view(o: dict, data) -> dict:
     rows = share_rows(dense_models(data))
     points = share_points(rows)
-    m, kv = _scalar("ffn-share-formula", o, "matrices"), str(_scalar("ffn-share-formula", o, "kv"))
+    m, kv = _scalar(data, o, "matrices"), str(_scalar(data, o, "kv"))
     if kv not in KV_CHOICES:
-        raise OptionError("ffn-share-formula", "kv", "one of " + ", ".join(KV_CHOICES), kv)
+        raise data.option_error("kv", "one of " + ", ".join(KV_CHOICES), kv)
     return {"rows": [{k: v for k, v in r.items() if k != "_s"} for r in rows], "points": points,
             "c": share_chart(m, kv, points), "m": int(m), "kv": kv, "kvs": KV_CHOICES}
 
@@ -360,13 +359,13 @@ def share_chart_call(matrices, kv_ratio, points) -> dict:
 def depth_width_view(o: dict, data) -> dict:
     budgets = []
     for a in o["budgets"]:
-        _, mn = data.model("ffn-depth-width", a, "budgets")
+        _, mn = data.model(a, key="budgets")
         budgets.append({"alias": a, "name": mn.name, "total": mn.ledger.total,
                         "label": f"{mn.name} 的总数 {format_value(mn.ledger.total, 'B2')}"})
     chosen = next((b for b in budgets if b["alias"] == o["budget"]), None)
     if chosen is None:
-        raise OptionError("ffn-depth-width", "budget", "one of the budgets", o["budget"])
-    L, T = _scalar("ffn-depth-width", o, "L"), _scalar("ffn-depth-width", o, "T")
+        raise data.option_error("budget", "one of the budgets", o["budget"])
+    L, T = _scalar(data, o, "L"), _scalar(data, o, "T")
     return {"budgets": budgets, "budget": chosen, "L": L, "T": T, "layers": DW_LAYERS, "head_dim": HEAD_DIM,
             "align": ALIGN, "vocab": VOCAB,
             "x": depth_width(chosen["total"], L, T)}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ...widget import OptionError, model_ref
+from ...widget import model_ref
 from . import GPUS
 from . import calc as ffn
 
@@ -19,10 +19,10 @@ ROWS_CHOICES = (256, 512, 1024)
 COLS_CHOICES = (16, 32, 64)
 
 
-def _scalar(widget: str, options: dict, key: str):
+def _scalar(data, options: dict, key: str):
     value = options[key]
     if isinstance(value, bool) or not isinstance(value, (int, str, float)):
-        raise OptionError(widget, key, "a number or text", value)
+        raise data.option_error(key, "a number or text", value)
     return value
 
 
@@ -48,7 +48,7 @@ def known_widths(data) -> list[list]:
 
 
 def swiglu_view(o: dict, data) -> dict:
-    d, ratio, matrices, align = (_scalar("ffn-swiglu-budget", o, k) for k in ("d", "ratio", "matrices", "align"))
+    d, ratio, matrices, align = (_scalar(data, o, k) for k in ("d", "ratio", "matrices", "align"))
     known = known_widths(data)
     return {"b": ffn.swiglu_budget(d, str(ratio), matrices, align, known),
             "family": ffn.config_family(ffn.FAMILY, str(ratio), align), "known": known,
@@ -62,16 +62,16 @@ def config_family_call(ratio, align) -> dict:
 
 def memory_view(o: dict, data) -> dict:
     if not isinstance(o["models"], list) or not o["models"]:
-        raise OptionError("ffn-memory", "models", "a list of model aliases", o["models"])
-    table_models = [data.model("ffn-memory", a, "models")[1] for a in o["models"]]
-    alias, mn = data.model("ffn-memory", o["model"])
+        raise data.option_error("models", "a list of model aliases", o["models"])
+    table_models = [data.model(a, key="models")[1] for a in o["models"]]
+    alias, mn = data.model(o["model"])
     presets = gpus(data)
     if not presets:
-        raise OptionError("ffn-memory", "gpu", "GPU bandwidth and peak figures in data/citations.json")
+        raise data.option_error("gpu", "GPU bandwidth and peak figures in data/citations.json")
     gpu = next((g for g in presets if g["key"] == o["gpu"]), None)
     if gpu is None:
-        raise OptionError("ffn-memory", "gpu", "one of " + ", ".join(g["key"] for g in presets), o["gpu"])
-    dtype, batch = str(_scalar("ffn-memory", o, "dtype")), _scalar("ffn-memory", o, "batch")
+        raise data.option_error("gpu", "one of " + ", ".join(g["key"] for g in presets), o["gpu"])
+    dtype, batch = str(_scalar(data, o, "dtype")), _scalar(data, o, "batch")
     pairs = [(m.name, _config(m)) for m in table_models]
     return {"alias": alias, "model": mn, "weights": ffn.weights_table(pairs),
             "decode": ffn.decode_table(pairs, gpu["bw"], gpu["peak"]),
@@ -81,10 +81,10 @@ def memory_view(o: dict, data) -> dict:
 
 
 def training_view(o: dict, data) -> dict:
-    alias, mn = data.model("ffn-training-memory", o["model"])
-    recipe = str(_scalar("ffn-training-memory", o, "recipe"))
-    t = ffn.training_memory(_config(mn), recipe, _scalar("ffn-training-memory", o, "batch"),
-                            _scalar("ffn-training-memory", o, "seq"), bool(o["checkpointing"]))
+    alias, mn = data.model(o["model"])
+    recipe = str(_scalar(data, o, "recipe"))
+    t = ffn.training_memory(_config(mn), recipe, _scalar(data, o, "batch"),
+                            _scalar(data, o, "seq"), bool(o["checkpointing"]))
     return {"alias": alias, "model": mn, "t": t, "recipes": ffn.RECIPE_ZH, "choices": data.choices()}
 
 
@@ -93,17 +93,17 @@ def tokens_per_param(data) -> str:
     c = data.citations
     if "chinchilla_tokens" in c and "chinchilla_params" in c:
         return ffn.ratio_text(Fraction(c["chinchilla_tokens"]["value"], c["chinchilla_params"]["value"]))
-    raise OptionError("ffn-flops", "tokens_per_param", "Chinchilla's cited figures in data/citations.json")
+    raise data.option_error("tokens_per_param", "Chinchilla's cited figures in data/citations.json")
 
 
 def flops_view(o: dict, data) -> dict:
-    alias, mn = data.model("ffn-flops", o["model"])
-    tokens_b = str(_scalar("ffn-flops", o, "tokens_b"))
+    alias, mn = data.model(o["model"])
+    tokens_b = str(_scalar(data, o, "tokens_b"))
     cited = data.citations.get("sustained_tflops")
     if o["tflops"] is None and not cited:
-        raise OptionError("ffn-flops", "tflops", "a sustained throughput, or sustained_tflops in data/citations.json")
+        raise data.option_error("tflops", "a sustained throughput, or sustained_tflops in data/citations.json")
     tflops = str(o["tflops"] if o["tflops"] is not None else cited["value"])
-    gpus_n = _scalar("ffn-flops", o, "gpus")
+    gpus_n = _scalar(data, o, "gpus")
     chin = tokens_per_param(data)
     return {"alias": alias, "model": mn, "f": ffn.flops_budget(_config(mn), tokens_b, tflops, gpus_n, chin),
             "tokens_b": tokens_b, "tflops": tflops, "gpus": gpus_n, "chin": chin, "choices": data.choices()}
@@ -112,10 +112,10 @@ def flops_view(o: dict, data) -> dict:
 def moe_view(o: dict, data) -> dict:
     moe_models = [(a, mn) for a, mn in data.choices() if ffn.explorable(mn.ledger)]
     aliases = o["models"] or [a for a, _ in moe_models]
-    table = ffn.moe_table([(mn.name, _config(mn)) for mn in (data.model("ffn-moe", a, "models")[1] for a in aliases)])
-    alias, mn = data.model("ffn-moe", o["model"])
+    table = ffn.moe_table([(mn.name, _config(mn)) for mn in (data.model(a, key="models")[1] for a in aliases)])
+    alias, mn = data.model(o["model"])
     if not mn.arch.moe:
-        raise OptionError("ffn-moe", "model", "a mixture-of-experts model", alias)
+        raise data.option_error("model", "a mixture-of-experts model", alias)
     m = mn.arch.moe
     experts = m.n_experts if o["experts"] is None else o["experts"]
     top_k = m.top_k if o["top_k"] is None else o["top_k"]
@@ -126,7 +126,7 @@ def moe_view(o: dict, data) -> dict:
 
 
 def int4_view(o: dict, data) -> dict:
-    rows, cols, pct, scale, seed = (_scalar("ffn-int4", o, k) for k in ffn.PROBE_DEFAULTS)
+    rows, cols, pct, scale, seed = (_scalar(data, o, k) for k in ffn.PROBE_DEFAULTS)
     p = ffn.int4_probe(rows, cols, str(pct), str(scale), seed)
     return {"p": p, "spec": p["chart"], "rows": rows, "cols": cols, "pct": str(pct), "scale": str(scale),
             "seed": seed, "rows_choices": ROWS_CHOICES, "cols_choices": COLS_CHOICES}

@@ -9,7 +9,6 @@ from ...widget import Lesson, Widget
 _C4 = "widgets-c4.js"
 
 LESSON = Lesson(
-    id="c4-transformer-block",
     numbers="numbers:register",
     widgets=(
         Widget("tracker", "tracker.html", "widgets:tracker_view", {"model": "anchor", "models": ["anchor", "baseline"]},

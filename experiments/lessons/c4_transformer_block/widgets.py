@@ -301,10 +301,10 @@ def tracker_settings(course: dict) -> dict:
 
 
 def tracker_view(o: dict, data) -> dict:
-    alias, mn = data.model("tracker", o["model"])
+    alias, mn = data.model(o["model"])
     settings = tracker_settings(data.course)
     reference = data.reference_counts
-    models = [data.model("tracker", a, "models") for a in dict.fromkeys([alias, *o["models"]])]
+    models = [data.model(a, key="models") for a in dict.fromkeys([alias, *o["models"]])]
     stages = tracker_stages(mn.ledger, settings, reference.get(mn.id, {}), mn.id == settings.get("model"))
     state = {"settings": settings, "reference": {a: reference.get(m.id, {}) for a, m in models},
              "course_titles": [a for a, m in models if m.id == settings.get("model")],
@@ -328,24 +328,24 @@ def later_links(tracker: dict, course: dict) -> list[dict]:
 
 def classic_gap_view(o: dict, data) -> dict:
     from ...labels import gap_label
-    alias, mn = data.model("classic-gap", o["model"])
+    alias, mn = data.model(o["model"])
     items = [(gap_label(name), value) for name, value in views.classic_gap(mn.ledger)]
     return {"alias": alias, "model": mn, "items": items, "classic": views.classic_estimate(mn.ledger),
             "total": mn.ledger.total}
 
 
 def ledger_total_view(o: dict, data) -> dict:
-    alias, mn = data.model("ledger-total", o["model"])
+    alias, mn = data.model(o["model"])
     return {"alias": alias, "model": mn, "data": ledger_total(mn.ledger, mn.name), "choices": data.choices()}
 
 
 def ledger_layer_view(o: dict, data) -> dict:
-    alias, mn = data.model("ledger-layer", o["model"])
+    alias, mn = data.model(o["model"])
     return {"alias": alias, "model": mn, "data": ledger_layer(mn.ledger), "choices": data.choices()}
 
 
 def ledger_compare_view(o: dict, data) -> dict:
-    models = [data.model("ledger-compare", a, "models") for a in o["models"]]
+    models = [data.model(a, key="models") for a in o["models"]]
     return {"data": ledger_compare([(a, mn.name, mn.ledger) for a, mn in models]), "aliases": list(o["models"]),
             "choices": data.choices()}
 
@@ -355,20 +355,20 @@ def evolution_view(o: dict, data) -> dict:
 
 
 def crossover_view(o: dict, data) -> dict:
-    alias, mn = data.model("crossover", o["model"])
+    alias, mn = data.model(o["model"])
     return {"alias": alias, "model": mn, "data": crossover_series(mn.ledger, name=mn.name), "choices": data.choices()}
 
 
 def baseline_widget_view(o: dict, data) -> dict:
     from ...baseline import summary
-    alias, mn = data.model("baseline", o["model"])
+    alias, mn = data.model(o["model"])
     return {"alias": alias, "model": mn, "view": baseline_view(summary())}
 
 
 def byo_config_view(o: dict, data) -> dict:
-    alias, mn = data.model("byo-config", o["example"], "example")
+    alias, mn = data.model(o["example"], key="example")
     for a in o["compare"]:
-        data.model("byo-config", a, "compare")
+        data.model(a, key="compare")
     compare = list(dict.fromkeys([*o["compare"], alias]))
     return {"example": alias, "model": mn, "compare": compare}
 

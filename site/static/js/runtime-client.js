@@ -30,7 +30,7 @@
  *                           //   with `courseRuntime.cells.timeLimitMs = 1500` before the run.
  *       }
  *     }
- * Every [data-testid="pyodide-status"] element shows the widgets' worker's state: data-state = loading | ready |
+ * Every .runtime-status element (site/templates/base.html) shows the widgets' worker's state: data-state = loading | ready |
  * error, with Chinese text, role="status" and aria-live="polite".
  *
  * Start-up speed: this comes first in the page's script file, which the page runs as soon as its stylesheets and
@@ -142,7 +142,7 @@
 
   // Paint every status element (called on each status change and once the DOM is parsed).
   function paint() {
-    document.querySelectorAll('[data-testid="pyodide-status"]').forEach((el) => {
+    document.querySelectorAll(".runtime-status").forEach((el) => {
       el.setAttribute("role", "status");
       el.setAttribute("aria-live", "polite");
       el.dataset.state = runtime.state;

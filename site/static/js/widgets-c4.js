@@ -4,8 +4,8 @@
  * after widgets.js, whose helpers and conventions it uses).
  *
  * Every table and stage list arrives complete from the build (site/templates/widgets/c4_tables.html, tracker.html,
- * byo_config.html): the same Jinja macros write the build's rows and the <template>s this file clones and fills
- * with the strings Python returns. No label is spelled here: the words around the numbers, a layer's label and a
+ * byo_config.html): the same Jinja macros write the build's rows and the <template>s widgets.js's walker (fill,
+ * make, rows) clones and fills with the strings Python returns. No label is spelled here: the words around the numbers, a layer's label and a
  * stage's title come from the templates and from Python's answers; status words are the templates' data-*
  * attributes.
  */
@@ -13,46 +13,12 @@
   "use strict";
 
   const W = window.courseWidgets;
-  const { getState, setState, models, live, pickAlias, latest, chart, call, fill, rows } = W;
+  const { getState, setState, models, live, pickAlias, latest, chart, call, fill, make, rows } = W;
   const rt = window.courseRuntime;
-
-  // -- filling the build's markup (site/templates/widgets/c4_tables.html, tracker.html) ------------------------------
-  // fill() (widgets.js) writes data-f fields, data-attr attributes and data-each rows. The C4 templates also use, on
-  // a clone of a <template> (make) or on the build's markup filled in place (refill), after fill():
-  //   data-fmt="attr"   {key} in the attribute replaced by data[key] (a region's name: fixed words around a label)
-  //   data-if="key"     the element removed unless data[key] is truthy (a part of a stage that only some stages have)
-  //   data-list="key"   what follows its <template class="item"> replaced by one make() per item of data[key]
-  //                     (a row whose cells vary in number keeps the cells before the template)
-  const truthy = (v) => !(v === null || v === undefined || v === false || v === "" || v === 0 ||
-    (Array.isArray(v) && !v.length));
-
-  function make(tpl, data) {
-    return refill(tpl.content.firstElementChild.cloneNode(true), data);
-  }
-
-  function list(node, items) {
-    const t = node.querySelector(":scope > template.item");
-    while (t.nextSibling) t.nextSibling.remove();
-    node.append(...(items || []).map((x) => make(t, x)));
-  }
-
-  function refill(node, data) {
-    fill(node, data);
-    // this level's elements: not those inside the items of a list (made with their own data)
-    const mine = (sel) => [node].concat(Array.from(node.querySelectorAll(sel))).filter((n) => {
-      const outer = n.parentElement && n.parentElement.closest("[data-list]");
-      return n.matches(sel) && !(outer && (outer === node || node.contains(outer)));
-    });
-    mine("[data-fmt]").forEach((n) => n.dataset.fmt.split(",").forEach((a) => n.setAttribute(a,
-      n.getAttribute(a).replace(/\{(\w+)\}/g, (_, k) => (data[k] === undefined || data[k] === null ? "" : String(data[k]))))));
-    mine("[data-if]").forEach((n) => { if (n !== node && !truthy(data[n.dataset.if])) n.remove(); });
-    mine("[data-list]").forEach((n) => list(n, data[n.dataset.list]));
-    return node;
-  }
 
   // a .layer-body (ledger_layer data): each layer type, then their difference or the one-type sentence
   function layerBody(body, ll) {
-    list(body.querySelector(".layer-columns"), ll.layers);
+    rows(body.querySelector(".layer-columns"), ll.layers);
     const now = make(body.querySelector(ll.diff ? "template.layer-diff" : "template.layer-single"), ll.diff || ll);
     const old = body.querySelector(":scope > .layer-diff, :scope > p.diff");
     if (old) old.replaceWith(now); else body.querySelector(".layer-columns").after(now);
@@ -142,7 +108,7 @@
     const dflt = root.dataset.models;
     const recompute = latest(root, "ledger-compare", (chosen) => models().then((ms) =>
       call("ledger_compare", [chosen.map((a) => [a, ms[a].name, ms[a].config])]).then((data) => {
-        refill(root.querySelector("table"), data);
+        fill(root.querySelector("table"), data);
         chart(root, data.chart);
       })));
     function changed() {
@@ -260,7 +226,7 @@
         root.querySelectorAll("button.tracker-model").forEach((b) => {
           b.setAttribute("aria-pressed", String(b.dataset.model === a));
         });
-        list(ol, stages.map((s) => stageView(s, prefix)));   // (the old items are dropped, not filled first)
+        rows(ol, stages.map((s) => stageView(s, prefix)));
         select(root.dataset.stage, false);
         forward.hidden = a !== data.baseline;
         status.textContent = "";
@@ -316,9 +282,9 @@
 
   // -- bring your own config.json: its three ledgers and crossover, computed in the browser ----------------------------
   function byoConfig(root) {
-    const input = root.querySelector("[data-testid=byo-config-input]");
+    const input = root.querySelector(".byo-input");
     const error = root.querySelector(".byo-error");
-    const total = root.querySelector("[data-testid=byo-config-total]");
+    const total = root.querySelector(".byo-total");
     const ledgers = root.querySelector(".byo-ledgers");
     const empty = total.textContent;   // (the build's placeholder, shown again after a bad config)
     const compare = (root.dataset.compare || "").split(",").filter(Boolean);
@@ -340,7 +306,7 @@
       fill(ledgers.querySelector(".byo-summary"), v.ledger_total);
       fill(ledgers.querySelector(".byo-total-table"), v.ledger_total);
       layerBody(ledgers.querySelector(".byo-layer"), v.ledger_layer);
-      refill(ledgers.querySelector(".byo-compare"), v.compare);
+      fill(ledgers.querySelector(".byo-compare"), v.compare);
       fill(ledgers.querySelector(".byo-crossover"), v.crossover);
       fill(ledgers.querySelector(".byo-native"), v.crossover);
       chart(ledgers, v.crossover.chart);
@@ -350,7 +316,7 @@
       if (r.ok) show(r); else fail(r);
     }));
     live(root, ".byo-run, .byo-example");
-    root.querySelector("[data-testid=byo-config-run]").addEventListener("click", () => run(input.value));
+    root.querySelector(".byo-run").addEventListener("click", () => run(input.value));
     input.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && e.shiftKey) { e.preventDefault(); run(input.value); }
     });

@@ -1,6 +1,6 @@
 /*
  * widgets-ffn.js - behaviour of the FFN deep-read lesson's widgets (plain JS, in the page's script file after widgets.js,
- * in whose dialect it is written: call, latest, bind, fill, rows, showError).
+ * in whose dialect it is written: call, wire (bind + latest), fill, rows, live).
  *
  * Every widget arrives complete from the build (site/templates/widgets/ffn_*.html, filled by the lesson's
  * widgets.py with calc.py). This file only makes the controls live: each change calls the same functions as
@@ -12,35 +12,22 @@
   "use strict";
 
   const W = window.courseWidgets;
-  const { call, latest, bind, fill, rows, models, live } = W;
+  const { call, fill, rows, models, live } = W;
 
   function configOf(alias) {
     return models().then((ms) => ms[alias].config);
   }
 
-  // A widget's controls bound to the URL, made live, recomputed by `job` on every change and once from the URL.
-  function wire(root, ns, spec, job, hooks) {
-    const s = bind(root, ns, spec);
-    const update = latest(root, ns, () => job(s.values()));
-    hooks = hooks || {};
-    Object.entries(s.c).forEach(([key, c]) => c.addEventListener("change", () => {
-      if (hooks[key]) hooks[key](s);
-      s.record(hooks.skip && hooks.skip(s));
-      update();
-    }));
+  // A widget's controls bound to the URL (wire), live at once (what the build did not answer waits for Python).
+  function wired(root, ns, spec, job, hooks) {
     live(root, "input, select, textarea, button");
-    if (s.restore()) {
-      if (hooks.restored) hooks.restored(s);
-      s.record(hooks.skip && hooks.skip(s));
-      update();
-    }
-    return { s: s, update: update };
+    return W.wire(root, ns, spec, job, hooks);
   }
 
   // -- SwiGLU budget explorer -----------------------------------------------------------------------------------
   function swiglu(root, ns) {
     const known = JSON.parse(root.dataset.known || "[]");
-    wire(root, ns, { d: ".sw-d", ratio: ".sw-ratio", matrices: ".sw-matrices", align: ".sw-align" }, (v) =>
+    wired(root, ns, { d: ".sw-d", ratio: ".sw-ratio", matrices: ".sw-matrices", align: ".sw-align" }, (v) =>
       Promise.all([call("ffn_swiglu_budget", [v.d, v.ratio, v.matrices, v.align, known]),
         call("ffn_config_family", [v.ratio, v.align])]).then(([b, fam]) => {
         fill(root.querySelector(".readout"), Object.assign({}, b, b.mine));
@@ -66,7 +53,7 @@
       const p = preset();
       if (p && (bw.value.trim() !== p.dataset.bw || peak.value.trim() !== p.dataset.peak)) gpu.value = "custom";
     }
-    const w = wire(root, ns, { model: ".mem-model", dtype: ".mem-dtype", gpu: ".mem-gpu", bw: ".mem-bw",
+    const w = wired(root, ns, { model: ".mem-model", dtype: ".mem-dtype", gpu: ".mem-gpu", bw: ".mem-bw",
       peak: ".mem-peak", batch: ".mem-batch" }, (v) => {
       const config = v.model === "__pasted" ? (pasted.config ? Promise.resolve(pasted.config)
         : Promise.reject(new Error("先在下面粘贴一份 config.json"))) : configOf(v.model);
@@ -98,7 +85,7 @@
 
   // -- training memory ------------------------------------------------------------------------------------------
   function training(root, ns) {
-    wire(root, ns, { model: ".tr-model", recipe: ".tr-recipe", batch: ".tr-batch", seq: ".tr-seq",
+    wired(root, ns, { model: ".tr-model", recipe: ".tr-recipe", batch: ".tr-batch", seq: ".tr-seq",
       checkpointing: ".tr-ckpt" }, (v) => configOf(v.model).then((cfg) => call("ffn_training_memory",
       [cfg, v.recipe, v.batch, v.seq, v.checkpointing])).then((t) => {
       fill(root.querySelector(".readout"), t);
@@ -112,7 +99,7 @@
   // -- FLOPs and GPU-days ---------------------------------------------------------------------------------------
   function flops(root, ns) {
     const chin = root.querySelector(".fl-readout").dataset.chinchilla;
-    wire(root, ns, { model: ".fl-model", tokens_b: ".fl-tokens", tflops: ".fl-tflops", gpus: ".fl-gpus" }, (v) =>
+    wired(root, ns, { model: ".fl-model", tokens_b: ".fl-tokens", tflops: ".fl-tflops", gpus: ".fl-gpus" }, (v) =>
       configOf(v.model).then((cfg) => call("ffn_flops", [cfg, v.tokens_b, v.tflops, v.gpus, chin])).then((f) => {
         fill(root.querySelector(".fl-readout"), f);
       }));
@@ -128,7 +115,7 @@
     }
     const spec = { model: ".moe-model", experts: ".moe-experts", top_k: ".moe-top-k", width: ".moe-width" };
     const ownKey = { experts: "experts", top_k: "topK", width: "width" };
-    wire(root, ns, spec, (v) => configOf(v.model).then((cfg) => call("ffn_moe",
+    wired(root, ns, spec, (v) => configOf(v.model).then((cfg) => call("ffn_moe",
       [cfg, v.experts, v.top_k, v.width])).then((x) => {
       const flat = {};
       Object.keys(x.base).forEach((k) => { flat["base_" + k] = x.base[k]; flat["now_" + k] = x.now[k]; });
@@ -145,7 +132,7 @@
   // -- INT4 probe: real numpy in the page -----------------------------------------------------------------------
   function int4(root, ns) {
     const status = root.querySelector(".q-status");
-    const w = wire(root, ns, { rows: ".q-rows", cols: ".q-cols", outlier_pct: ".q-pct", outlier_scale: ".q-scale",
+    const w = wired(root, ns, { rows: ".q-rows", cols: ".q-cols", outlier_pct: ".q-pct", outlier_scale: ".q-scale",
       seed: ".q-seed" }, (v) => {
       status.textContent = "正在浏览器里用 numpy 量化…";
       return call("ffn_int4_probe", [v.rows, v.cols, v.outlier_pct, v.outlier_scale, v.seed]).then((p) => {

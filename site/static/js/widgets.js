@@ -1,12 +1,15 @@
 /*
  * widgets.js - what every page's widgets share (plain JS, in the page's script file, sitegen/scripts.py), before
- * the lesson's own widget files (widgets-c4.js, widgets-ffn.js), which the build adds only to the pages that use them.
+ * the lessons' own widget files (widgets-c4.js, widgets-ffn.js ...), which the build adds only to the pages that
+ * use them: the one widget dialect.
  *
  * Every widget arrives complete from the build (site/templates/widgets/). The widget files only add behaviour.
  * Anything that needs a number calls the same Python the build used, through call(entryPoint, args), and writes
  * the strings Python returns: no number is formatted here. Text from the learner or from Python is written with
- * textContent, never innerHTML; a table's rows are clones of the <template class="row"> the build put in it
- * (fill()), so every label and cell's markup is spelled once, in the template.
+ * textContent, never innerHTML, by the one walker, fill(node, data) (data-f, data-attr, data-fmt, data-if,
+ * data-each); a table's rows are clones of the <template class="row"> the build put in it, so every label and
+ * cell's markup is spelled once, in the template. Lesson scripts use these helpers and define none of their own
+ * (tests/test_widget_dialect.py).
  *
  * Answers before Python: the build answered what a widget's enumerable controls can ask (sitegen/widgets.py,
  * <script class="precomputed">, gzip+base64 JSON keyed by entry point + canonical args with built-in models'
@@ -110,8 +113,10 @@
     Object.entries(spec).forEach(([key, sel]) => {
       c[key] = root.querySelector(sel);
       const o = opts[key];
-      dflt[key] = o === null || o === undefined || typeof o === "object" ? builtValue(c[key])
-        : c[key].type === "checkbox" ? Boolean(o) : String(o);
+      const x = c[key];
+      const own = o === null || o === undefined || typeof o === "object" ||   // (a select whose values are not
+        (x.tagName === "SELECT" && !Array.from(x.options).some((op) => op.value === String(o)));   // the option's)
+      dflt[key] = own ? builtValue(x) : x.type === "checkbox" ? Boolean(o) : String(o);
     });
     function text(key, v) { return c[key].type === "checkbox" ? (v ? "1" : "0") : v; }
     return {
@@ -151,6 +156,29 @@
     };
   }
 
+  // A widget's controls kept in the URL (bind) and recomputed by job(values) (latest): every change records the
+  // controls and recomputes; the URL's state is restored at once. hooks (all optional): hooks[key](s) runs before
+  // a change of that control is recorded; skip(s) -> keys left out of the URL; restored(s) after the URL's state
+  // is set; quiet: keys whose change only records (they recompute as they move: a slider's input event).
+  // -> {s: the bound controls, update(arg): recompute now}.
+  function wire(root, ns, spec, job, hooks) {
+    hooks = hooks || {};
+    const s = bind(root, ns, spec);
+    const update = latest(root, ns, () => job(s.values()));
+    const record = () => s.record(hooks.skip && hooks.skip(s));
+    Object.entries(s.c).forEach(([key, c]) => c.addEventListener("change", () => {
+      if (hooks[key]) hooks[key](s);
+      record();
+      if (!(hooks.quiet || []).includes(key)) update({ label: key });
+    }));
+    if (s.restore()) {
+      if (hooks.restored) hooks.restored(s);
+      record();
+      update({});
+    }
+    return { s: s, update: update };
+  }
+
   // -- small helpers ---------------------------------------------------------------------------------------------
   function models() {   // data/models.json: alias -> {id, name, config}; written by the build
     if (!modelsPromise) {
@@ -172,42 +200,71 @@
     return node;
   }
 
-  // Fills a clone of the build's markup with data, by attributes the templates put on it:
-  //   data-f="key"          textContent = data[key] (hidden when data[key] is empty, if data-hide-empty is set)
-  //   data-attr="a:key,..."  attribute a = data[key]
-  //   data-each="key"       its <template class="row"> cloned and filled once per item of data[key]
+  // -- the walker: a widget's markup filled from an answer -------------------------------------------------------
+  // fill(node, data) writes data (Python's strings) into the build's markup, or into a clone of one of its
+  // <template>s, by the attributes the templates put on it; a key may be a path ("prefill.tokens"):
+  //   data-f="key"           textContent = data[key] ("" when absent; hidden when empty if data-hide-empty is set)
+  //   data-attr="a:key,..."  attribute a = data[key] (removed when null, undefined or false)
+  //   data-fmt="a,..."       {key} in attribute a replaced by data[key] (on a clone of a <template>: a name made of
+  //                          fixed words and data)
+  //   data-if="key"          the element removed unless data[key] is truthy (a part only some answers have)
+  //   data-each="key"        what follows its <template> (the rows) replaced by one clone per item of data[key],
+  //                          each filled with its item (elements before the template stay: a row's fixed cells)
+  // The walk does not enter a <template> nor the rows of a data-each (filled with their own item). The same
+  // Jinja macro writes the build's rows and (called with `blank`) the template, so every label is spelled once.
+  function get(data, key) {
+    let v = data;
+    for (const k of key.split(".")) v = v === null || v === undefined ? undefined : v[k];
+    return v;
+  }
+  const truthy = (v) => !(v === null || v === undefined || v === false || v === "" || v === 0 ||
+    (Array.isArray(v) && !v.length));
+
   function fill(node, data) {
-    const apply = (n) => {
-      if (n.dataset.f) {
-        const v = data[n.dataset.f];
+    data = data || {};
+    (function visit(n, top) {
+      const d = n.dataset;
+      if (!top && d.if && !truthy(get(data, d.if))) { n.remove(); return; }
+      if (d.f) {
+        const v = get(data, d.f);
         n.textContent = v === null || v === undefined ? "" : String(v);
         if (n.hasAttribute("data-hide-empty")) n.hidden = !n.textContent;
       }
-      if (n.dataset.attr) n.dataset.attr.split(",").forEach((pair) => {
+      if (d.attr) d.attr.split(",").forEach((pair) => {
         const [a, key] = pair.split(":");
-        const v = data[key];
+        const v = get(data, key);
         if (v === null || v === undefined || v === false) n.removeAttribute(a); else n.setAttribute(a, String(v));
       });
-    };
-    (function walk(parent) {
-      for (const n of Array.from(parent.children)) {
-        if (n.tagName === "TEMPLATE") continue;
-        apply(n);
-        if (n.dataset.each) rows(n, data[n.dataset.each] || []); else walk(n);
+      if (d.fmt) d.fmt.split(",").forEach((a) => n.setAttribute(a, (n.getAttribute(a) || "").replace(/\{([\w.]+)\}/g,
+        (_, k) => { const v = get(data, k); return v === null || v === undefined ? "" : String(v); })));
+      const hasRows = d.each !== undefined;
+      if (!hasRows || n.querySelector(":scope > template")) {
+        for (const c of Array.from(n.children)) {
+          if (c.tagName === "TEMPLATE") { if (hasRows) break; continue; }
+          visit(c, false);
+        }
       }
-    })(node);
-    apply(node);
+      if (hasRows) each(n, get(data, d.each));
+    })(node, true);
     return node;
   }
 
-  // Replaces the rows of a container (a tbody, a list ...) by its <template class="row"> filled once per item.
-  function rows(container, items) {
-    const t = container.querySelector(":scope > template.row") ||
-      container.parentElement.querySelector(":scope > template.row");
-    const made = items.map((item) => fill(t.content.firstElementChild.cloneNode(true), item));
-    Array.from(container.children).forEach((n) => { if (n !== t) n.remove(); });
-    container.append(...made);
+  // A clone of a <template>'s element, filled with data.
+  function make(template, data) {
+    return fill(template.content.firstElementChild.cloneNode(true), data);
   }
+
+  // The rows of a container (a tbody, a list, a row's cells ...): what follows its <template> (or, with the
+  // template beside the container, all its children) replaced by one make() per item.
+  function each(container, items) {
+    let t = container.querySelector(":scope > template");
+    const own = Boolean(t);
+    if (!t && container.parentElement) t = container.parentElement.querySelector(":scope > template.row");
+    if (!t) throw new Error("no <template> for the rows of " + container.className);
+    if (own) while (t.nextSibling) t.nextSibling.remove(); else container.replaceChildren();
+    container.append(...(items || []).map((item) => make(t, item)));
+  }
+  const rows = each;
 
   function whenReady(root, selector) {   // controls that need Python stay disabled until it is ready
     rt.ready.then(() => root.querySelectorAll(selector).forEach((b) => { b.disabled = false; }), () => {});
@@ -269,23 +326,31 @@
 
   // Runs job(arg) with at most one call in flight: while one runs, only the newest request waits (a slider drag
   // sends dozens of input events; the learner sees the last one). Records the time from the event to the DOM.
-  function latest(root, name, job) {
-    let running = false, next = null;
+  // With show: job(arg) only computes (its answer: call()'s, say) and show(answer) writes it. Then a request
+  // made while the running job waits for the runtime to load does not wait behind it (the build may answer it
+  // at once): it runs, and the older job's answer, when it comes, is dropped.
+  function latest(root, name, job, show) {
+    let running = false, next = null, seq = 0;
     function pump() {
       if (running || !next) return;
       const { arg, t0 } = next;
       next = null;
       running = true;
+      const id = ++seq;
       root.dataset.busy = "true";
       const slow = setTimeout(() => {   // (the build's answers take a few ms: a wait this long is Python's)
+        if (id !== seq) return;
         if (rt.state !== "ready") root.dataset.pending = "python";
         status(root, "busy", root.dataset.pending ? TEXT.queued : TEXT.busy);
       }, BUSY_MS);
-      Promise.resolve().then(() => job(arg)).then(() => {
+      Promise.resolve().then(() => job(arg)).then((answer) => {
+        if (id !== seq) return;
+        if (show) show(answer, arg);
         showError(root, "");
         timings.push({ widget: name + (arg && arg.label ? ":" + arg.label : ""), ms: performance.now() - t0 });
-      }, (e) => showError(root, learnerMessage(e))).finally(() => {
+      }, (e) => { if (id === seq) showError(root, learnerMessage(e)); }).finally(() => {
         clearTimeout(slow);
+        if (id !== seq) return;   // (superseded: the newer job ends the busy state)
         running = false;
         if (next) pump(); else {
           status(root, "busy", "");
@@ -297,6 +362,7 @@
     }
     return (arg) => {
       next = { arg: arg, t0: performance.now() };
+      if (show && running && rt.state !== "ready") running = false;   // the running job waits for the runtime
       pump();
     };
   }
@@ -464,7 +530,8 @@
   window.courseWidgets = {
     timings: timings, answered: answered, mount: mount, getState: getState, setState: setState, setParams: setParams,
     whenParsed: whenParsed, models: models, el: el, whenReady: whenReady, live: live, pickAlias: pickAlias, showError: showError,
-    latest: latest, chart: chart, call: call, bind: bind, fill: fill, rows: rows, options: options,
+    latest: latest, chart: chart, call: call, bind: bind, wire: wire, fill: fill, make: make, rows: rows,
+    options: options,
   };
   // A page whose widgets need the models at once preloads data/models.json from <head> (sitegen/widgets.py): read it
   // now, while the head is parsed, so that it is in hand when the first widget is used, not queued behind the parser.

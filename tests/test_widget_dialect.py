@@ -1,0 +1,92 @@
+"""One widget dialect (static checks over site/static/js/*.js and the templates' inline scripts).
+
+widgets.js is the one place that fills a widget's markup from an answer (fill / make / rows, driven by data-f,
+data-attr, data-fmt, data-if, data-each and <template>s), keeps controls in the URL (bind), picks a model named in
+the URL (pickAlias) and turns a Python error into the learner's Chinese line (learnerMessage, inside call and
+latest). A lesson's script uses those through window.courseWidgets and defines no helper of that kind of its own;
+it builds no rows node by node (a row is a clone of the template the build wrote). No production script selects
+by data-testid: those attributes are test hooks only.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from experiments import lessons
+from experiments.widget import CORE_SCRIPT
+
+ROOT = Path(__file__).resolve().parent.parent
+JS = ROOT / "site" / "static" / "js"
+TEMPLATES = ROOT / "site" / "templates"
+
+# helpers of the kinds widgets.js provides, by the names the lesson scripts gave their copies
+HELPERS = {"fill", "make", "list", "refill", "rows", "each", "walk", "put", "bind", "persist", "wire",
+           "pickAlias", "pick", "learnerMessage", "message", "ask", "errorText"}
+DEFINED = re.compile(r"\bfunction\s+(\w+)\s*\(|\b(?:const|let|var)\s+(\w+)\s*=\s*(?:function\b|\([^)]*\)\s*=>|\w+\s*=>)")
+WALKER_ATTRIBUTES = re.compile(r"data-(?:f|k|each|list|attr|fmt|if)\b|dataset\.(?:f|k|each|list|attr|fmt|if)\b")
+ROW_BY_HAND = re.compile(r"""(?:\bel|createElement)\(\s*["'](?:tr|td|th|li)["']""")
+EXCEPTION_NAME = re.compile(r"Error\|Exception|Exception\|Error")   # a copy of learnerMessage's class-name regex
+TESTID = re.compile(r"""\[data-testid|dataset\.testid|getAttribute\(\s*["']data-testid""", re.IGNORECASE)   # selecting by it
+
+
+def lesson_scripts() -> list[Path]:
+    """Every widget script a lesson package declares, and every widgets-*.js (all but the shared core)."""
+    declared = {w.script for w in lessons.widgets().values() if w.script}
+    names = (declared | {p.name for p in JS.glob("widgets-*.js")}) - {CORE_SCRIPT}
+    return sorted(JS / n for n in names)
+
+
+def code(path: Path) -> str:
+    """The file without its comments (a comment may name what the code no longer does)."""
+    text = path.read_text(encoding="utf-8")
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.DOTALL)
+    return re.sub(r"(?m)^\s*//.*$|\s//\s.*$", "", text)
+
+
+def test_there_are_lesson_scripts():
+    assert {p.name for p in lesson_scripts()} >= {"widgets-c4.js", "widgets-c11.js", "widgets-ffn.js",
+                                                  "widgets-ffn-extra.js", "code-cell.js"}
+
+
+@pytest.mark.parametrize("path", lesson_scripts(), ids=lambda p: p.name)
+def test_a_lesson_script_defines_no_helper_of_its_own(path):
+    text = code(path)
+    defined = {a or b for a, b in DEFINED.findall(text)}
+    assert not defined & HELPERS, f"{path.name} defines {sorted(defined & HELPERS)}: use window.courseWidgets'"
+    assert not WALKER_ATTRIBUTES.findall(text), f"{path.name} reads the walker's attributes itself"
+    assert not ROW_BY_HAND.findall(text), f"{path.name} builds rows node by node: clone the template (rows())"
+    assert not EXCEPTION_NAME.findall(text), f"{path.name} strips exception names itself: call() already does"
+
+
+def inline_scripts(path: Path) -> str:
+    return "\n".join(re.findall(r"<script\b(?![^>]*\bsrc=)[^>]*>(.*?)</script>", path.read_text(encoding="utf-8"), re.DOTALL))
+
+
+def test_no_production_script_selects_by_testid():
+    scripts = sorted(JS.glob("*.js")) + sorted((ROOT / "sitegen").glob("*.js"))
+    assert len(scripts) > 10
+    bad = [p.name for p in scripts if TESTID.search(code(p))]
+    bad += [p.relative_to(ROOT).as_posix() for p in sorted(TEMPLATES.rglob("*.html")) if TESTID.search(inline_scripts(p))]
+    assert not bad, f"selects by data-testid (a test hook, not an API): {bad}"
+
+
+def test_the_walker_is_public():
+    core = code(JS / CORE_SCRIPT)
+    exported = re.search(r"window\.courseWidgets = \{(.*?)\};", core, re.DOTALL).group(1)
+    for name in ("mount", "call", "latest", "setState", "getState", "whenReady", "showError", "models", "el",
+                 "fill", "make", "rows", "bind", "wire", "pickAlias"):
+        assert re.search(rf"\b{name}: {name}\b", exported), name
+
+
+def test_the_checks_catch_the_old_dialects():
+    """The patterns above find what the lesson scripts used to do (so the checks can fail)."""
+    old_c4 = "function refill(node, data) { mine('[data-list]').forEach((n) => list(n, data[n.dataset.list])); }"
+    old_c11 = 'function fill(root, x) { root.querySelectorAll("[data-k]").forEach((n) => {}); }'
+    old_extra = "const put = (root, values) => 0; function q(root, t) { return root.querySelector('[data-testid=\"' + t + '\"]'); }"
+    old_rows = 'W.el("tr", { class: "row" }, [W.el("td", { text: r.label })])'
+    old_message = 'e.message.replace(/^[A-Za-z_.]*(Error|Exception): /, "")'
+    assert {a or b for a, b in DEFINED.findall(old_c4 + old_c11 + old_extra)} >= {"refill", "fill", "put"}
+    assert WALKER_ATTRIBUTES.findall(old_c4) and WALKER_ATTRIBUTES.findall(old_c11)
+    assert TESTID.search(old_extra) and ROW_BY_HAND.findall(old_rows) and EXCEPTION_NAME.findall(old_message)
