@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.errors import ConfigError, CourseError, Problem
+from experiments.ledger import jsontext
 from sitegen.errors import BuildError, LessonError
 from sitegen import changes, markdown, pages
 from sitegen.claims import claim_names
@@ -35,6 +36,7 @@ from sitegen import widgets as widget_renderers
 
 ROOT = Path(__file__).resolve().parent
 CHAPTER_STATUSES = ("written", "planned")
+DATA_FILE_BYTES = 10_000_000   # data/*.json: the outline, citations, counts (each a few kB today)
 NUMBER_INPUTS = ("data/course.json", "data/reference_counts.json", "data/citations.json")  # besides data/models/
 
 
@@ -108,18 +110,15 @@ def _rel(site: Site, path: Path) -> str:
 
 
 def _read_json(site: Site, path: Path) -> Any:
-    """Parsed JSON, or None after recording a ConfigError naming the file and what is wrong."""
+    """Parsed JSON, or None after recording a ConfigError naming the file and what is wrong (unreadable, over
+    DATA_FILE_BYTES, not UTF-8, nested too deeply, bad JSON: see experiments/ledger/jsontext.py)."""
+    from sitegen.models import _read_document
     file = _rel(site, path)
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        expected = f"a readable file ({e.strerror})"
-    except UnicodeDecodeError:
-        expected = "UTF-8 text"
-    except json.JSONDecodeError as e:
-        expected = f"valid JSON (line {e.lineno}, column {e.colno}: {e.msg})"
-    site.fail(ConfigError([Problem("", expected)], file), file)
-    return None
+    doc, errors = _read_document(path, file, lambda text: jsontext.loads(text, limit_bytes=DATA_FILE_BYTES),
+                                 DATA_FILE_BYTES)
+    for error in errors:
+        site.fail(error, file)
+    return doc
 
 
 def load_models(site: Site) -> None:

@@ -8,7 +8,6 @@ formatted hover texts.
 """
 from __future__ import annotations
 
-import json
 from fractions import Fraction
 
 from ...ledger import views
@@ -276,16 +275,13 @@ def baseline_view(summary: dict, stages: list[dict] | None = None) -> dict:
 # -- bring your own config -----------------------------------------------------------------------------------------
 def parse_config_text(text: str) -> dict:
     """A pasted config.json (or a course data file {"meta", "config"}) -> the config dict; ConfigError naming the
-    problem (bad JSON with line and column, not an object)."""
+    problem (over 1 MB, nested too deeply, bad JSON with line and column, not an object)."""
     from ...ledger import model_type_of, unwrap
     from ...errors import Problem
     if not isinstance(text, str) or not text.strip():
         raise ConfigError([Problem("", "a config.json: the box is empty")])
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ConfigError([Problem("", f"valid JSON (line {e.lineno}, column {e.colno}: {e.msg})")]) from None
-    config = unwrap(document)
+    from ...ledger.jsontext import loads
+    config = unwrap(loads(text))   # (too big, nested too deeply or bad JSON: refused before Python recurses)
     model_type_of(config)   # a JSON object with a supported model_type, or a ConfigError saying which
     return config
 
