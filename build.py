@@ -5,8 +5,9 @@
 build() reads top to bottom like a table of contents. It first gathers everything in memory (models, data,
 numbers, lessons, pages), validating each input once and collecting every problem; if there are any, each is
 printed as one line (file, line or key, what was expected), the exit status is 1 and the previous output folder
-is left exactly as it was. Only then is everything written into a temporary sibling folder, which is swapped in
-with two renames. Finally the change report says which computed numbers moved since the previous build.
+is left exactly as it was. Only then is everything written into a new sibling folder, which is swapped in
+(sitegen/swap.py: one atomic exchange on Linux; the output folder is always the old site or the new one, whatever
+is killed when, and the next build cleans up after a killed one). Finally the change report says which computed numbers moved since the previous build.
 
 Lessons and their widgets are not listed here: each lesson's package in experiments/lessons/ declares its
 numbers and widgets (experiments.widget), and the build discovers them (sitegen/widgets.py renders a widget from
@@ -17,10 +18,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +28,7 @@ from typing import Any
 from experiments.errors import ConfigError, CourseError, Problem
 from experiments.ledger import jsontext
 from sitegen.errors import BuildError, LessonError
-from sitegen import changes, markdown, pages
+from sitegen import changes, markdown, pages, swap
 from sitegen.claims import claim_names
 from sitegen.models import browser_json
 from sitegen import widgets as widget_renderers
@@ -272,11 +271,15 @@ def compare_numbers(site: Site) -> None:
 
 # -- write -----------------------------------------------------------------------------------------------------
 def write_site(site: Site) -> None:
-    """Write everything into a temporary sibling of site.out, then swap it in; on any failure remove it."""
-    site.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f"{site.out.name}.new-", dir=site.out.parent))
+    """Write everything into a new sibling of site.out, then swap it in (sitegen/swap.py: site.out is always the
+    old site or the new one, whatever is killed when); on any failure the new folder is removed."""
     try:
-        shutil.copytree(site.root / "site" / "static", tmp / "static")
+        tmp = swap.staging(site.out)
+    except OSError as e:   # e.g. a read-only parent folder
+        raise BuildError([CourseError(f"{site.out}: cannot write the site into {site.out.parent} "
+                                      f"({e.strerror or e})")]) from None
+    try:
+        shutil.copytree(site.root / "site" / "static", tmp / "static", dirs_exist_ok=True)
         for rel, content in {**site.pages, **site.files}.items():
             path = tmp / rel
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -286,30 +289,13 @@ def write_site(site: Site) -> None:
                 path.write_text(content, encoding="utf-8")
         for step in site.steps:
             step(site, tmp)
-        os.chmod(tmp, 0o755)  # mkdtemp makes it 0700
-        swap_in(tmp, site.out)
+        swap.swap_in(tmp, site.out)
     except OSError as e:
         shutil.rmtree(tmp, ignore_errors=True)
         raise BuildError([CourseError(f"{e.filename or site.out}: cannot write the site ({e.strerror or e})")]) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-
-
-def swap_in(new: Path, out: Path) -> None:
-    """Replace `out` by `new` with two renames (old out moved aside first, deleted last)."""
-    if not out.exists():
-        os.rename(new, out)
-        return
-    old = Path(tempfile.mkdtemp(prefix=f"{out.name}.old-", dir=out.parent))
-    old.rmdir()
-    os.rename(out, old)
-    try:
-        os.rename(new, out)
-    except OSError:
-        os.rename(old, out)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def install_runtime(site: Site, dest: Path) -> None:

@@ -1,0 +1,171 @@
+"""The build under faults and hostile inputs (sitegen/swap.py, sitegen/models.py, build.py's edges).
+
+- Kills: the build is killed (SIGKILL, through sitegen/swap.py's SITEGEN_SWAP_KILL_AT hook) at every step of the
+  swap, on the atomic-exchange path and on the two-rename fallback, and at seeded random moments of a whole
+  build; afterwards _site/ is byte for byte the old site or the new one (on the fallback, a kill between its two
+  renames is put right by the next build), and the next build leaves no _site.new-* / _site.old-* behind.
+- Edges: each hostile input ends in one line naming the file and the problem, a non-zero exit, no traceback,
+  and the previous _site/ untouched.
+Bounded: a fixed number of builds, each with the fixture's timeout; nothing leaves the machine.
+"""
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from build_fixtures import BUILD_TIMEOUT_S, REPO, copy_course, tree_digest
+
+LESSON = "lessons/c4-fixture.md"
+
+
+def build(root: Path, out: Path | None = None, **env) -> subprocess.CompletedProcess:
+    out = out or root / "_site"
+    return subprocess.run([sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
+                          env={**os.environ, **env})
+
+
+def leftovers(out: Path) -> list[str]:
+    return sorted(p.name for p in out.parent.iterdir() if p.name.startswith((out.name + ".new-", out.name + ".old-")))
+
+
+def restore(saved: Path, out: Path) -> None:
+    for path in [out, *[out.parent / n for n in leftovers(out)]]:
+        if path.exists():
+            shutil.rmtree(path)
+    shutil.copytree(saved, out, symlinks=True)
+
+
+@pytest.fixture(scope="module")
+def two_sites(tmp_path_factory):
+    """A course built once (the old site, kept in `saved`), then its lesson edited: the next build gives the new
+    site, whose digest is measured by building into a copy of the old one."""
+    tmp = tmp_path_factory.mktemp("swap")
+    root = copy_course(tmp)
+    out = root / "_site"
+    first = build(root)
+    assert first.returncode == 0, first.stderr
+    saved = tmp / "saved"
+    shutil.copytree(out, saved, symlinks=True)
+    lesson = root / LESSON
+    lesson.write_text(lesson.read_text(encoding="utf-8").replace("一共有", "总共有"), encoding="utf-8")
+    scratch = tmp / "scratch" / "_site"
+    shutil.copytree(saved, scratch, symlinks=True)
+    second = build(root, scratch)
+    assert second.returncode == 0, second.stderr
+    old, new = tree_digest(saved), tree_digest(scratch)
+    assert old != new
+    return {"root": root, "out": out, "saved": saved, "old": old, "new": new}
+
+
+EXCHANGE_POINTS = ["staged", "exchanged", "aside"]
+FALLBACK_POINTS = ["staged", "renamed-out", "renamed-new", "aside"]
+
+
+@pytest.mark.parametrize("path,point", [("exchange", p) for p in EXCHANGE_POINTS]
+                         + [("fallback", p) for p in FALLBACK_POINTS])
+def test_a_kill_at_any_step_of_the_swap_leaves_the_old_site_or_the_new(two_sites, path, point):
+    out = two_sites["out"]
+    restore(two_sites["saved"], out)
+    env = {"SITEGEN_SWAP_KILL_AT": point, **({"SITEGEN_SWAP_EXCHANGE": "0"} if path == "fallback" else {})}
+    killed = build(two_sites["root"], **env)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    if path == "fallback" and point == "renamed-out":   # the one instant the two renames leave no _site/ ...
+        assert not out.exists()
+        from sitegen.swap import recover
+        assert recover(out) is not None                  # ... which the next build's first step puts back
+    digest = tree_digest(out)
+    assert digest in (two_sites["old"], two_sites["new"]), f"a partial site after a kill at {point}"
+    expected = "old" if point in ("staged", "renamed-out") else "new"
+    assert digest == two_sites[expected]
+    assert leftovers(out), "the kill left nothing to clean (the test did not kill mid-swap)"
+    again = build(two_sites["root"])
+    assert again.returncode == 0, again.stderr
+    assert leftovers(out) == [], "the next build did not clean up after the killed one"
+
+
+def test_random_kills_of_the_whole_build_never_leave_a_partial_site(two_sites):
+    """Seeded random moments over a build's run time (measured first): 5 kills, each checked."""
+    out, root = two_sites["out"], two_sites["root"]
+    restore(two_sites["saved"], out)
+    t0 = time.monotonic()
+    assert build(root).returncode == 0
+    span = time.monotonic() - t0
+    rng = random.Random(28)
+    for _ in range(5):
+        restore(two_sites["saved"], out)
+        proc = subprocess.Popen([sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", str(out)],
+                                cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            proc.wait(timeout=rng.uniform(0.2, 1.1) * span)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=BUILD_TIMEOUT_S)
+        digest = tree_digest(out)
+        assert digest in (two_sites["old"], two_sites["new"]), "a partial site after a random kill"
+    again = build(root)
+    assert again.returncode == 0, again.stderr
+    assert leftovers(out) == []
+
+
+def test_leftovers_of_killed_runs_are_cleaned_and_a_running_builds_folder_is_kept(tmp_path):
+    root = copy_course(tmp_path)
+    out = root / "_site"
+    assert build(root).returncode == 0
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(dead.stdout)
+    stale = [f"_site.new-{dead_pid}-0a1b2c3d", f"_site.old-{dead_pid}-0a1b2c3e", "_site.new-k2j3h4g5",
+             "_site.old-x9y8z7w6"]   # (the last two: names older builds gave, with no pid)
+    running = f"_site.new-{os.getpid()}-feedbeef"   # a build still running (this process) keeps its folder
+    for name in stale + [running]:
+        (root / name / "static").mkdir(parents=True)
+        (root / name / "static" / "big.bin").write_bytes(b"\0" * 1024)
+    assert build(root).returncode == 0
+    assert leftovers(out) == [running]
+
+
+def test_the_swap_lives_in_sitegen_swap_and_dist_uses_it():
+    import build as build_module
+    from sitegen import dist, swap
+    assert not hasattr(build_module, "swap_in")
+    assert dist.swap_in is swap.swap_in and build_module.swap is swap
+
+
+# -- edges: one line naming the file and the problem ---------------------------------------------------------------
+def _refused(result, where: str, expect: str) -> list[str]:
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr + result.stdout, result.stderr
+    lines = [l for l in result.stderr.splitlines() if not l.startswith("build failed:")]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(where), lines[0]
+    assert expect in lines[0], lines[0]
+    return lines
+
+
+def test_an_out_folder_whose_parent_cannot_be_written(tmp_path):
+    root = copy_course(tmp_path)
+    if os.geteuid() == 0:         # root writes anywhere it may chmod: /sys refuses even root
+        parent = Path("/sys")
+    else:
+        parent = tmp_path / "read-only"
+        parent.mkdir()
+        parent.chmod(0o555)
+    try:
+        (parent / "probe").mkdir()
+    except OSError:
+        pass
+    else:
+        (parent / "probe").rmdir()
+        pytest.skip(f"{parent} is writable here")
+    out = parent / "_site"
+    result = build(root, out)
+    _refused(result, f"{out}: ", "cannot write the site")
+    assert not out.exists()
