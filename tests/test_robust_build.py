@@ -169,3 +169,98 @@ def test_an_out_folder_whose_parent_cannot_be_written(tmp_path):
     result = build(root, out)
     _refused(result, f"{out}: ", "cannot write the site")
     assert not out.exists()
+
+
+def _site_digest_or_none(out: Path):
+    return tree_digest(out) if out.exists() else None
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """A fixture course built once; each edge test changes files, builds, and puts the files back."""
+    root = copy_course(tmp_path_factory.mktemp("edges"))
+    first = build(root)
+    assert first.returncode == 0, first.stderr
+    return root
+
+
+def _with_files(root: Path, files: dict, run):
+    saved = {name: (root / name).read_bytes() if (root / name).is_file() else None for name in files}
+    try:
+        for name, content in files.items():
+            path = root / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if callable(content):
+                content(path)
+            else:
+                path.write_bytes(content)
+        return run()
+    finally:
+        for name, content in saved.items():
+            if content is None:
+                (root / name).unlink(missing_ok=True)
+            else:
+                (root / name).write_bytes(content)
+
+
+CONFIG = "data/models/llama-2-7b/config.json"
+
+
+def test_a_config_over_the_size_limit_is_refused_unread(course):
+    """A 200 MB config.json (sparse: nothing is written) is refused by its size, naming the file."""
+    before = tree_digest(course / "_site")
+
+    def huge(path):
+        with open(path, "wb") as f:
+            f.truncate(200_000_000)
+    result = _with_files(course, {CONFIG: huge}, lambda: build(course))
+    _refused(result, f"{CONFIG}: ", "expected a file of at most 1,000,000 bytes (this one has 200,000,000)")
+    assert tree_digest(course / "_site") == before
+
+
+def test_a_meta_yaml_over_its_size_limit_is_refused(course):
+    meta = CONFIG.replace("config.json", "meta.yaml")
+    text = (REPO / meta).read_bytes() + b"notes2: '" + b"x" * 70_000 + b"'\n"
+    result = _with_files(course, {meta: text}, lambda: build(course))
+    _refused(result, f"{meta}: ", "expected a file of at most 64,000 bytes")
+
+
+def test_a_deeply_nested_data_file_is_refused(course):
+    result = _with_files(course, {"data/citations.json": b"[" * 50_000 + b"]" * 50_000}, lambda: build(course))
+    _refused(result, "data/citations.json: ", "expected JSON nested at most 64 levels deep")
+
+
+def test_a_deeply_nested_meta_yaml_is_refused(course):
+    meta = CONFIG.replace("config.json", "meta.yaml")
+    text = (REPO / meta).read_bytes() + b"extra: " + b"[" * 20_000 + b"]" * 20_000 + b"\n"
+    result = _with_files(course, {meta: text}, lambda: build(course))
+    _refused(result, f"{meta}: ", "nested at most 64 levels deep")
+
+
+def test_each_config_is_serialised_once_per_build(tmp_path, monkeypatch, capsys):
+    """A config marked with a unique value: every JSON text the build makes that holds the marker is counted.
+    Once for the ledger's cache key (experiments.ledger.canonical_key), once for data/models.json (what the
+    browser reads); on main it was ~150 times for this model (every widget state and every ledger_of call),
+    ~3,400 JSON texts in all."""
+    import json
+    import build as build_module
+    root = copy_course(tmp_path, fixture_lessons=False)
+    path = root / CONFIG
+    config = json.loads(path.read_text(encoding="utf-8"))
+    marker = "serialised-once-" + "m" * 100_000
+    path.write_text(json.dumps({**config, "course_test_marker": marker}), encoding="utf-8")
+    made = []
+    encode = json.JSONEncoder.encode
+
+    def counting(self, o):
+        text = encode(self, o)
+        if marker in text:
+            made.append(text[:60])
+        return text
+    monkeypatch.setattr(json.JSONEncoder, "encode", counting)
+    from experiments import ledger
+    monkeypatch.setattr(ledger, "_KEYS", type(ledger._CACHE)(), raising=False)
+    monkeypatch.setattr(ledger, "_CACHE", type(ledger._CACHE)())
+    build_module.build(root, root / "_site")
+    capsys.readouterr()
+    assert len(made) <= 2, f"{len(made)} JSON texts of the config"
