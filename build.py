@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from typing import Any
 
 from experiments.errors import ConfigError, CourseError, Problem
 from experiments.ledger import jsontext
-from sitegen.errors import BuildError, LessonError
+from sitegen.errors import BuildError, LessonError, SourceError
 from sitegen import changes, markdown, pages, swap
 from sitegen.claims import claim_names
 from sitegen.models import browser_json
@@ -36,6 +37,7 @@ from sitegen import widgets as widget_renderers
 ROOT = Path(__file__).resolve().parent
 CHAPTER_STATUSES = ("written", "planned")
 DATA_FILE_BYTES = 10_000_000   # data/*.json: the outline, citations, counts (each a few kB today)
+SOURCE_FOLDERS = ("site", "lessons", "data")   # what the build reads and copies (besides the experiments/ package)
 NUMBER_INPUTS = ("data/course.json", "data/reference_counts.json", "data/citations.json")  # besides data/models/
 
 
@@ -86,6 +88,7 @@ def build(root: Path = ROOT, out: Path | None = None, *, widgets: dict | None = 
     root = Path(root).resolve()
     site = Site(root, Path(out).resolve() if out else root / "_site",
                 WIDGETS if widgets is None else widgets, OUTPUT_STEPS if steps is None else steps)
+    check_links(site)        # no symbolic link in what the build reads or copies points outside the course
     load_models(site)        # data/models/<id>/ -> site.models ({meta, config}, every config validated)
     load_data(site)          # data/*.json -> site.data (data/course.json validated)
     compute_numbers(site)    # experiments.course_numbers -> site.numbers
@@ -120,6 +123,39 @@ def _read_json(site: Site, path: Path) -> Any:
     return doc
 
 
+def check_links(site: Site) -> None:
+    """A symbolic link in site/, lessons/, data/ (or the experiments/ package the browser gets) is followed when
+    the build reads or copies it, so one pointing outside the course would put that file (a key, /etc/passwd)
+    into _site/ and the published site. Each such link is refused, named; so is one that points nowhere or at a
+    folder holding it (copying would never end). Links within the course are fine."""
+    folders = [(site.root, site.root / name) for name in SOURCE_FOLDERS] + [(ROOT, ROOT / "experiments")]
+    for base, folder in folders:
+        if not folder.is_dir():
+            continue
+        for dirpath, dirnames, filenames in os.walk(folder):   # (does not follow links to folders)
+            for name in sorted(dirnames + filenames):
+                path = Path(dirpath) / name
+                if not path.is_symlink():
+                    continue
+                problem = _link_problem(path, base)
+                if problem:
+                    site.fail(SourceError(_rel(site, path), None, problem), _rel(site, path))
+
+
+def _link_problem(link: Path, base: Path) -> str | None:
+    target = os.readlink(link)
+    try:
+        resolved = link.resolve(strict=True)
+    except (OSError, RuntimeError):   # missing target, or a loop of links
+        return f"a symbolic link to {target}, which does not exist; put the file itself here"
+    if not resolved.is_relative_to(base.resolve()):
+        return (f"a symbolic link to {target}, outside the course folder: the build would copy that file into "
+                f"the site; put the file itself here")
+    if resolved.is_dir() and link.parent.resolve().is_relative_to(resolved):
+        return f"a symbolic link to {target}, a folder that holds the link itself (copying it would never end)"
+    return None
+
+
 def load_models(site: Site) -> None:
     """data/models/<id>/config.json + meta.yaml (sitegen/models.py) -> site.models."""
     from sitegen.models import read_models
@@ -135,6 +171,8 @@ def load_models(site: Site) -> None:
 
 def load_data(site: Site) -> None:
     for path in sorted((site.root / "data").glob("*.json")):
+        if _rel(site, path) in site.broken:
+            continue
         doc = _read_json(site, path)
         if doc is not None:
             site.data[path.stem] = doc
@@ -195,6 +233,8 @@ def load_lessons(site: Site) -> None:
     for path in sorted((site.root / "lessons").glob("*.md")):
         file = _rel(site, path)
         site.lesson_files[path.stem] = file
+        if file in site.broken:   # (a link out of the course: reported by check_links, never read)
+            continue
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:

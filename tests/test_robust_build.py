@@ -264,3 +264,41 @@ def test_each_config_is_serialised_once_per_build(tmp_path, monkeypatch, capsys)
     build_module.build(root, root / "_site")
     capsys.readouterr()
     assert len(made) <= 2, f"{len(made)} JSON texts of the config"
+
+
+# -- symbolic links out of the course ------------------------------------------------------------------------------
+LINKS = {   # link (relative to the course) -> (target, what the one line says)
+    "site/static/js/leak.js": ("/etc/passwd", "a symbolic link to /etc/passwd, outside the course folder"),
+    "site/static/etc": ("/etc", "a symbolic link to /etc, outside the course folder"),
+    "lessons/outside.md": ("/etc/hostname", "a symbolic link to /etc/hostname, outside the course folder"),
+    "data/models/llama-2-7b/notes.txt": ("/etc/hostname", "outside the course folder"),
+    "site/static/gone.css": ("missing.css", "a symbolic link to missing.css, which does not exist"),
+    "site/static/css/again": ("..", "a folder that holds the link itself"),
+}
+
+
+@pytest.mark.parametrize("link", list(LINKS))
+def test_a_symbolic_link_out_of_the_course_is_refused_naming_it(course, link):
+    target, expect = LINKS[link]
+    before = tree_digest(course / "_site")
+    path = course / link
+    path.symlink_to(target)
+    try:
+        result = build(course)
+    finally:
+        path.unlink()
+    _refused(result, f"{link}: ", expect)
+    assert tree_digest(course / "_site") == before
+
+
+def test_a_symbolic_link_within_the_course_is_copied(course):
+    path = course / "site" / "static" / "css" / "alias.css"
+    path.symlink_to("course.css")
+    try:
+        result = build(course)
+    finally:
+        path.unlink()
+    assert result.returncode == 0, result.stderr
+    built = course / "_site" / "static" / "css"
+    assert not (built / "alias.css").is_symlink()
+    assert (built / "alias.css").read_bytes() == (built / "course.css").read_bytes()
