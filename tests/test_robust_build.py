@@ -302,3 +302,24 @@ def test_a_symbolic_link_within_the_course_is_copied(course):
     built = course / "_site" / "static" / "css"
     assert not (built / "alias.css").is_symlink()
     assert (built / "alias.css").read_bytes() == (built / "course.css").read_bytes()
+
+
+# -- claims nested too deeply ------------------------------------------------------------------------------------
+FIXTURE_LESSON = "lessons/c5-fixture.md"
+DEEP_CLAIMS = {
+    "parentheses": "(" * 10_000 + "anchor.total" + ")" * 10_000 + " > 0",          # the parser's MemoryError
+    "minus-signs": "-" * 3_000 + "anchor.total < 0",                                  # its RecursionError
+    "nested-calls": "abs(" * 150 + "anchor.total" + ")" * 150 + " > 0",           # parses; too deep to walk
+    "long-sum": " + ".join(["anchor.total"] * 2_000) + " > 0",
+}
+
+
+@pytest.mark.parametrize("name", list(DEEP_CLAIMS))
+def test_a_deeply_nested_claim_is_one_line(course, name):
+    text = (course / FIXTURE_LESSON).read_text(encoding="utf-8")
+    lesson = text + f"\n锚点模型的参数是正数。{{claim}}`{DEEP_CLAIMS[name]}`\n"
+    line = lesson.count("\n", 0, lesson.index("{claim}")) + 1
+    result = _with_files(course, {FIXTURE_LESSON: lesson.encode()}, lambda: build(course))
+    lines = _refused(result, f"{FIXTURE_LESSON}:{line}: ", "claim {claim}`")
+    assert "nested too deeply" in lines[0] or "too long" in lines[0], lines[0]
+    assert len(lines[0]) < 400, lines[0]
