@@ -180,7 +180,7 @@ def load_data(site: Site) -> None:
         if not (site.root / "data" / "course.json").exists():
             site.errors.append(ConfigError([Problem("", "the course outline data/course.json")], "data/course.json"))
         return
-    problems = course_problems(site.data["course"])
+    problems = course_problems(site.data["course"]) or course_model_problems(site)
     if problems:
         site.fail(ConfigError(problems, "data/course.json"), "data/course.json")
         site.data["course"] = {}
@@ -214,6 +214,23 @@ def course_problems(course: Any) -> list[Problem]:
         if ch.get("status") == "written" and not (isinstance(ch.get("lesson"), str) and ch.get("title")):
             problems.append(Problem(key, "a title and a lesson id for a written chapter", None))
     return problems
+
+
+def course_model_problems(site: Site) -> list[Problem]:
+    """data/course.json names models by id (aliases, anchor_model, tracker.model): each must be a model folder
+    data/models/<id>/ (one whose own files failed is reported there, not again here)."""
+    course = site.data["course"]
+    folders = site.root / "data" / "models"
+    ids = set(site.models) | ({p.name for p in folders.iterdir() if p.is_dir()} if folders.is_dir() else set())
+    listed = ", ".join(sorted(site.models)) or "none yet"
+    named = [(f"aliases.{alias}", model_id) for alias, model_id in (course.get("aliases") or {}).items()] \
+        if isinstance(course.get("aliases"), dict) else [("aliases", course.get("aliases"))]
+    if "anchor_model" in course:
+        named.append(("anchor_model", course["anchor_model"]))
+    if isinstance(course.get("tracker"), dict) and "model" in course["tracker"]:
+        named.append(("tracker.model", course["tracker"]["model"]))
+    return [Problem(key, f"the id of a model folder data/models/<id>/ (one of {listed})", model_id, True)
+            for key, model_id in named if not (isinstance(model_id, str) and model_id in ids)]
 
 
 def compute_numbers(site: Site) -> None:

@@ -3,7 +3,8 @@
     data/models/<id>/config.json    the model's config.json exactly as published (dropped in as is)
     data/models/<id>/meta.yaml      the course's metadata about it: id (= the folder name), name (display name),
                                     family, source (where the config comes from) and optional published_total,
-                                    published_total_source, hub_page_total, notes
+                                    published_total_source, hub_page_total, notes (META_KEYS: each known
+                                    key's type is checked; other keys pass through)
 
 In memory a model is still one document {"meta": {...}, "config": {...}} (what experiments.course_numbers and
 the widgets read). Reading validates once, at this edge: every problem becomes a ConfigError naming the file
@@ -152,19 +153,59 @@ def browser_json(value) -> str:
     return text.replace(quoted + '+"', "1e999").replace(quoted + '-"', "-1e999")
 
 
+def _text(v) -> bool:
+    return isinstance(v, str) and bool(v.strip())
+
+
+def _count(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 1
+
+
+def _flag(v) -> bool:
+    return isinstance(v, bool)
+
+
+TEXT, COUNT, FLAG = (_text, "text"), (_count, "a parameter count (an integer >= 1)"), (_flag, "true or false")
+# meta.yaml's known keys: key -> (required, (check, what it holds)). A key not listed passes through untouched (a
+# lesson may read its own); a listed key of the wrong type is refused with the others, naming it.
+META_KEYS: dict[str, tuple[bool, tuple]] = {
+    "name": (True, (_text, "the model's display name (text)")),
+    "family": (True, (_text, "the model's family (text, e.g. llama)")),
+    "source": (True, (_text, "where the config comes from (text)")),
+    "source_zh": (False, (_text, "the short Chinese line a page shows about the source (text)")),
+    "notes": (False, TEXT),
+    "published_total": (False, COUNT),
+    "published_total_source": (False, TEXT),
+    "published_total_rounded": (False, FLAG),
+    "checkpoint_total": (False, COUNT),
+    "checkpoint_total_source": (False, TEXT),
+    "hub_page_total": (False, COUNT),
+}
+
+
+def meta_problems(meta: dict, model_id: str) -> list[Problem]:
+    """Every problem of a meta.yaml mapping: its id is the folder name, each known key holds what META_KEYS says."""
+    problems = []
+    if meta.get("id") != model_id:
+        problems.append(Problem("id", f"the folder name {model_id!r}", meta.get("id"), "id" in meta))
+    for key, (required, (check, what)) in META_KEYS.items():
+        if key not in meta:
+            if required:
+                problems.append(Problem(key, what))
+        elif not check(meta[key]):
+            problems.append(Problem(key, what, meta[key], True))
+    return problems
+
+
 def read_meta(path: Path, rel: str, model_id: str) -> tuple[dict | None, list[ConfigError]]:
-    """meta.yaml: a mapping whose id is the folder name and whose name is the display name."""
+    """meta.yaml: a mapping whose id is the folder name and whose known keys hold what META_KEYS says."""
     meta, errors = _read_document(path, rel, _yaml, MAX_META_BYTES)
     if errors:
         return None, errors
     if not isinstance(meta, dict):
         return None, [ConfigError([Problem("", "a YAML mapping with id, name, family and source", meta, True)],
                                   rel)]
-    problems = []
-    if meta.get("id") != model_id:
-        problems.append(Problem("id", f"the folder name {model_id!r}", meta.get("id"), "id" in meta))
-    if not isinstance(meta.get("name"), str):
-        problems.append(Problem("name", "the model's display name (text)", meta.get("name"), "name" in meta))
+    problems = meta_problems(meta, model_id)
     return (None, [ConfigError(problems, rel)]) if problems else (meta, [])
 
 

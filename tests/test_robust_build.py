@@ -323,3 +323,63 @@ def test_a_deeply_nested_claim_is_one_line(course, name):
     lines = _refused(result, f"{FIXTURE_LESSON}:{line}: ", "claim {claim}`")
     assert "nested too deeply" in lines[0] or "too long" in lines[0], lines[0]
     assert len(lines[0]) < 400, lines[0]
+
+
+# -- meta.yaml values of the wrong type, course.json naming a model that does not exist -----------------------------
+META = "data/models/llama-2-7b/meta.yaml"
+META_CASES = {   # appended line -> (key, what the line says)
+    "family: {a: 1}": ("family", "key 'family': expected the model's family (text, e.g. llama), got dict"),
+    "source: 5": ("source", "key 'source': expected where the config comes from (text), got 5"),
+    "published_total: 'many'": ("published_total", "key 'published_total': expected a parameter count "
+                                                   "(an integer >= 1), got 'many'"),
+    "published_total: -7": ("published_total", "expected a parameter count (an integer >= 1), got -7"),
+    "hub_page_total: 0": ("hub_page_total", "expected a parameter count (an integer >= 1), got 0"),
+    "published_total: true": ("published_total", "got True"),
+    "published_total_rounded: 'yes'": ("published_total_rounded", "expected true or false, got 'yes'"),
+    "name: ''": ("name", "expected the model's display name (text), got ''"),
+}
+
+
+def _meta_with(line: str) -> bytes:
+    key = line.split(":")[0]
+    kept = [l for l in (REPO / META).read_text(encoding="utf-8").splitlines(keepends=True)
+            if not l.startswith(key + ":") and not (l.startswith("  ") and key in ("source", "notes"))]
+    return ("".join(kept) + line + "\n").encode()
+
+
+@pytest.mark.parametrize("line", list(META_CASES))
+def test_a_meta_value_of_the_wrong_type_is_refused(course, line):
+    key, expect = META_CASES[line]
+    result = _with_files(course, {META: _meta_with(line)}, lambda: build(course))
+    _refused(result, f"{META}: key '{key}': ", expect)
+
+
+def test_every_wrong_meta_value_is_reported_together(course):
+    text = _meta_with("family: {a: 1}").decode() + "source_zh: [1]\npublished_total: many\n"
+    result = _with_files(course, {META: text.encode()}, lambda: build(course))
+    lines = [l for l in result.stderr.splitlines() if l.startswith(META)]
+    assert result.returncode == 1 and {l.split("'")[1] for l in lines} == {"family", "source_zh", "published_total"}
+
+
+def test_an_unknown_meta_key_passes_through(course):
+    result = _with_files(course, {META: _meta_with("training_tokens: 2000000000000")}, lambda: build(course))
+    assert result.returncode == 0, result.stderr
+
+
+COURSE_CASES = {   # course.json change -> (key, the model id it names)
+    "alias": (lambda c: c["aliases"].__setitem__("llama7b", "llama-2-7b-typo"), "aliases.llama7b", "llama-2-7b-typo"),
+    "anchor_model": (lambda c: c.__setitem__("anchor_model", "qwen9"), "anchor_model", "qwen9"),
+    "tracker": (lambda c: c["tracker"].__setitem__("model", 7), "tracker.model", "7"),
+}
+
+
+@pytest.mark.parametrize("name", list(COURSE_CASES))
+def test_a_course_naming_a_model_that_does_not_exist_is_refused(course, name):
+    import json
+    change, key, got = COURSE_CASES[name]
+    doc = json.loads((course / "data" / "course.json").read_text(encoding="utf-8"))
+    change(doc)
+    result = _with_files(course, {"data/course.json": json.dumps(doc, ensure_ascii=False).encode()},
+                         lambda: build(course))
+    line = _refused(result, f"data/course.json: key '{key}': ", "expected the id of a model folder data/models/<id>/")
+    assert line[0].endswith(f"got {got!r}" if name != "tracker" else "got 7"), line[0]
