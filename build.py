@@ -17,7 +17,6 @@ new folder before it is swapped in.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys

@@ -9,8 +9,8 @@ import subprocess
 import sys
 
 import pytest
-
 from build_fixtures import REPO
+
 from experiments.errors import ConfigError
 
 GOOD = REPO / "data" / "models" / "llama-2-7b" / "config.json"
@@ -33,8 +33,8 @@ def _one_line(proc, path, expect: str) -> None:
 CASES = {
     "not-utf8": (GOOD.read_bytes().replace(b'"llama"', b'"ll\xe9ma"'), "expected UTF-8 text (not at byte offset"),
     "lone-continuation-byte": (b"\x80{}", "expected UTF-8 text (not at byte offset 0)"),
-    "nested-arrays": (b"[" * 10_000 + b"]" * 10_000, "expected JSON nested at most 64 levels deep "
-                                                     "(this one nests 10,000 levels)"),
+    "nested-arrays": (b"[" * 10_000 + b"]" * 10_000,
+                      "expected JSON nested at most 64 levels deep (this one nests 10,000 levels)"),
     "nested-objects": (b'{"a": ' * 10_000 + b"1" + b"}" * 10_000, "this one nests 10,000 levels"),
     "deep-but-invalid": (b"[" * 100_000, "this one nests 100,000 levels"),
     "too-big": (GOOD.read_bytes()[:-2] + b', "pad": "' + b"x" * 2_000_000 + b'"}',

@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from build_fixtures import BUILD_TIMEOUT_S, REPO, copy_course, tree_digest
 
 LESSON = "lessons/c4-fixture.md"
@@ -243,6 +242,7 @@ def test_each_config_is_serialised_once_per_build(tmp_path, monkeypatch, capsys)
     browser reads); on main it was ~150 times for this model (every widget state and every ledger_of call),
     ~3,400 JSON texts in all."""
     import json
+
     import build as build_module
     root = copy_course(tmp_path, fixture_lessons=False)
     path = root / CONFIG
@@ -330,8 +330,8 @@ META = "data/models/llama-2-7b/meta.yaml"
 META_CASES = {   # appended line -> (key, what the line says)
     "family: {a: 1}": ("family", "key 'family': expected the model's family (text, e.g. llama), got dict"),
     "source: 5": ("source", "key 'source': expected where the config comes from (text), got 5"),
-    "published_total: 'many'": ("published_total", "key 'published_total': expected a parameter count "
-                                                   "(an integer >= 1), got 'many'"),
+    "published_total: 'many'": ("published_total",
+                                "key 'published_total': expected a parameter count (an integer >= 1), got 'many'"),
     "published_total: -7": ("published_total", "expected a parameter count (an integer >= 1), got -7"),
     "hub_page_total: 0": ("hub_page_total", "expected a parameter count (an integer >= 1), got 0"),
     "published_total: true": ("published_total", "got True"),

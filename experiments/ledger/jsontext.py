@@ -26,7 +26,7 @@ from ..errors import ConfigError, Problem
 MAX_CONFIG_BYTES = 1_000_000
 MAX_JSON_DEPTH = 64
 
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)   # a JSON string (brackets inside it do not nest)
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)   # a JSON string (brackets inside it do not nest)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
