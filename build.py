@@ -5,8 +5,9 @@
 build() reads top to bottom like a table of contents. It first gathers everything in memory (models, data,
 numbers, lessons, pages), validating each input once and collecting every problem; if there are any, each is
 printed as one line (file, line or key, what was expected), the exit status is 1 and the previous output folder
-is left exactly as it was. Only then is everything written into a temporary sibling folder, which is swapped in
-with two renames. Finally the change report says which computed numbers moved since the previous build.
+is left exactly as it was. Only then is everything written into a new sibling folder, which is swapped in
+(sitegen/swap.py: one atomic exchange on Linux; the output folder is always the old site or the new one, whatever
+is killed when, and the next build cleans up after a killed one). Finally the change report says which computed numbers moved since the previous build.
 
 Lessons and their widgets are not listed here: each lesson's package in experiments/lessons/ declares its
 numbers and widgets (experiments.widget), and the build discovers them (sitegen/widgets.py renders a widget from
@@ -16,25 +17,26 @@ new folder before it is swapped in.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from experiments.errors import ConfigError, CourseError, Problem
-from sitegen.errors import BuildError, LessonError
-from sitegen import changes, markdown, pages
+from experiments.ledger import jsontext
+from sitegen.errors import BuildError, LessonError, SourceError
+from sitegen import changes, markdown, pages, swap
 from sitegen.claims import claim_names
 from sitegen.models import browser_json
 from sitegen import widgets as widget_renderers
 
 ROOT = Path(__file__).resolve().parent
 CHAPTER_STATUSES = ("written", "planned")
+DATA_FILE_BYTES = 10_000_000   # data/*.json: the outline, citations, counts (each a few kB today)
+SOURCE_FOLDERS = ("site", "lessons", "data")   # what the build reads and copies (besides the experiments/ package)
 NUMBER_INPUTS = ("data/course.json", "data/reference_counts.json", "data/citations.json")  # besides data/models/
 
 
@@ -88,6 +90,7 @@ def build(root: Path = ROOT, out: Path | None = None, *, widgets: dict | None = 
     site = Site(root, Path(out).resolve() if out else root / "_site",
                 WIDGETS if widgets is None else widgets, OUTPUT_STEPS if steps is None else steps,
                 tuple(all_lessons() if lessons is None else lessons))
+    check_links(site)        # no symbolic link in what the build reads or copies points outside the course
     load_models(site)        # data/models/<id>/ -> site.models ({meta, config}, every config validated)
     load_data(site)          # data/*.json -> site.data (data/course.json validated)
     check_declarations(site) # every reference a lesson package declares resolves (functions, templates, scripts)
@@ -112,17 +115,47 @@ def _rel(site: Site, path: Path) -> str:
 
 
 def _read_json(site: Site, path: Path) -> Any:
-    """Parsed JSON, or None after recording a ConfigError naming the file and what is wrong."""
+    """Parsed JSON, or None after recording a ConfigError naming the file and what is wrong (unreadable, over
+    DATA_FILE_BYTES, not UTF-8, nested too deeply, bad JSON: see experiments/ledger/jsontext.py)."""
+    from sitegen.models import _read_document
     file = _rel(site, path)
+    doc, errors = _read_document(path, file, lambda text: jsontext.loads(text, limit_bytes=DATA_FILE_BYTES),
+                                 DATA_FILE_BYTES)
+    for error in errors:
+        site.fail(error, file)
+    return doc
+
+
+def check_links(site: Site) -> None:
+    """A symbolic link in site/, lessons/, data/ (or the experiments/ package the browser gets) is followed when
+    the build reads or copies it, so one pointing outside the course would put that file (a key, /etc/passwd)
+    into _site/ and the published site. Each such link is refused, named; so is one that points nowhere or at a
+    folder holding it (copying would never end). Links within the course are fine."""
+    folders = [(site.root, site.root / name) for name in SOURCE_FOLDERS] + [(ROOT, ROOT / "experiments")]
+    for base, folder in folders:
+        if not folder.is_dir():
+            continue
+        for dirpath, dirnames, filenames in os.walk(folder):   # (does not follow links to folders)
+            for name in sorted(dirnames + filenames):
+                path = Path(dirpath) / name
+                if not path.is_symlink():
+                    continue
+                problem = _link_problem(path, base)
+                if problem:
+                    site.fail(SourceError(_rel(site, path), None, problem), _rel(site, path))
+
+
+def _link_problem(link: Path, base: Path) -> str | None:
+    target = os.readlink(link)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        expected = f"a readable file ({e.strerror})"
-    except UnicodeDecodeError:
-        expected = "UTF-8 text"
-    except json.JSONDecodeError as e:
-        expected = f"valid JSON (line {e.lineno}, column {e.colno}: {e.msg})"
-    site.fail(ConfigError([Problem("", expected)], file), file)
+        resolved = link.resolve(strict=True)
+    except (OSError, RuntimeError):   # missing target, or a loop of links
+        return f"a symbolic link to {target}, which does not exist; put the file itself here"
+    if not resolved.is_relative_to(base.resolve()):
+        return (f"a symbolic link to {target}, outside the course folder: the build would copy that file into "
+                f"the site; put the file itself here")
+    if resolved.is_dir() and link.parent.resolve().is_relative_to(resolved):
+        return f"a symbolic link to {target}, a folder that holds the link itself (copying it would never end)"
     return None
 
 
@@ -141,6 +174,8 @@ def load_models(site: Site) -> None:
 
 def load_data(site: Site) -> None:
     for path in sorted((site.root / "data").glob("*.json")):
+        if _rel(site, path) in site.broken:
+            continue
         doc = _read_json(site, path)
         if doc is not None:
             site.data[path.stem] = doc
@@ -148,7 +183,7 @@ def load_data(site: Site) -> None:
         if not (site.root / "data" / "course.json").exists():
             site.errors.append(ConfigError([Problem("", "the course outline data/course.json")], "data/course.json"))
         return
-    problems = course_problems(site.data["course"])
+    problems = course_problems(site.data["course"]) or course_model_problems(site)
     if problems:
         site.fail(ConfigError(problems, "data/course.json"), "data/course.json")
         site.data["course"] = {}
@@ -194,6 +229,23 @@ def check_declarations(site: Site) -> None:
                                            for name in broken}}
 
 
+def course_model_problems(site: Site) -> list[Problem]:
+    """data/course.json names models by id (aliases, anchor_model, tracker.model): each must be a model folder
+    data/models/<id>/ (one whose own files failed is reported there, not again here)."""
+    course = site.data["course"]
+    folders = site.root / "data" / "models"
+    ids = set(site.models) | ({p.name for p in folders.iterdir() if p.is_dir()} if folders.is_dir() else set())
+    listed = ", ".join(sorted(site.models)) or "none yet"
+    named = [(f"aliases.{alias}", model_id) for alias, model_id in (course.get("aliases") or {}).items()] \
+        if isinstance(course.get("aliases"), dict) else [("aliases", course.get("aliases"))]
+    if "anchor_model" in course:
+        named.append(("anchor_model", course["anchor_model"]))
+    if isinstance(course.get("tracker"), dict) and "model" in course["tracker"]:
+        named.append(("tracker.model", course["tracker"]["model"]))
+    return [Problem(key, f"the id of a model folder data/models/<id>/ (one of {listed})", model_id, True)
+            for key, model_id in named if not (isinstance(model_id, str) and model_id in ids)]
+
+
 def compute_numbers(site: Site) -> None:
     if any(f.startswith(("data/models/", "experiments/")) or f in NUMBER_INPUTS for f in site.broken):
         return  # the numbers would only repeat those problems (every lesson reference would be unknown)
@@ -211,6 +263,8 @@ def load_lessons(site: Site) -> None:
     for path in sorted((site.root / "lessons").glob("*.md")):
         file = _rel(site, path)
         site.lesson_files[path.stem] = file
+        if file in site.broken:   # (a link out of the course: reported by check_links, never read)
+            continue
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
@@ -287,11 +341,15 @@ def compare_numbers(site: Site) -> None:
 
 # -- write -----------------------------------------------------------------------------------------------------
 def write_site(site: Site) -> None:
-    """Write everything into a temporary sibling of site.out, then swap it in; on any failure remove it."""
-    site.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f"{site.out.name}.new-", dir=site.out.parent))
+    """Write everything into a new sibling of site.out, then swap it in (sitegen/swap.py: site.out is always the
+    old site or the new one, whatever is killed when); on any failure the new folder is removed."""
     try:
-        shutil.copytree(site.root / "site" / "static", tmp / "static")
+        tmp = swap.staging(site.out)
+    except OSError as e:   # e.g. a read-only parent folder
+        raise BuildError([CourseError(f"{site.out}: cannot write the site into {site.out.parent} "
+                                      f"({e.strerror or e})")]) from None
+    try:
+        shutil.copytree(site.root / "site" / "static", tmp / "static", dirs_exist_ok=True)
         for rel, content in {**site.pages, **site.files}.items():
             path = tmp / rel
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -301,30 +359,13 @@ def write_site(site: Site) -> None:
                 path.write_text(content, encoding="utf-8")
         for step in site.steps:
             step(site, tmp)
-        os.chmod(tmp, 0o755)  # mkdtemp makes it 0700
-        swap_in(tmp, site.out)
+        swap.swap_in(tmp, site.out)
     except OSError as e:
         shutil.rmtree(tmp, ignore_errors=True)
         raise BuildError([CourseError(f"{e.filename or site.out}: cannot write the site ({e.strerror or e})")]) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-
-
-def swap_in(new: Path, out: Path) -> None:
-    """Replace `out` by `new` with two renames (old out moved aside first, deleted last)."""
-    if not out.exists():
-        os.rename(new, out)
-        return
-    old = Path(tempfile.mkdtemp(prefix=f"{out.name}.old-", dir=out.parent))
-    old.rmdir()
-    os.rename(out, old)
-    try:
-        os.rename(new, out)
-    except OSError:
-        os.rename(old, out)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def install_runtime(site: Site, dest: Path) -> None:

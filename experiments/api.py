@@ -94,9 +94,13 @@ def entry_point(name: str):
     widget, ref = entry_points()[name]
     fn = widget.resolve(ref)
 
-    def call(args_json: str = "[]") -> str:
-        positional, named = _with_defaults(fn, _args(args_json))
+    def with_args(args: list) -> str:
+        positional, named = _with_defaults(fn, args)
         return _dumps(fn(*positional, **named))
+
+    def call(args_json: str = "[]") -> str:
+        return with_args(_args(args_json))
+    call.with_args = with_args   # the same on args already parsed (the build: its own configs, not re-serialised)
     call.__name__ = call.__qualname__ = name
     call.__doc__ = fn.__doc__
     call.packages = getattr(fn, "packages", ())   # experiments.widget.uses: what the worker loads before calling

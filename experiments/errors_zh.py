@@ -78,6 +78,13 @@ PHRASES: list[tuple[str, object]] = [
     # -- experiments/ledger/__init__.py, cli.py and the bring-your-own-config box: the document itself -----------
     (r"valid JSON \(line (?P<line>\d+), column (?P<col>\d+): (?P<msg>.*)\)", _json_zh),
     (r"a config\.json: the box is empty", "一份 config.json（输入框是空的）"),
+    # -- experiments/ledger/jsontext.py: the text, bounded before it is parsed ----------------------------------
+    (rf"a file of at most (?P<n>{NUM}) bytes \(this one has (?P<m>{NUM})\)",
+     lambda m: f"不超过 {m['n']} 字节的文本（这份有 {m['m']} 字节，太大了；公开发布的 config.json 只有几十 kB）"),
+    (rf"JSON nested at most (?P<n>{NUM}) levels deep \(this one nests (?P<d>{NUM}) levels\)",
+     lambda m: f"嵌套不超过 {m['n']} 层的 JSON（这份嵌套太深，有 {m['d']} 层）"),
+    (rf"UTF-8 text \(not at byte offset (?P<n>{NUM})\)",
+     lambda m: f"UTF-8 编码的文本（从第 {m['n']} 个字节之后开始不是 UTF-8）"),
     (r"a readable file \((?P<why>.*)\)", lambda m: f"可以读取的文件（{READ_ERRORS.get(m['why'], '读取失败')}）"),
     # -- families' r.fail(...): consistency between keys ---------------------------------------------------------
     (rf"a divisor of the hidden size \((?P<n>{NUM})\)", lambda m: f"能整除隐藏宽度（{m['n']}）的数"),

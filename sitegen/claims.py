@@ -62,14 +62,38 @@ class UnknownName(KeyError):
 
 
 # -- the expression language -----------------------------------------------------------------------------------
+MAX_CLAIM_CHARS = 4_000   # the longest claim in the lessons is under 600 characters
+MAX_CLAIM_DEPTH = 100     # nested parentheses, operators, calls, terms of a sum; a real claim nests a handful
+
+
 def parse(text: str) -> ast.expr:
-    """The claim's syntax tree, checked to use only the claim language (ClaimSyntaxError otherwise)."""
+    """The claim's syntax tree, checked to use only the claim language (ClaimSyntaxError otherwise). Python's
+    parser and the checks below recurse, so a claim is bounded first: its length, then (iteratively) how deeply
+    its tree nests; a deeper one is refused before anything walks it."""
+    text = text.strip()
+    if len(text) > MAX_CLAIM_CHARS:
+        raise ClaimSyntaxError(f"too long ({len(text):,} characters; at most {MAX_CLAIM_CHARS:,})")
     try:
-        tree = ast.parse(text.strip(), mode="eval").body
+        tree = ast.parse(text, mode="eval").body
     except SyntaxError as e:
         raise ClaimSyntaxError(f"not an expression ({e.msg})") from None
+    except (RecursionError, MemoryError):   # the parser's own limits on nesting
+        raise ClaimSyntaxError(f"nested too deeply (at most {MAX_CLAIM_DEPTH} levels)") from None
+    depth = _depth(tree)
+    if depth > MAX_CLAIM_DEPTH:
+        raise ClaimSyntaxError(f"nested too deeply ({depth:,} levels; at most {MAX_CLAIM_DEPTH})")
     _check(tree)
     return tree
+
+
+def _depth(tree: ast.AST) -> int:
+    """How deeply a syntax tree nests, walked with an explicit stack (no recursion)."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
 
 
 def _check(node: ast.AST) -> None:
@@ -228,7 +252,7 @@ def _check_claims(state: StateCore) -> None:
         text = child.content.strip()
         if page is None:
             continue
-        written = f"{{{ROLE}}}`{text}`"
+        written = f"{{{ROLE}}}`{text if len(text) <= 120 else text[:100] + ' …'}`"
         try:
             parse(text)
         except ClaimSyntaxError as e:

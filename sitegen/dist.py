@@ -18,7 +18,7 @@ What changes from _site/ (which stays as it is, for `make serve` and the tests):
 - `.nojekyll` (GitHub Pages serves the folder as is) and `_headers` (the cache rules, in the format Netlify and
   Cloudflare Pages read) are added. docs/publishing.md says how to publish it.
 
-Like the build, it writes a temporary sibling folder and swaps it in only when complete.
+Like the build, it writes a new sibling folder and swaps it in only when complete (sitegen/swap.py).
 """
 from __future__ import annotations
 
@@ -28,10 +28,10 @@ import hashlib
 import re
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 from experiments.errors import CourseError
+from sitegen.swap import staging, swap_in
 
 ROOT = Path(__file__).resolve().parent.parent
 VERSIONED = ("static",)                          # moved into v/<hash>/
@@ -120,21 +120,16 @@ def write_host_files(dest: Path, version: str) -> None:
 
 def make_dist(site: Path, out: Path) -> str:
     """_site -> _dist (swapped in when complete); returns the version prefix (v/<hash>/)."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    from build import swap_in   # the build's two-rename swap
     site, out = Path(site).resolve(), Path(out).resolve()
     if not (site / "index.html").is_file():
         raise DistError(f"{site}: expected a built site (index.html); run `make build` first")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f"{out.name}.new-", dir=out.parent))
+    tmp = staging(out)
     try:
         version = copy_site(site, tmp)
         if not rewrite_pages(tmp, version):
             raise DistError(f"{site}: no page refers to static/; nothing to point at {version}")
         write_host_files(tmp, version)
         precompress(tmp)
-        tmp.chmod(0o755)
         swap_in(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

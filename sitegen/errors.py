@@ -18,6 +18,10 @@ class LessonError(CourseError):
         return f"{loc}: {self.message}"
 
 
+class SourceError(LessonError):
+    """A problem with an input file as a whole (a symbolic link out of the course ...), named by its path."""
+
+
 class BuildError(CourseError):
     """A collection of problems found while gathering the site; reported together."""
 

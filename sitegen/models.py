@@ -4,7 +4,8 @@
     data/models/<id>/meta.yaml      the course's metadata about it: id (= the folder name), name (display name),
                                     family, source (where the config comes from) and optional published_total,
                                     published_total_source, hub_page_total, notes, training_tokens (with
-                                    training_tokens_source, _source_zh and _url)
+                                    training_tokens_source, _source_zh and _url) (META_KEYS: each known key's
+                                    type is checked; other keys pass through)
 
 In memory a model is still one document {"meta": {...}, "config": {...}} (what experiments.course_numbers and
 the widgets read). Reading validates once, at this edge: every problem becomes a ConfigError naming the file
@@ -14,18 +15,21 @@ with the same messages `python -m experiments.ledger data/models/<id>/config.jso
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Callable
 
 import yaml
 
 from experiments.errors import ConfigError, Problem
+from experiments.ledger import jsontext
 
 CONFIG = "config.json"
 META = "meta.yaml"
 FOLDER = "data/models"
 MISSING = {CONFIG: "the model's published config.json",
            META: "the course's metadata about the model: id, name, family, source"}
+MAX_META_BYTES = 64_000   # a meta.yaml is a dozen lines; the config's own limit is jsontext.MAX_CONFIG_BYTES
 LAYOUT = "a model folder data/models/<id>/ holding config.json (as published) and meta.yaml"
 
 
@@ -44,38 +48,61 @@ def stray_files(models_dir: Path) -> list[Path]:
     return sorted(p for p in Path(models_dir).iterdir() if p.is_file() and not p.name.startswith("."))
 
 
-def _read_text(path: Path, rel: str) -> tuple[str | None, ConfigError | None]:
+def _read_text(path: Path, rel: str, limit: int) -> tuple[str | None, ConfigError | None]:
+    """The file's UTF-8 text; a file over `limit` bytes is refused unread (a 200 MB "config" never ties up the
+    build)."""
     try:
-        return path.read_text(encoding="utf-8"), None
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            data = f.read(limit + 1) if size <= limit else b""
     except FileNotFoundError:
-        return None, ConfigError([Problem("", f"{MISSING[path.name]} (the file is missing)")], rel)
+        return None, ConfigError([Problem("", f"{MISSING.get(path.name, 'a file')} (the file is missing)")], rel)
     except OSError as e:
         return None, ConfigError([Problem("", f"a readable file ({e.strerror})")], rel)
-    except UnicodeDecodeError:
-        return None, ConfigError([Problem("", "UTF-8 text")], rel)
+    too_big = jsontext.size_problem(max(size, len(data)), limit)
+    if too_big:
+        return None, ConfigError([too_big], rel)
+    try:
+        return jsontext.decode(data, rel), None
+    except ConfigError as e:
+        return None, e
 
 
-def _read_document(path: Path, rel: str, parse, syntax_error: type[Exception], describe
-                   ) -> tuple[object, list[ConfigError]]:
-    """(the parsed file, []) or (None, [the one ConfigError naming the file]): missing, unreadable, not UTF-8, or
-    text that `parse` refuses with `syntax_error` (described by `describe(error)`)."""
-    text, error = _read_text(path, rel)
+def _read_document(path: Path, rel: str, parse, limit: int) -> tuple[object, list[ConfigError]]:
+    """(the parsed file, []) or (None, [the one ConfigError naming the file]): missing, unreadable, too big, not
+    UTF-8, or text that `parse` refuses (a ConfigError without the file)."""
+    text, error = _read_text(path, rel, limit)
     if error:
         return None, [error]
     try:
         return parse(text), []
-    except syntax_error as e:
-        return None, [ConfigError([Problem("", describe(e))], rel)]
+    except ConfigError as e:
+        return None, [e.with_file(rel)]
 
 
-def _json_syntax(e: json.JSONDecodeError) -> str:
-    return f"valid JSON (line {e.lineno}, column {e.colno}: {e.msg})"
+def _yaml(text: str):
+    """yaml.safe_load, its problems as a ConfigError. PyYAML composes nested nodes by recursion, so a YAML text
+    nested past MAX_JSON_DEPTH levels is refused before it is parsed (the same count as JSON's: flow brackets,
+    or indentation steps of block mappings)."""
+    too_deep = jsontext.depth_problem(text) or _yaml_indent_problem(text)
+    if too_deep:
+        raise ConfigError([too_deep])
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise ConfigError([Problem("", f"valid YAML ({where}{getattr(e, 'problem', None) or e})")]) from None
+    except RecursionError:
+        raise ConfigError([Problem("", f"YAML nested at most {jsontext.MAX_JSON_DEPTH} levels deep")]) from None
 
 
-def _yaml_syntax(e: yaml.YAMLError) -> str:
-    mark = getattr(e, "problem_mark", None)
-    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-    return f"valid YAML ({where}{getattr(e, 'problem', None) or e})"
+def _yaml_indent_problem(text: str) -> Problem | None:
+    """A block-style YAML nested deeper than MAX_JSON_DEPTH (counted as distinct indentation widths)."""
+    widths = {len(line) - len(line.lstrip(" ")) for line in text.splitlines() if line.strip()}
+    if len(widths) <= jsontext.MAX_JSON_DEPTH:
+        return None
+    return Problem("", f"YAML nested at most {jsontext.MAX_JSON_DEPTH} levels deep")
 
 
 def read_config(path: Path, rel: str) -> tuple[dict | None, list[ConfigError]]:
@@ -83,7 +110,7 @@ def read_config(path: Path, rel: str) -> tuple[dict | None, list[ConfigError]]:
     time_step_limit), which Python reads and browser_json() passes on; NaN has no JSON spelling a browser reads
     back, so it is refused, naming its key."""
     from experiments.ledger import read_model
-    config, errors = _read_document(path, rel, json.loads, json.JSONDecodeError, _json_syntax)
+    config, errors = _read_document(path, rel, jsontext.loads, jsontext.MAX_CONFIG_BYTES)
     if errors:
         return None, errors
     nans = [Problem(key, "a number (JSON has no NaN)", float("nan"), True) for key in _nan_keys(config)]
@@ -127,20 +154,59 @@ def browser_json(value) -> str:
     return text.replace(quoted + '+"', "1e999").replace(quoted + '-"', "-1e999")
 
 
+def _text(v) -> bool:
+    return isinstance(v, str) and bool(v.strip())
+
+
+def _count(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 1
+
+
+def _flag(v) -> bool:
+    return isinstance(v, bool)
+
+
+TEXT, COUNT, FLAG = (_text, "text"), (_count, "a parameter count (an integer >= 1)"), (_flag, "true or false")
+# meta.yaml's known keys: key -> (required, (check, what it holds)). A key not listed passes through untouched (a
+# lesson may read its own); a listed key of the wrong type is refused with the others, naming it.
+META_KEYS: dict[str, tuple[bool, tuple]] = {
+    "name": (True, (_text, "the model's display name (text)")),
+    "family": (True, (_text, "the model's family (text, e.g. llama)")),
+    "source": (True, (_text, "where the config comes from (text)")),
+    "source_zh": (False, (_text, "the short Chinese line a page shows about the source (text)")),
+    "notes": (False, TEXT),
+    "published_total": (False, COUNT),
+    "published_total_source": (False, TEXT),
+    "published_total_rounded": (False, FLAG),
+    "checkpoint_total": (False, COUNT),
+    "checkpoint_total_source": (False, TEXT),
+    "hub_page_total": (False, COUNT),
+}
+
+
+def meta_problems(meta: dict, model_id: str) -> list[Problem]:
+    """Every problem of a meta.yaml mapping: its id is the folder name, each known key holds what META_KEYS says."""
+    problems = []
+    if meta.get("id") != model_id:
+        problems.append(Problem("id", f"the folder name {model_id!r}", meta.get("id"), "id" in meta))
+    for key, (required, (check, what)) in META_KEYS.items():
+        if key not in meta:
+            if required:
+                problems.append(Problem(key, what))
+        elif not check(meta[key]):
+            problems.append(Problem(key, what, meta[key], True))
+    return problems
+
+
 def read_meta(path: Path, rel: str, model_id: str) -> tuple[dict | None, list[ConfigError]]:
-    """meta.yaml: a mapping whose id is the folder name and whose name is the display name."""
-    meta, errors = _read_document(path, rel, yaml.safe_load, yaml.YAMLError, _yaml_syntax)
+    """meta.yaml: a mapping whose id is the folder name and whose known keys hold what META_KEYS says."""
+    meta, errors = _read_document(path, rel, _yaml, MAX_META_BYTES)
     if errors:
         return None, errors
     if not isinstance(meta, dict):
         return None, [ConfigError([Problem("", "a YAML mapping with id, name, family and source", meta, True)],
                                   rel)]
-    problems = []
-    if meta.get("id") != model_id:
-        problems.append(Problem("id", f"the folder name {model_id!r}", meta.get("id"), "id" in meta))
-    if not isinstance(meta.get("name"), str):
-        problems.append(Problem("name", "the model's display name (text)", meta.get("name"), "name" in meta))
-    problems += training_tokens_problems(meta)
+    problems = meta_problems(meta, model_id) + training_tokens_problems(meta)
     return (None, [ConfigError(problems, rel)]) if problems else (meta, [])
 
 

@@ -148,7 +148,8 @@ def precompute(widget: Widget, options: dict, data: WidgetData) -> dict:
                               f"({', '.join(widget.calls)})", name)
         key = f"{name} {canonical(args)}"
         if key not in answers:
-            answers[key] = json.loads(api.entry_point(name)(json.dumps(_with_configs(args, data))))
+            sent = _with_configs(json.loads(json.dumps(args)), data)   # (JSON's round trip, configs as they are)
+            answers[key] = json.loads(api.entry_point(name).with_args(sent))
     return answers
 
 

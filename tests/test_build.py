@@ -394,6 +394,7 @@ def test_change_report_shows_ratios_as_the_page_does(good_copy):
 def test_added_and_removed_numbers_are_reported(good_copy):
     result, _ = good_copy
     shutil.rmtree(result.root / "data" / "models" / "gpt2")
+    _edit(result.root / "data" / "course.json", '"gpt2": "gpt2",', "")   # (an alias of a missing model is refused)
     _edit(result.root / "lessons" / "c4-fixture.md", "GPT-2 的 FFN 一共 {n}`gpt2.ffn` 个参数", "")
     _edit(result.root / "lessons" / "c4-fixture.md", "| GPT-2 | {M}`gpt2.total` |\n", "")
     edited = run_build(result.root)

@@ -202,7 +202,8 @@ def _error_of(item) -> ConfigError | None:
 
 def _all_errors() -> list[ConfigError]:
     items = itertools.chain(_corpus(), _test_module_cases(), _sweep(),
-                            ["", "   ", '{"model_type": "llama",', "{a: 1}", "[1, 2]", '"text"', "1 2"])
+                            ["", "   ", '{"model_type": "llama",', "{a: 1}", "[1, 2]", '"text"', "1 2",
+                             "x" * 1_000_001])
     return [e for e in map(_error_of, items) if e is not None]
 
 
@@ -240,7 +241,8 @@ def test_every_pattern_is_reached_by_a_real_config_or_listed_here(errors):
     # phrases only the command line, a config the sweep does not build, or a getter no family calls that way
     # today can give (the Reader's getters are checked directly in test_every_reader_getter_in_chinese)
     elsewhere = {r"a list of integers", r"a list of strings", r"one of (?P<names>.*)",
-                 r"a readable file \((?P<why>.*)\)", r"an integer >= 1 or a string of L \(local\) and G \(global\)",
+                 r"a readable file \((?P<why>.*)\)", r"UTF-8 text \(not at byte offset (?P<n>-?\d[\d,]*)\)",
+                 r"an integer >= 1 or a string of L \(local\) and G \(global\)",
                  r"0 \(per-layer input embeddings are not modelled by the ledger yet\)",
                  r"0 \(KV-shared layers are not modelled by the ledger yet\)",
                  r"an integer >= 1, or null for a plain q_proj",

@@ -152,6 +152,24 @@ def build_ledger(config: dict) -> Ledger:
 
 _CACHE: OrderedDict = OrderedDict()
 CACHE_SIZE = 32
+_KEYS: OrderedDict = OrderedDict()   # id(config) -> (config, its canonical JSON): each config object serialised once
+
+
+def canonical_key(config) -> str:
+    """The config's canonical JSON (sorted keys, no spaces), computed once per config object: the build passes
+    its own config dicts (data/models/) to ledger_of thousands of times, and serialising a big config each time
+    was most of a build. The cache holds the config itself, so its id is not reused while the entry lives; a
+    config is never modified once it has been counted (a caller that changes one changes a copy: with_experts,
+    moe_explore, hybrid_config)."""
+    hit = _KEYS.get(id(config))
+    if hit is not None and hit[0] is config:
+        _KEYS.move_to_end(id(config))
+        return hit[1]
+    key = json.dumps(config, sort_keys=True, separators=(",", ":"))
+    _KEYS[id(config)] = (config, key)
+    while len(_KEYS) > 4 * CACHE_SIZE:
+        _KEYS.popitem(last=False)
+    return key
 
 
 def ledger_of(config) -> Ledger:
@@ -159,7 +177,7 @@ def ledger_of(config) -> Ledger:
     canonical JSON: a widget that sends the same config on every slider tick builds its ledger once. Ledgers are
     never modified after they are built, so sharing one is safe."""
     config = unwrap(config)
-    key = json.dumps(config, sort_keys=True, separators=(",", ":"))
+    key = canonical_key(config)
     ledger = _CACHE.get(key)
     if ledger is None:
         ledger = _CACHE[key] = build_ledger(config)

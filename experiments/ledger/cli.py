@@ -6,10 +6,11 @@ and exits 2.
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from ..errors import ConfigError, CourseError, Problem
-from . import build_ledger, unwrap
+from . import build_ledger, jsontext, unwrap
 from .tree import Node
 
 
@@ -28,16 +29,18 @@ def render_tree(node: Node, depth: int = 0, max_depth: int = 99) -> list[str]:
 
 
 def load_config_file(path: str) -> dict:
+    """The config at `path`: read as bytes (no more than the size limit plus one), decoded as UTF-8 and parsed
+    once it is known to be small and shallow enough (jsontext.py); every refusal a ConfigError naming the file."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            data = f.read(jsontext.MAX_CONFIG_BYTES + 1)
+            size = os.fstat(f.fileno()).st_size if len(data) > jsontext.MAX_CONFIG_BYTES else len(data)
     except OSError as e:
         raise ConfigError([Problem("", f"a readable file ({e.strerror})")], path) from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ConfigError([Problem("", f"valid JSON (line {e.lineno}, column {e.colno}: {e.msg})")], path) from None
-    return unwrap(document)
+    too_big = jsontext.size_problem(max(size, len(data)))
+    if too_big:
+        raise ConfigError([too_big], path)
+    return unwrap(jsontext.loads(jsontext.decode(data, path), path))
 
 
 def supported_lines() -> list[str]:

@@ -7,23 +7,18 @@ ValueError whose message is its problems in Chinese (experiments/errors_zh.py), 
 """
 from __future__ import annotations
 
-import json
-
 from ..errors import ConfigError, Problem
 from ..errors_zh import learner_message
 from ..ledger import Ledger, ledger_of, model_type_of, unwrap
+from ..ledger.jsontext import loads
 
 
 def parse_config_text(text: str) -> dict:
     """A pasted config.json (or a course data file {"meta", "config"}) -> the config dict; ConfigError naming the
-    problem (bad JSON with line and column, not an object)."""
+    problem (over the size limit, nested too deeply, bad JSON with line and column, not an object)."""
     if not isinstance(text, str) or not text.strip():
         raise ConfigError([Problem("", "a config.json: the box is empty")])
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ConfigError([Problem("", f"valid JSON (line {e.lineno}, column {e.colno}: {e.msg})")]) from None
-    config = unwrap(document)
+    config = unwrap(loads(text))   # (too big, nested too deeply or bad JSON: refused before Python recurses)
     model_type_of(config)   # a JSON object with a supported model_type, or a ConfigError saying which
     return config
 

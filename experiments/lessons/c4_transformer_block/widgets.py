@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ...errors import ConfigError
+from ...errors import ConfigError, Problem
 from ...format import format_value, n, shape_str, share, signed
 from ...labels import PART_ZH, layer_label
 from ...ledger import Ledger, views
@@ -370,7 +370,22 @@ def byo_config_view(o: dict, data) -> dict:
     for a in o["compare"]:
         data.model(a, key="compare")
     compare = list(dict.fromkeys([*o["compare"], alias]))
-    return {"example": alias, "model": mn, "compare": compare}
+    return {"example": alias, "model": mn, "compare": compare, "limits": byo_limits()}
+
+
+def byo_limits() -> dict:
+    """The box's bounds (experiments/ledger/jsontext.py), for widgets-c4.js to refuse a text at once, on the
+    page's thread, without reading it into the box or sending it to Python: the limits, and the Chinese lines
+    Python gives for the same problems, with {n} where the size or depth goes."""
+    from ...ledger import jsontext
+    hole = 987_654_321
+    big = jsontext.size_problem(hole + jsontext.MAX_CONFIG_BYTES + 1).zh()
+    deep = Problem("", f"JSON nested at most {jsontext.MAX_JSON_DEPTH} levels deep (this one nests "
+                       f"{hole:,} levels)").zh()
+    hole_text = f"{hole:,}"
+    return {"max_bytes": jsontext.MAX_CONFIG_BYTES, "max_depth": jsontext.MAX_JSON_DEPTH,
+            "too_big": big.replace(f"{hole + jsontext.MAX_CONFIG_BYTES + 1:,}", "{n}"),
+            "too_deep": deep.replace(hole_text, "{n}")}
 
 
 # -- browser entry points (experiments.api:NAME): normal Python arguments in, JSON-ready data out ---------------------

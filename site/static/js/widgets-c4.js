@@ -311,22 +311,75 @@
       fill(ledgers.querySelector(".byo-native"), v.crossover);
       chart(ledgers, v.crossover.chart);
     }
-    const run = latest(root, "byo-config", (text) => models().then((ms) =>
+    // A text over the size limit or nested too deeply is refused here, at once, with the line Python would give
+    // (experiments/ledger/jsontext.py checks the same again): it is never sent to the worker, and one pasted or
+    // picked is never put into the box, whose layout alone would hold up the page for seconds.
+    const maxBytes = Number(root.dataset.maxBytes), maxDepth = Number(root.dataset.maxDepth);
+    function refuse(line, n) {
+      fail({ title: error.dataset.titleOne, problems: [line.replace("{n}", n.toLocaleString("en-US"))] });
+      return true;
+    }
+    function tooBig(bytes) { return bytes > maxBytes && refuse(root.dataset.tooBig, bytes); }
+    function utf8Bytes(text) {   // (a character is at least one byte: a text too long is too big without encoding it)
+      return text.length > maxBytes ? text.length : new TextEncoder().encode(text).length;
+    }
+    function depth(text) {   // arrays and objects outside strings, in one pass (no recursion, no parse)
+      let d = 0, deepest = 0;
+      for (let i = 0; i < text.length; i++) {
+        const c = text.charCodeAt(i);
+        if (c === 34) {          // a string: skip to its closing quote
+          for (i++; i < text.length && text.charCodeAt(i) !== 34; i++) if (text.charCodeAt(i) === 92) i++;
+        } else if (c === 91 || c === 123) { if (++d > deepest) deepest = d; }
+        else if (c === 93 || c === 125) d--;
+      }
+      return deepest;
+    }
+    function refused(text) {
+      if (tooBig(utf8Bytes(text))) return true;
+      const d = depth(text);
+      return d > maxDepth && refuse(root.dataset.tooDeep, d);
+    }
+    // A text too long to lay out in the box (the box's layout of a 1 MB text takes over a second of the page's
+    // thread) is held aside: the box shows its beginning, read-only, and 计算 uses the whole of it. Backspace or
+    // Delete in the box, a new paste, a new file or the example replaces it.
+    const showChars = 64000;   // (the largest published config.json is a few tens of kB: shown whole)
+    let held = null;
+    function put(text) {
+      held = text.length > showChars ? text : null;
+      input.readOnly = held !== null;
+      input.value = held === null ? text : text.slice(0, 4000) + "\n" + input.dataset.held.replace("{n}",
+        utf8Bytes(text).toLocaleString("en-US"));
+    }
+    const current = () => (held === null ? input.value : held);
+    const run = latest(root, "byo-config", (text) => refused(text) ? null : models().then((ms) =>
       call("byo_views", [text, compare.filter((a) => ms[a]).map((a) => [a, ms[a].name, ms[a].config])])).then((r) => {
       if (r.ok) show(r); else fail(r);
     }));
     live(root, ".byo-run, .byo-example");
-    root.querySelector(".byo-run").addEventListener("click", () => run(input.value));
+    root.querySelector(".byo-run").addEventListener("click", () => run(current()));
     input.addEventListener("keydown", (e) => {
-      if (e.key === "Enter" && e.shiftKey) { e.preventDefault(); run(input.value); }
+      if (e.key === "Enter" && e.shiftKey) { e.preventDefault(); run(current()); }
+      else if (held !== null && (e.key === "Backspace" || e.key === "Delete")) { e.preventDefault(); put(""); }
+    });
+    function arrived(e, text) {   // a paste or a drop of text: refused, held, or left to the browser
+      if (tooBig(utf8Bytes(text))) e.preventDefault();
+      else if (text.length > showChars || held !== null) { e.preventDefault(); put(text); }
+    }
+    input.addEventListener("paste", (e) => arrived(e, e.clipboardData ? e.clipboardData.getData("text/plain") : ""));
+    input.addEventListener("drop", (e) => {
+      const dt = e.dataTransfer;
+      const file = dt && dt.files && dt.files[0];
+      if (!file) { if (dt) arrived(e, dt.getData("text/plain") || ""); return; }
+      e.preventDefault();
+      if (!tooBig(file.size)) file.text().then((t) => { put(t); run(t); });
     });
     root.querySelector(".byo-file").addEventListener("change", (e) => {
       const file = e.target.files[0];
-      if (file) file.text().then((t) => { input.value = t; run(t); });
+      if (file && !tooBig(file.size)) file.text().then((t) => { put(t); run(t); });
     });
     root.querySelector(".byo-example").addEventListener("click", () => models().then((ms) => {
-      input.value = JSON.stringify(ms[root.dataset.example].config, null, 2);
-      run(input.value);
+      put(JSON.stringify(ms[root.dataset.example].config, null, 2));
+      run(current());
     }, (e) => {   // (the reason, a file name and an HTTP status, is for a developer's console)
       console.warn("byo example:", e);
       fail({ title: error.dataset.exampleFailed, problems: [error.dataset.exampleRetry] });
