@@ -34,7 +34,7 @@ LAYERS = (
     ("lesson", ()),   # experiments.lessons.<name>[.<module>]
     ("course", ("experiments.lessons", "experiments.course_numbers", "experiments.api", "experiments")),
 )
-ENGINE = ("tree", "config", "arch", "blocks", "family", "families", "registry", "", "views", "cli", "__main__")
+ENGINE = ("jsontext", "tree", "config", "arch", "blocks", "family", "families", "registry", "", "views", "cli", "__main__")
 
 
 def module_name(path: Path) -> str:

@@ -344,7 +344,7 @@
     // Delete in the box, a new paste, a new file or the example replaces it.
     const showChars = 64000;   // (the largest published config.json is a few tens of kB: shown whole)
     let held = null;
-    function put(text) {
+    function placeText(text) {
       held = text.length > showChars ? text : null;
       input.readOnly = held !== null;
       input.value = held === null ? text : text.slice(0, 4000) + "\n" + input.dataset.held.replace("{n}",
@@ -359,11 +359,11 @@
     root.querySelector(".byo-run").addEventListener("click", () => run(current()));
     input.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && e.shiftKey) { e.preventDefault(); run(current()); }
-      else if (held !== null && (e.key === "Backspace" || e.key === "Delete")) { e.preventDefault(); put(""); }
+      else if (held !== null && (e.key === "Backspace" || e.key === "Delete")) { e.preventDefault(); placeText(""); }
     });
     function arrived(e, text) {   // a paste or a drop of text: refused, held, or left to the browser
       if (tooBig(utf8Bytes(text))) e.preventDefault();
-      else if (text.length > showChars || held !== null) { e.preventDefault(); put(text); }
+      else if (text.length > showChars || held !== null) { e.preventDefault(); placeText(text); }
     }
     input.addEventListener("paste", (e) => arrived(e, e.clipboardData ? e.clipboardData.getData("text/plain") : ""));
     input.addEventListener("drop", (e) => {
@@ -371,14 +371,14 @@
       const file = dt && dt.files && dt.files[0];
       if (!file) { if (dt) arrived(e, dt.getData("text/plain") || ""); return; }
       e.preventDefault();
-      if (!tooBig(file.size)) file.text().then((t) => { put(t); run(t); });
+      if (!tooBig(file.size)) file.text().then((t) => { placeText(t); run(t); });
     });
     root.querySelector(".byo-file").addEventListener("change", (e) => {
       const file = e.target.files[0];
-      if (file && !tooBig(file.size)) file.text().then((t) => { put(t); run(t); });
+      if (file && !tooBig(file.size)) file.text().then((t) => { placeText(t); run(t); });
     });
     root.querySelector(".byo-example").addEventListener("click", () => models().then((ms) => {
-      put(JSON.stringify(ms[root.dataset.example].config, null, 2));
+      placeText(JSON.stringify(ms[root.dataset.example].config, null, 2));
       run(current());
     }, (e) => {   // (the reason, a file name and an HTTP status, is for a developer's console)
       console.warn("byo example:", e);
