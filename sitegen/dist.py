@@ -87,23 +87,41 @@ def rewrite_pages(dest: Path, version: str) -> int:
     return count
 
 
+ENCODINGS = {"br": ".br", "gzip": ".gz"}       # Content-Encoding -> the copy's suffix, in order of preference
+
+
+def compresses(path: Path, size: int) -> bool:
+    """Whether a file of this name and size gets precompressed copies (text-like, 1 kB or more; the wheel and the
+    zips are compressed already)."""
+    return path.suffix in COMPRESSIBLE and size >= MIN_COMPRESS_BYTES
+
+
+def compressed(raw: bytes, encoding: str) -> bytes | None:
+    """raw as `encoding` ("gzip": gzip -9, no timestamp; "br": brotli, q11, q9 above 2 MB), or None when that is not
+    smaller (or brotli is missing). Deterministic: `make serve` (sitegen/serve.py) sends these same bytes."""
+    if encoding == "gzip":
+        data = gzip.compress(raw, compresslevel=9, mtime=0)
+    elif encoding == "br":
+        try:
+            import brotli
+        except ImportError:   # gzip alone is still useful; brotli is in pyproject's dependencies
+            return None
+        data = brotli.compress(raw, quality=11 if len(raw) < 2_000_000 else 9)   # q11 on the 10 MB wasm: too slow
+    else:
+        raise ValueError(f"unknown encoding {encoding!r}")
+    return data if len(data) < len(raw) else None
+
+
 def precompress(dest: Path) -> list[Path]:
     """NAME.gz and NAME.br beside every text-like file >= 1 kB (each kept only if smaller)."""
-    try:
-        import brotli
-    except ImportError:   # gzip alone is still useful; brotli is in pyproject's dependencies
-        brotli = None
     written = []
     for path in sorted(p for p in dest.rglob("*") if p.is_file()):
-        if path.suffix not in COMPRESSIBLE or path.stat().st_size < MIN_COMPRESS_BYTES:
+        if not compresses(path, path.stat().st_size):
             continue
         raw = path.read_bytes()
-        copies = {".gz": gzip.compress(raw, compresslevel=9, mtime=0)}
-        if brotli is not None:
-            quality = 11 if len(raw) < 2_000_000 else 9   # q11 on the 10 MB wasm takes too long for little gain
-            copies[".br"] = brotli.compress(raw, quality=quality)
-        for suffix, data in copies.items():
-            if len(data) < len(raw):
+        for encoding, suffix in ENCODINGS.items():
+            data = compressed(raw, encoding)
+            if data is not None:
                 out = path.with_name(path.name + suffix)
                 out.write_bytes(data)
                 written.append(out)
