@@ -10,6 +10,8 @@ What changes from _site/ (which stays as it is, for `make serve` and the tests):
   (`Cache-Control: public, max-age=31536000, immutable`). Only the pages' `src="static/..."` /
   `href="static/..."` are rewritten, to `v/<hash>/static/...`; inside static/ every reference was relative
   already (charts.js finds ../vendor/), and the pages name the runtime by its site-relative, content-named URLs.
+- The service worker's file list and the manifest's icons (sw.js, manifest.webmanifest, sitegen/offline.py) are
+  pointed at `v/<hash>/static/` the same way; its version (a hash of the build's files) stays the build's.
 - The pages (*.html) and data/ keep their names: they change with every build, so they are revalidated.
 - The build's reports for instructors (numbers.json, changes.json, changes.html) are left out.
 - Every text-like file of 1 kB or more gets precompressed copies beside it, `NAME.gz` (gzip -9) and `NAME.br`
@@ -43,6 +45,8 @@ HASH_CHARS = 12
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "public, max-age=0, must-revalidate"
 _STATIC_REF = re.compile(r'((?:src|href)=")static/')
+_LISTED_STATIC = re.compile(r'(")static/')          # in sw.js's file list and the manifest's icons
+LISTS = ("sw.js", "manifest.webmanifest")           # sitegen/offline.py
 
 
 class DistError(CourseError):
@@ -84,6 +88,11 @@ def rewrite_pages(dest: Path, version: str) -> int:
         text, n = _STATIC_REF.subn(lambda m: m.group(1) + version + "static/", page.read_text(encoding="utf-8"))
         page.write_text(text, encoding="utf-8")
         count += n
+    for name in LISTS:
+        if (dest / name).is_file():
+            text = (dest / name).read_text(encoding="utf-8")
+            (dest / name).write_text(_LISTED_STATIC.sub(lambda m: m.group(1) + version + "static/", text),
+                                     encoding="utf-8")
     return count
 
 
