@@ -31,6 +31,7 @@ from sitegen.errors import BuildError, LessonError, SourceError
 from sitegen import changes, markdown, pages, swap
 from sitegen.claims import claim_names
 from sitegen.models import browser_json
+from sitegen.offline import write_offline
 from sitegen import widgets as widget_renderers
 
 ROOT = Path(__file__).resolve().parent
@@ -393,6 +394,7 @@ def write_browser_models(site: Site, dest: Path) -> None:
 
 
 OUTPUT_STEPS += [install_runtime, install_vendor, write_browser_models]
+OUTPUT_STEPS.append(write_offline)   # last: sw.js lists (and its version hashes) every file written before it
 
 
 def report_changes(site: Site) -> None:

@@ -13,7 +13,13 @@
 - The first line on stdout is `serving http://127.0.0.1:PORT/`; each build prints its change report.
 
 The page's CSP allows scripts and styles from the site itself only, so the script and its stylesheet are files
-served under /__dev/, and the overlay is built with DOM calls (no inline script or style).
+served under /__dev/, and the overlay is built with DOM calls (no inline script or style). The pages carry the
+same CSP as a header, as `make serve` sends it.
+
+The files are served by sitegen.serve.StaticHandler (no directory listings, nothing outside the output folder even
+through a symlink, nosniff, Range, an idle timeout, a real listen backlog), never cached (`no-store`). /sw.js is
+a service worker that removes itself and its caches: the course's own (sitegen/offline.py) may have been installed
+by `make serve` on the same port, and a live preview must never be answered from a cache.
 """
 from __future__ import annotations
 
@@ -25,10 +31,10 @@ import sys
 import threading
 from functools import partial
 from http import HTTPStatus
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from .serve import MIME_TYPES
+from .pages import CSP
+from .serve import Server, StaticHandler
 
 REPO = Path(__file__).resolve().parent.parent
 WATCHED = ("lessons", "data", "site", "experiments")
@@ -37,6 +43,12 @@ ASSETS = {"reload.js": ("devserver_reload.js", "text/javascript; charset=utf-8")
           "overlay.css": ("devserver_overlay.css", "text/css; charset=utf-8")}
 KEEPALIVE_S = 15
 DEBOUNCE_MS = 150
+RETIRE_SERVICE_WORKER = b"""// make dev: no service worker here; remove one installed earlier on this origin, and its caches
+self.addEventListener("install", () => self.skipWaiting());
+self.addEventListener("activate", (event) => event.waitUntil(
+  caches.keys().then((keys) => Promise.all(keys.map((key) => caches.delete(key))))
+    .then(() => self.registration.unregister())));
+"""
 
 
 class BuildState:
@@ -101,12 +113,11 @@ def watch(root: Path, out: Path, state: BuildState, stop: threading.Event, log=p
         build_and_record(root, out, state, log)
 
 
-class DevHandler(SimpleHTTPRequestHandler):
+class DevHandler(StaticHandler):
     """Static files from the output folder (re-resolved on every request, so a swapped-in build is served at
     once), the dev assets and the event stream under /__dev/; HTML gets the reload script."""
 
     state: BuildState
-    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, **MIME_TYPES}
 
     def __init__(self, *args, state: BuildState, **kwargs):
         self.state = state
@@ -115,9 +126,8 @@ class DevHandler(SimpleHTTPRequestHandler):
     def log_request(self, code="-", size="-"):   # quiet: errors still go through log_error
         pass
 
-    def end_headers(self):
-        self.send_header("Cache-Control", "no-store")
-        super().end_headers()
+    def cache_control(self, rel: str) -> str:
+        return "no-store"
 
     def do_GET(self):
         path = self.path.split("?", 1)[0].split("#", 1)[0]
@@ -125,10 +135,14 @@ class DevHandler(SimpleHTTPRequestHandler):
             return self.stream_events()
         if path.startswith(DEV_PREFIX):
             return self.send_asset(path[len(DEV_PREFIX):])
+        if path == "/sw.js":
+            return self.send_bytes(RETIRE_SERVICE_WORKER, "text/javascript; charset=utf-8")
         target = Path(self.translate_path(path))
-        if target.is_dir():
+        if target.is_dir() and path.endswith("/"):
             target = target / "index.html"
         if target.suffix == ".html":
+            if not self.inside(str(target)) or target.is_dir():
+                return self.send_error(HTTPStatus.NOT_FOUND, "File not found")
             return self.send_html(target)
         return super().do_GET()
 
@@ -136,6 +150,9 @@ class DevHandler(SimpleHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        if content_type.startswith("text/html"):
+            self.send_header("Content-Security-Policy", CSP)
         self.end_headers()
         self.wfile.write(body)
 
@@ -161,9 +178,10 @@ class DevHandler(SimpleHTTPRequestHandler):
         self.send_bytes(text.encode("utf-8"), "text/html; charset=utf-8", status)
 
     def stream_events(self) -> None:
+        self.close_connection = True   # the stream has no length: it ends when the connection does
         self.send_response(HTTPStatus.OK)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Connection", "keep-alive")
+        self.send_header("Cache-Control", "no-store")
         self.end_headers()
         seen = -1
         state = self.state
@@ -180,15 +198,12 @@ class DevHandler(SimpleHTTPRequestHandler):
                 else:
                     self.wfile.write(b": keep-alive\n\n")
                 self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
             return
 
 
-def make_server(out: Path, state: BuildState, port: int) -> ThreadingHTTPServer:
-    handler = partial(DevHandler, state=state, directory=str(out))
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
-    server.daemon_threads = True
-    return server
+def make_server(out: Path, state: BuildState, port: int) -> Server:
+    return Server(("127.0.0.1", port), partial(DevHandler, state=state, directory=str(out)))
 
 
 def serve(root: Path, out: Path, port: int) -> None:

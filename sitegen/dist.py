@@ -10,6 +10,8 @@ What changes from _site/ (which stays as it is, for `make serve` and the tests):
   (`Cache-Control: public, max-age=31536000, immutable`). Only the pages' `src="static/..."` /
   `href="static/..."` are rewritten, to `v/<hash>/static/...`; inside static/ every reference was relative
   already (charts.js finds ../vendor/), and the pages name the runtime by its site-relative, content-named URLs.
+- The service worker's file list and the manifest's icons (sw.js, manifest.webmanifest, sitegen/offline.py) are
+  pointed at `v/<hash>/static/` the same way; its version (a hash of the build's files) stays the build's.
 - The pages (*.html) and data/ keep their names: they change with every build, so they are revalidated.
 - The build's reports for instructors (numbers.json, changes.json, changes.html) are left out.
 - Every text-like file of 1 kB or more gets precompressed copies beside it, `NAME.gz` (gzip -9) and `NAME.br`
@@ -43,6 +45,8 @@ HASH_CHARS = 12
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "public, max-age=0, must-revalidate"
 _STATIC_REF = re.compile(r'((?:src|href)=")static/')
+_LISTED_STATIC = re.compile(r'(")static/')          # in sw.js's file list and the manifest's icons
+LISTS = ("sw.js", "manifest.webmanifest")           # sitegen/offline.py
 
 
 class DistError(CourseError):
@@ -84,26 +88,49 @@ def rewrite_pages(dest: Path, version: str) -> int:
         text, n = _STATIC_REF.subn(lambda m: m.group(1) + version + "static/", page.read_text(encoding="utf-8"))
         page.write_text(text, encoding="utf-8")
         count += n
+    for name in LISTS:
+        if (dest / name).is_file():
+            text = (dest / name).read_text(encoding="utf-8")
+            (dest / name).write_text(_LISTED_STATIC.sub(lambda m: m.group(1) + version + "static/", text),
+                                     encoding="utf-8")
     return count
+
+
+ENCODINGS = {"br": ".br", "gzip": ".gz"}       # Content-Encoding -> the copy's suffix, in order of preference
+
+
+def compresses(path: Path, size: int) -> bool:
+    """Whether a file of this name and size gets precompressed copies (text-like, 1 kB or more; the wheel and the
+    zips are compressed already)."""
+    return path.suffix in COMPRESSIBLE and size >= MIN_COMPRESS_BYTES
+
+
+def compressed(raw: bytes, encoding: str) -> bytes | None:
+    """raw as `encoding` ("gzip": gzip -9, no timestamp; "br": brotli, q11, q9 above 2 MB), or None when that is not
+    smaller (or brotli is missing). Deterministic: `make serve` (sitegen/serve.py) sends these same bytes."""
+    if encoding == "gzip":
+        data = gzip.compress(raw, compresslevel=9, mtime=0)
+    elif encoding == "br":
+        try:
+            import brotli
+        except ImportError:   # gzip alone is still useful; brotli is in pyproject's dependencies
+            return None
+        data = brotli.compress(raw, quality=11 if len(raw) < 2_000_000 else 9)   # q11 on the 10 MB wasm: too slow
+    else:
+        raise ValueError(f"unknown encoding {encoding!r}")
+    return data if len(data) < len(raw) else None
 
 
 def precompress(dest: Path) -> list[Path]:
     """NAME.gz and NAME.br beside every text-like file >= 1 kB (each kept only if smaller)."""
-    try:
-        import brotli
-    except ImportError:   # gzip alone is still useful; brotli is in pyproject's dependencies
-        brotli = None
     written = []
     for path in sorted(p for p in dest.rglob("*") if p.is_file()):
-        if path.suffix not in COMPRESSIBLE or path.stat().st_size < MIN_COMPRESS_BYTES:
+        if not compresses(path, path.stat().st_size):
             continue
         raw = path.read_bytes()
-        copies = {".gz": gzip.compress(raw, compresslevel=9, mtime=0)}
-        if brotli is not None:
-            quality = 11 if len(raw) < 2_000_000 else 9   # q11 on the 10 MB wasm takes too long for little gain
-            copies[".br"] = brotli.compress(raw, quality=quality)
-        for suffix, data in copies.items():
-            if len(data) < len(raw):
+        for encoding, suffix in ENCODINGS.items():
+            data = compressed(raw, encoding)
+            if data is not None:
                 out = path.with_name(path.name + suffix)
                 out.write_bytes(data)
                 written.append(out)

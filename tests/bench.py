@@ -1,8 +1,10 @@
 """Speed and size figures of the built site (a benchmark, not a test): `make bench` = `python -m tests.bench`.
 
 Everything is measured in one run on this machine, headless Debian Chromium against a local static server
-(the one `make serve` runs, sitegen/serve.py: Last-Modified, If-Modified-Since -> 304, no Cache-Control, text files
-gzip'd as a production host sends them and `make dist` prepares them; the binary runtime files as they are), under
+(the one `make serve` runs, sitegen/serve.py: Last-Modified, If-Modified-Since -> 304, Cache-Control immutable for
+the content-named runtime folders, text files and the runtime's wasm and JavaScript brotli/gzip'd with the bytes
+`make dist` writes, as a well-configured host sends them; the wheel and zips as they are; the bare-Pyodide reference
+page through the same server, so compressed the same way, as Pyodide's CDN sends it), under
 two profiles, and every figure is the median of --runs runs (default 5 desktop, 3 phone):
 
     desktop   viewport 1280x800, no throttling
@@ -103,7 +105,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from sitegen.serve import CompressingHandler  # noqa: E402
+from sitegen.serve import CACHE_DIR, CompressedBodies, CompressingHandler, Server as _ServeServer, warm  # noqa: E402
 from tests.browser_fixtures import CHROMIUM, CHROMIUM_ARGS, _QuietHandler, _QuietServer  # noqa: E402
 
 READY_TIMEOUT_MS = 240_000   # a phone's first visit downloads ~17 MB at 1.25 MB/s
@@ -235,8 +237,11 @@ class BenchHandler(CompressingHandler, _QuietHandler):
 
 def serve_forever(directory: str) -> None:
     """The server process: prints its port, then serves until killed."""
-    handler = type("Handler", (BenchHandler,), {"bare": bare_files(find_pyodide(Path(directory)))})
-    server = _QuietServer(("127.0.0.1", 0), functools.partial(handler, directory=directory))
+    handler = type("Handler", (BenchHandler,), {"bare": bare_files(find_pyodide(Path(directory))),
+                                                "bodies": CompressedBodies(CACHE_DIR)})
+    warm(Path(directory), handler.bodies)   # the runtime compressed before the first visit (as a host holds it)
+    server = type("BenchServer", (_ServeServer,), {"handle_error": _QuietServer.handle_error})(
+        ("127.0.0.1", 0), functools.partial(handler, directory=directory))
     print(server.server_address[1], flush=True)
     server.serve_forever()
 

@@ -32,6 +32,10 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 RUNTIME_READY_TIMEOUT_MS = 120_000
+# A guarded context routes every request, which Playwright does not combine with service workers (their requests
+# bypass the route), and each page would otherwise have the course's service worker copy the whole site into its
+# cache: the guarded pages run without it; tests/test_offline_browser.py tests it, in contexts of its own.
+SERVICE_WORKERS = "block"
 
 
 
@@ -158,6 +162,7 @@ def guarded_pages(browser):
     guards: list[PageGuard] = []
 
     def new_page(**context_options):
+        context_options.setdefault("service_workers", SERVICE_WORKERS)
         guard = PageGuard(browser.new_context(**context_options))
         guards.append(guard)
         page = guard.new_page()
@@ -176,7 +181,7 @@ def guarded_pages(browser):
 @pytest.fixture(scope="module")
 def module_guard(browser):
     """One guarded context shared by a module's tests (a page loaded once, used by many); checked at the end."""
-    guard = PageGuard(browser.new_context())
+    guard = PageGuard(browser.new_context(service_workers=SERVICE_WORKERS))
     yield guard
     guard.context.close()
     guard.assert_clean()

@@ -124,11 +124,13 @@ def test_every_page_has_the_shell(built_site):
         status = find(p, "p", data_testid="pyodide-status")
         scripts = find(p, "script")
         # one file of the page's scripts (sitegen/scripts.py), a plain <script> after the stylesheets; popover.js
-        # deferred
-        assert [("async" in s, "defer" in s) for s in scripts] == [(False, False), (False, True)], page.name
+        # and offline.js (the service worker, sitegen/offline.py) deferred
+        assert [("async" in s, "defer" in s) for s in scripts] == [(False, False), (False, True), (False, True)], \
+            page.name
         assert text.index('rel="stylesheet"') < text.index("<script")
-        bundle, popover = scripts
+        bundle, popover, offline = scripts
         assert popover["src"] == "static/js/popover.js"
+        assert offline["src"] == "static/js/offline.js" and offline["data-sw"] == "sw.js"
         made = (page.parent / bundle["src"]).read_text(encoding="utf-8")
         assert ScriptBundles.parts_of(made) == bundle["data-parts"].split(" ")
         if page.name == "index.html":   # the outline runs no Python: no runtime, no status, an idle prefetch

@@ -9,6 +9,7 @@ request answered from a content-named folder (or a page / its data), none failin
 from __future__ import annotations
 
 import gzip
+import json
 import re
 import subprocess
 import sys
@@ -105,3 +106,20 @@ def test_dist_serves_from_a_plain_static_server(dist, http_serve, guarded_page):
     assert outside == [], outside
     assert page.locator(".num").count() > 0
     page.guard.assert_clean()
+
+
+def test_the_service_workers_list_and_the_manifest_point_at_the_published_files(dist):
+    """sw.js (sitegen/offline.py) lists every file a browser may fetch; in _dist/ each is where the list says."""
+    site, out, _ = dist
+    version = next((out / "v").iterdir()).name
+    listed = json.loads(re.search(r"const FILES = (\[.*?\]);", (out / "sw.js").read_text(encoding="utf-8")).group(1))
+    assert listed and all((out / f).is_file() for f in listed), [f for f in listed if not (out / f).is_file()]
+    assert not [f for f in listed if f.startswith("static/")] and f"v/{version}/static/js/offline.js" in listed
+    assert {"index.html", "data/models.json", "manifest.webmanifest"} <= set(listed)
+    assert not [f for f in listed if f.endswith((".gz", ".br")) or f in ("changes.html", "numbers.json")]
+    published = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    assert sorted(published - set(listed)) == sorted(p for p in published if p.endswith((".gz", ".br"))
+                                                      or p in ("sw.js", "_headers", ".nojekyll"))
+    manifest = json.loads((out / "manifest.webmanifest").read_text(encoding="utf-8"))
+    assert [i["sizes"] for i in manifest["icons"]] == ["192x192", "512x512"]
+    assert all((out / i["src"]).is_file() and i["src"].startswith(f"v/{version}/static/") for i in manifest["icons"])

@@ -159,7 +159,7 @@ def test_each_page_loads_only_the_widget_scripts_it_uses(repo_site):
         html = (repo_site.out / name).read_text(encoding="utf-8")
         (src, parts), = re.findall(r'<script src="(static/js/page-[0-9a-f]{12}\.js)" data-parts="([^"]+)"', html)
         assert ScriptBundles.parts_of((repo_site.out / src).read_text(encoding="utf-8")) == parts.split(" ")
-        assert re.findall(r'<script defer src="static/js/([^"]+)"', html) == ["popover.js"]
+        assert re.findall(r'<script defer src="static/js/([^"]+)"', html) == ["popover.js", "offline.js"]
         return parts.split(" ")
     assert scripts("index.html") == ["prefetch-runtime.js"]   # no runtime on the outline
     assert scripts("c4-transformer-block.html") == ["runtime-client.js", "derivation.js", "widgets.js", "widgets-c4.js",

@@ -1,0 +1,203 @@
+"""The course offline after one visit (sitegen/offline.py, its service worker sitegen/offline_sw.js, offline.js), in
+Chromium, on the real course served as `make serve` serves it (sitegen/serve.py), from a temporary copy:
+
+1. one visit to a lesson page; the footer then says the course is kept on this device;
+2. a repeat visit to another lesson downloads none of the runtime (answered by the service worker);
+3. the network goes (the browser offline, and the server refuses every connection): every page reloads, Python
+   gets ready on each, a widget recomputes on each, a code cell runs numpy;
+4. the course is rebuilt with a changed sentence and the network comes back: one reload shows the new sentence,
+   and the previous version's cache is gone (only the new build's remains).
+Waits are on conditions (selectors, page state), each bounded.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+from browser_fixtures import _QuietHandler, _QuietServer, wait_runtime_ready
+from build_fixtures import copy_course, run_build
+from sitegen.serve import CompressedBodies, CompressingHandler
+
+NEW_SENTENCE = "这一句是重新构建时新加的。"
+WAIT_MS = 120_000
+
+
+class Switch:
+    def __init__(self):
+        self.offline = threading.Event()
+        self.served: list[str] = []       # every path answered (while online)
+        self.refused = 0                  # connections closed unanswered (while offline)
+
+
+def serve(directory: Path, switch: Switch) -> tuple[str, _QuietServer]:
+    class Handler(CompressingHandler, _QuietHandler):
+        bodies = CompressedBodies()
+
+        def handle_one_request(self):
+            if switch.offline.is_set():       # "no network": the connection ends before any answer
+                switch.refused += 1
+                self.close_connection = True
+                return
+            super().handle_one_request()
+
+        def send_head(self):
+            if switch.offline.is_set():       # a request read on a connection opened before: no answer either
+                switch.refused += 1
+                self.close_connection = True
+                return None
+            switch.served.append(self.path.split("?", 1)[0])
+            return super().send_head()
+
+    server = _QuietServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(directory)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}/", server
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    root = copy_course(tmp_path_factory.mktemp("offline"), fixture_lessons=False)
+    result = run_build(root)
+    assert result.returncode == 0, result.stderr
+    switch = Switch()
+    base, server = serve(result.out, switch)
+    yield root, result.out, base, switch
+    server.shutdown()
+    server.server_close()
+
+
+def lesson_pages(out: Path) -> list[str]:
+    return sorted(p.name for p in out.glob("*.html") if p.name not in ("index.html", "changes.html"))
+
+
+def sw_version(out: Path) -> str:
+    return re.search(r'const VERSION = "([0-9a-f]{12})";', (out / "sw.js").read_text(encoding="utf-8")).group(1)
+
+
+COUNT_UPDATES = """window.__updated = 0; document.addEventListener("course:updated", () => { window.__updated += 1; });"""
+
+# a control whose answer only Python can give (a button that needs Python, or a free number), changed once
+RECOMPUTE = """() => {
+  const widgets = Array.from(document.querySelectorAll(".widget")).filter((w) => !w.querySelector(".code-source"));
+  for (const w of widgets) {
+    const button = w.querySelector("button[data-needs-python]:not([disabled])");
+    if (button) { button.click(); return "button " + button.className; }
+  }
+  for (const w of widgets) {
+    const input = w.querySelector('input[type="number"]:not([disabled])');
+    if (!input) continue;
+    const min = Number(input.min || 1), value = Number(input.value);
+    const step = Number(input.step) || 1;
+    input.value = String(Math.max(min, Math.floor(value / 2 / step) * step) || min + step);
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+    input.dispatchEvent(new Event("change", { bubbles: true }));
+    return "input " + input.className + "=" + input.value;
+  }
+  return null;
+}"""
+
+
+# the cache names once version v's is the only version left (or whatever they are after `limit` ms), and the URLs
+# in the runtime cache then
+UNTIL_ONLY_VERSION = """async ([v, limit]) => {
+  const t0 = performance.now();
+  for (;;) {
+    const keys = await caches.keys();
+    const versions = keys.filter((k) => !k.endsWith(" runtime"));
+    if ((versions.length === 1 && versions[0].endsWith(" " + v)) || performance.now() - t0 > limit) {
+      const runtime = keys.find((k) => k.endsWith(" runtime"));
+      const urls = runtime ? (await (await caches.open(runtime)).keys()).map((r) => r.url) : [];
+      return [keys.sort(), urls.sort()];
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}"""
+
+
+def recompute_a_widget(page) -> str:
+    page.wait_for_function("() => document.querySelector('button[data-needs-python]:not([disabled]), "
+                           ".widget input[type=number]:not([disabled])')", timeout=WAIT_MS)
+    before = page.evaluate("window.__updated")
+    what = page.evaluate(RECOMPUTE)
+    assert what, page.url
+    page.wait_for_function("(n) => window.__updated > n", arg=before, timeout=WAIT_MS)
+    return what
+
+
+def run_numpy(page) -> str:
+    # (the time limit is the learner's 10 s; on a machine shared by many test runs a cold cells worker needs more)
+    return page.evaluate("""() => (window.courseRuntime.cells.timeLimitMs = 120000) && window.courseRuntime.run("import numpy as np\\nprint(int(np.arange(10).sum()))")
+                              .then((r) => r.ok ? r.stdout.trim() : "error: " + r.error)""")
+
+
+def test_offline_after_one_visit_and_a_new_build_on_the_next_online_visit(browser, course):
+    root, out, base, switch = course
+    pages = lesson_pages(out)
+    assert len(pages) >= 2
+    context = browser.new_context(service_workers="allow")
+    problems: list[str] = []
+    context.on("page", lambda p: p.on("pageerror", lambda e: problems.append(f"page error: {e}")))
+    page = context.new_page()
+    page.add_init_script(COUNT_UPDATES)
+    try:
+        # 1. one visit
+        page.goto(base + pages[0])
+        wait_runtime_ready(page)
+        note = page.locator("[data-offline-note]")
+        note.wait_for(state="visible", timeout=WAIT_MS)
+        assert "断网" in note.text_content()
+        first = sw_version(out)
+        assert page.evaluate("document.documentElement.dataset.offline") == first
+        assert sorted(page.evaluate("caches.keys()")) == [f"course {base} {first}", f"course {base} runtime"]
+
+        # 2. a repeat visit downloads none of the runtime
+        switch.served.clear()
+        page.goto(base + pages[1])
+        wait_runtime_ready(page)
+        assert run_numpy(page) == "45"
+        runtime = [p for p in switch.served if p.startswith(("/pyodide/", "/py/"))]
+        assert runtime == [], runtime
+        assert page.locator("[data-offline-note]").is_visible()
+
+        # 3. offline: every page reloads and computes
+        switch.served.clear()
+        switch.offline.set()
+        context.set_offline(True)
+        page.goto(base + "index.html")
+        assert page.locator(".chapter-link").count() >= len(pages)
+        for name in pages:
+            page.goto(base + name)
+            page.reload()
+            wait_runtime_ready(page)
+            recompute_a_widget(page)
+            assert run_numpy(page) == "45", name
+        assert switch.served == []                      # nothing came from the server
+
+        # 4. a new build with a changed sentence; online again: one reload shows it, the old cache goes
+        lesson = root / "lessons" / (pages[0].removesuffix(".html") + ".md")
+        text = lesson.read_text(encoding="utf-8")
+        body = text.split("\n---\n", 1)
+        paragraph = next(line for line in body[1].splitlines()
+                         if "。" in line and "{" not in line and not line.startswith(("#", ":", "|", "-", "`", ">", "*")))
+        lesson.write_text(body[0] + "\n---\n" + body[1].replace(paragraph, paragraph + NEW_SENTENCE, 1),
+                          encoding="utf-8")
+        result = run_build(root)
+        assert result.returncode == 0, result.stderr
+        second = sw_version(out)
+        assert second != first
+        context.set_offline(False)
+        switch.offline.clear()
+        page.goto(base + pages[0])
+        assert NEW_SENTENCE in page.content()
+        keys, runtime_urls = page.evaluate(UNTIL_ONLY_VERSION, [second, WAIT_MS])
+        assert keys == [f"course {base} {second}", f"course {base} runtime"], keys
+        listed = json.loads(re.search(r"const FILES = (\[.*?\]);", (out / "sw.js").read_text(encoding="utf-8")).group(1))
+        assert runtime_urls == sorted(base + f for f in listed if f.startswith(("pyodide/", "py/")))
+        page.wait_for_function("(v) => document.documentElement.dataset.offline === v", arg=second, timeout=WAIT_MS)
+    finally:
+        context.close()
+    assert problems == []
