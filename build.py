@@ -35,7 +35,7 @@ from sitegen import widgets as widget_renderers
 
 ROOT = Path(__file__).resolve().parent
 CHAPTER_STATUSES = ("written", "planned")
-NUMBER_INPUTS = ("data/course.json", "data/reference_counts.json", "data/citations.json")  # besides data/models/
+NUMBER_INPUTS = ("data/course.json", "data/reference_counts.json", "data/citations.json", "data/train_runs.json")  # besides data/models/
 
 
 @dataclass
@@ -186,7 +186,7 @@ def compute_numbers(site: Site) -> None:
     from experiments.course_numbers import compute_course
     try:
         site.numbers, site.model_numbers = compute_course(site.models, course=site.course, reference=site.data.get("reference_counts"),
-                               citations=site.data.get("citations"))
+                               citations=site.data.get("citations"), data=site.data)
     except CourseError as e:
         site.errors.append(e)
 
@@ -337,7 +337,17 @@ def write_browser_models(site: Site, dest: Path) -> None:
     path.write_text(browser_json(payload), encoding="utf-8")   # (Infinity as 1e999: JSON.parse reads it)
 
 
-OUTPUT_STEPS += [install_runtime, install_vendor, write_browser_models]
+def write_training_texts(site: Site, dest: Path) -> None:
+    """dest/data/texts/*.txt: the course's training text(s), which the page's training worker fetches
+    (lesson C5; source and licence in data/texts/*.meta.yaml)."""
+    folder = site.root / "data" / "texts"
+    for path in sorted(folder.glob("*.txt")) if folder.is_dir() else ():
+        target = dest / "data" / "texts" / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+
+
+OUTPUT_STEPS += [install_runtime, install_vendor, write_browser_models, write_training_texts]
 
 
 def report_changes(site: Site) -> None:

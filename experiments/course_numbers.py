@@ -238,8 +238,10 @@ def compute_numbers(models: dict[str, dict], course: dict | None = None, referen
 
 
 def compute_course(models: dict[str, dict], course: dict | None = None, reference: dict | None = None,
-                   citations: dict | None = None) -> tuple[dict[str, Number], dict[str, ModelNumbers]]:
-    """The numbers, and each model's ModelNumbers (ledger, arch, name) keyed by its alias or slug."""
+                   citations: dict | None = None, data: dict | None = None
+                   ) -> tuple[dict[str, Number], dict[str, ModelNumbers]]:
+    """The numbers, and each model's ModelNumbers (ledger, arch, name) keyed by its alias or slug. data: the
+    other data/*.json documents by name (e.g. train_runs), for the lessons whose numbers read one."""
     reg = Registry()
     aliases = {v: k for k, v in ((course or {}).get("aliases") or {}).items()}
     names = (course or {}).get("display_names") or {}
@@ -252,7 +254,7 @@ def compute_course(models: dict[str, dict], course: dict | None = None, referenc
         per_model[prefix] = mn
     load_citations(citations, reg)
     from .lessons import register_numbers
-    register_numbers(reg, per_model, course)
+    register_numbers(reg, per_model, course, data=data)
     return reg.numbers, per_model
 
 
