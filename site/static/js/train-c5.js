@@ -10,13 +10,13 @@
  * 算这一步, fetches the course's text once, and is terminated when the page is left (pagehide).
  * Numbers a learner reads are formatted by Python (experiments/lessons/c5_optimization/widgets.py).
  *
- * For tests and the bench: window.courseTraining = {state, steps, busyMs} (steps answered, time spent waiting for
- * them), and each live widget root carries data-state = idle | loading | running | paused | done | error.
+ * For tests and the bench: window.courseTraining = {state, steps, busyMs, inflight} (steps answered, time spent
+ * waiting for them, requests not answered yet), and each live widget root carries data-state = idle | loading | running | paused | done | error.
  */
 (function () {
   "use strict";
   const W = window.courseWidgets;
-  const stats = { state: "idle", steps: 0, busyMs: 0 };
+  const stats = { state: "idle", steps: 0, busyMs: 0, inflight: 0 };
   window.courseTraining = stats;
 
   // -- the training worker --------------------------------------------------------------------------------------
@@ -64,11 +64,12 @@
     function call(name, args) {
       start();
       if (failed) return Promise.reject(new Error(failed));
+      stats.inflight += 1;
       return new Promise((resolve, reject) => {
         const id = nextId++;
         pending.set(id, { resolve: resolve, reject: reject });
         worker.postMessage({ id: id, fn: "experiments.api:" + name, args: args });
-      });
+      }).finally(() => { stats.inflight -= 1; });
     }
     function stop() {
       if (worker) worker.terminate();
@@ -114,7 +115,7 @@
 
   // -- the live run -------------------------------------------------------------------------------------------------
   function live(root, ns) {
-    const box = root.querySelector(".c5-live");
+    const box = root;   // (the widget's own element, as mount passes it)
     const [opt, lr] = [box.querySelector(".c5-live-opt"), box.querySelector(".c5-live-lr")];
     const [startB, pauseB, resetB] = ["start", "pause", "reset"].map((k) => box.querySelector(".c5-live-" + k));
     const out = (name) => box.querySelector('output[name="' + name + '"]');
@@ -230,7 +231,7 @@
 
   // -- the baseline's first step (computed in the training worker) ---------------------------------------------------
   function firstStep(root) {
-    const box = root.querySelector(".c5-first-step");
+    const box = root;   // (the widget's own element, as mount passes it)
     const opt = box.querySelector(".c5-first-opt");
     const run = box.querySelector(".c5-first-run");
     const which = box.querySelector(".c5-first-which");
@@ -246,7 +247,7 @@
 
   // -- the optimiser race and the schedule explorer: the build's tables ----------------------------------------------
   function race(root, ns) {
-    const box = root.querySelector(".c5-race");
+    const box = root;   // (the widget's own element, as mount passes it)
     const { ks, tables } = table(root, "c5-race-table");
     const slider = box.querySelector(".c5-race-k");
     const label = box.querySelector(".c5-race-label");
@@ -271,7 +272,7 @@
   }
 
   function schedule(root, ns) {
-    const box = root.querySelector(".c5-schedule");
+    const box = root;   // (the widget's own element, as mount passes it)
     const tables = table(root, "c5-schedule-table");
     const kind = box.querySelector(".c5-sched-kind");
     const warm = box.querySelector(".c5-sched-warmup");
