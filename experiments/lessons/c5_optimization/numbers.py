@@ -92,6 +92,20 @@ def register(reg, models, course=None, data=None) -> None:
     reg.add("c5.steps", "基线训练步数", value=w30["total"], sources=src_run, style="n", kind="value")
     reg.add("c5.lr_first_warm", "预热时第一步的学习率", lr / Const(w30["warmup"]), style="e0", kind="value")
 
+    from ...train.runs import HYPER
+    reg.add("c5.sgd_momentum", "赛跑中 SGD 的动量系数 μ", value=Fraction(str(dict(HYPER["sgd"])["momentum"])),
+            sources=(TRAINER,), style="x1", kind="value")
+    for sym, v in zip("abc", O.NS_COEFFS):
+        reg.add(f"c5.ns_{sym}", f"Newton-Schulz 五次多项式的系数 {sym}", value=Fraction(str(v)),
+                sources=("Keller Jordan 2024（Muon 博文与参考实现）",), style="x4", kind="cited")
+    reg.add("c5.held_share", "留出做验证的比例", value=Fraction("0.1"), sources=(TRAINER,), style="pct0", kind="value")
+    reg.add("c5.train_share", "用来训练的比例", value=Fraction("0.9"), sources=(TRAINER,), style="pct0", kind="value")
+    reg.add("c5.minimind_floor", "minimind 余弦调度的终点（占峰值）", value=Fraction("0.1"),
+            sources=("jingyaogong/minimind 的预训练脚本：lr·(0.1 + 0.45·(1 + cos(π·s/S)))",), style="pct0",
+            kind="cited")
+    for key, C in COMPUTE.items():
+        reg.add(f"c5.c_{key}", "作为例子的训练计算量（FLOPs）", value=C, sources=(DS_SRC,), style="e0", kind="value")
+
     # Adam's bias correction and averaging horizons
     b1, b2, b2t = (Sym(s, reg[f"c5.cited_{n}"].value) for s, n in (("β₁", "b1"), ("β₂", "b2"), ("β₂", "b2_torch")))
     reg.add("c5.bc1", "第 1 步 m 的修正倍数 1/(1−β₁)", 1 / (1 - b1), style="n", kind="ratio")
@@ -205,6 +219,14 @@ def register(reg, models, course=None, data=None) -> None:
             value=Fraction(str(race["runs"]["adamw:0"]["loss"][0])), sources=(RUNS,), style="x2", kind="measured")
     reg.add("c5.race_ln_v", "小模型什么都不知道时的 loss：ln（字表大小）", value=math.log(text["vocab_size"]),
             sources=(RUNS,), style="x2", kind="value")
+    ks = race["multipliers"]
+    reg.add("c5.race_x_max", "赛跑里学习率放大的最大倍数", value=3 ** max(ks), sources=(RUNS,), style="n", kind="value")
+    reg.add("c5.race_x_2", "赛跑里学习率放大的第二大倍数", value=3 ** sorted(ks)[-2], sources=(RUNS,), style="n",
+            kind="value")
+    reg.add("c5.race_x_min_inv", "赛跑里学习率缩小的最大倍数（取倒数）", value=3 ** -min(ks), sources=(RUNS,), style="n",
+            kind="value")
+    reg.add("c5.tail", "取平均的最后几步", value=10, sources=(TRAINER,), style="n", kind="value")
+    reg.add("c5.early", "比较早期 loss 的那一步", value=10, sources=(TRAINER,), style="n", kind="value")
     reg.add("c5.race_steps", "赛跑的步数", value=race["steps"], sources=(RUNS,), style="n")
     for name, lr0 in race["lr"].items():
         reg.add(f"c5.race_lr_{name}", f"赛跑中 {name} 的常用学习率（×1）", value=Fraction(str(lr0)), sources=(RUNS,),
