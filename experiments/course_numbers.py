@@ -232,9 +232,10 @@ def _as_number(v):
 
 
 def compute_numbers(models: dict[str, dict], course: dict | None = None, reference: dict | None = None,
-                    citations: dict | None = None) -> dict[str, Number]:
-    """models: id -> data/models document; course: data/course.json; reference: data/reference_counts.json."""
-    return compute_course(models, course, reference, citations)[0]
+                    citations: dict | None = None, data: dict | None = None) -> dict[str, Number]:
+    """models: id -> data/models document; course: data/course.json; reference: data/reference_counts.json;
+    data: every data/*.json by name (lessons whose numbers read one, e.g. train_runs)."""
+    return compute_course(models, course, reference, citations, data)[0]
 
 
 def compute_course(models: dict[str, dict], course: dict | None = None, reference: dict | None = None,

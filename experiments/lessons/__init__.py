@@ -52,9 +52,10 @@ def entry_points() -> dict[str, tuple[Widget, str]]:
 
 def register_numbers(reg, models, course=None, data=None) -> None:
     """Every lesson's register(reg, models, course=...); one that also takes `data` gets the data/*.json
-    documents by name (lesson C5 reads its precomputed training runs from data/train_runs.json)."""
+    documents by name (lesson C5 reads its precomputed training runs from data/train_runs.json), or None when the
+    caller has none (then such a lesson registers nothing)."""
     for lesson in all_lessons():
         if lesson.numbers:
             fn = resolve(lesson.numbers, lesson.package)
-            extra = {"data": data or {}} if "data" in inspect.signature(fn).parameters else {}
+            extra = {"data": data} if "data" in inspect.signature(fn).parameters else {}
             fn(reg, models, course=course, **extra)

@@ -11,7 +11,7 @@ import math
 from fractions import Fraction
 
 from ...errors import CourseError
-from ...expr import Const, Sym, Sqrt
+from ...expr import Const, RealDiv, Sqrt, Sym
 
 RUNS = "课程训练代码预先算好的训练记录"      # data/train_runs.json, by python -m experiments.train.runs
 TRAINER = "课程的训练代码"                   # experiments/train/
@@ -50,11 +50,30 @@ def _runs(data) -> dict:
     return runs
 
 
+class _WithSources:
+    """reg.add with a default source: a number derived from others here says so (every number on a page names
+    where it comes from)."""
+
+    def __init__(self, reg):
+        self.reg = reg
+
+    def add(self, name, label, expr=None, value=None, *, sources=(), **kw):
+        if not sources:
+            sources = (TRAINER + "：由本课的其他数推出（见算式）" if expr is not None else TRAINER,)
+        return self.reg.add(name, label, expr, value, sources=sources, **kw)
+
+    def __getitem__(self, name):
+        return self.reg[name]
+
+
 def register(reg, models, course=None, data=None) -> None:
     from ...train import model as M
     from ...train import optim as O
     from ...train.runs import BASELINE, live_config
+    if data is None:          # a caller with no data files (a test of another lesson's numbers): nothing to read
+        return
     runs = _runs(data)
+    reg = _WithSources(reg)
     for name, (value, label, src, style) in CITED.items():
         reg.add(f"c5.cited_{name}", label, value=Fraction(value) if isinstance(value, str) else value,
                 sources=(src,), kind="cited", style=style)
@@ -69,12 +88,12 @@ def register(reg, models, course=None, data=None) -> None:
     reg.add("c5.lr", "基线训练的峰值学习率", lr, sources=src_run, style="e0", kind="value")
     reg.add("c5.std", "基线权重的初始化标准差", std, sources=(TRAINER + "：GPT-2 式初始化",), style="x2",
             kind="value")
-    std_out = std / Sqrt(2 * L)
+    std_out = RealDiv(Sym("σ", cfg.init_std), Sqrt(2 * L))          # irrational: a float throughout
     assert math.isclose(std_out.value, M.init_std(cfg, "layers.0.self_attn.o_proj.weight"))
     reg.add("c5.std_out", "o_proj、down_proj 的初始化标准差 σ/√(2L)", std_out, sources=(TRAINER,), style="x5",
             kind="value")
     reg.add("c5.adam_ratio", "Adam 第一步每个权重约移动 lr，相对初始标准差", lr / std, style="pct0", kind="ratio")
-    reg.add("c5.adam_ratio_out", "同上，o_proj、down_proj", lr / std_out, style="pct0", kind="ratio")
+    reg.add("c5.adam_ratio_out", "同上，o_proj、down_proj", RealDiv(Sym("lr", float(lr.value)), std_out), style="pct0", kind="ratio")
 
     # measured by the trainer: update RMS / weight RMS at step 1
     for key, run in (("nowarm", "warmup0"), ("warm", "warmup30")):
@@ -159,7 +178,7 @@ def register(reg, models, course=None, data=None) -> None:
         d = models["anchor"].arch.d_model
         B = Sym("B", reg["c5.ds_b_e23"].value)
         reg.add("c5.ns_overhead_e23", f"{models['anchor'].name} 宽度、C = 10²³ 的最优批大小下 Newton-Schulz 的开销",
-                T_ns * Sym("m", d) / B, sources=(models["anchor"].where, DS_SRC), style="pct2", kind="ratio")
+                RealDiv(T_ns * Sym("m", d), B), sources=(models["anchor"].where, DS_SRC), style="pct2", kind="ratio")
         # muP: hidden-layer Adam lr ~ 1 / width
         reg.add("c5.mup_lr_anchor", f"按 μP 把基线的隐藏层学习率搬到 {models['anchor'].name} 的宽度",
                 lr * m / Sym("d", d), sources=("Yang 等 2022（μP，arXiv 2203.03466）：隐藏层 Adam 学习率 ∝ 1/宽度",),
