@@ -202,7 +202,7 @@ def live_view(o: dict, data) -> dict:
         series.append({"name": RUN_ZH[key] + "（预先算好）", "color": COLORS[key], "x": [i + 1 for i in idx],
                        "y": [r["loss"][i] for i in idx],
                        "text": [f"{RUN_ZH[key]} 第 {i + 1} 步：{loss_text(r['loss'][i])}" for i in idx]})
-    chart = {"kind": "xy", "title": "训练 loss：基线（预先算好）与你在页面里训练的小模型", "xtitle": "训练步",
+    chart = {"kind": "xy", "title": "训练 loss：基线与你的小模型", "xtitle": "训练步",
              "ytitle": "训练 loss（nats/字）", "series": series}
     from ...train.runs import LIVE
     text = runs["text"]
