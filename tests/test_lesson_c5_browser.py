@@ -178,3 +178,24 @@ def test_phone_width_and_axe_while_training(guarded_pages, site):
     assert scroll[0] <= scroll[1], f"scrolls sideways at 375 px: {scroll}"
     problems = _serious(_axe(p), PAGE)
     assert not problems, "\n".join(problems)
+
+
+def test_leaving_the_page_stops_the_training_worker(guarded_page, site):
+    p = guarded_page
+    p.goto(site + PAGE)
+    p.wait_for_function("() => !document.querySelector('.c5-live-start').disabled")
+    click(p, "c5-live-start")
+    wait_steps(p, 1)
+    trainers = [w for w in p.workers if w.url.endswith("#train")]
+    assert len(trainers) == 1
+    with trainers[0].expect_event("close", timeout=TRAIN_MS):
+        p.evaluate("() => window.dispatchEvent(new PageTransitionEvent('pagehide', { persisted: true }))")
+    assert not [w for w in p.workers if w.url.endswith("#train")]
+    # back on the page, 开始 starts a fresh run in a fresh worker
+    p.wait_for_function("() => document.querySelector('.c5-live').dataset.state === 'error'", timeout=TRAIN_MS)
+    click(p, "c5-live-start")
+    p.wait_for_function("() => document.querySelector('.c5-live').dataset.state === 'running'", timeout=TRAIN_MS)
+    wait_steps(p, 1)
+    pause(p)
+    ys = live_series(p)
+    assert len(ys) == step(p) and ys[0] > 7.0          # a fresh model's first loss, ~ln(vocabulary)

@@ -199,6 +199,7 @@
           const r = await trainer.call("c5_train_start", [t, opt.value, Number(lr.value), 0]);
           if (gen !== generation) return;
           session = r.session;
+          ["step", "loss", "lr", "held_out"].forEach((k) => { out(k).textContent = k === "step" ? "0" : "—"; });
           series = { name: "你的小模型 · " + r.optimizer + " · lr " + r.lr, mode: "lines", color: "#d62728",
                      x: [], y: [], text: [] };
         }
@@ -208,6 +209,7 @@
       } catch (e) {
         if (gen !== generation) return;
         running = false;
+        session = null;              // the worker's run is gone (or never began): 开始 starts a fresh one
         W.showError(root, message(e));
         setState("error", "（训练出错，已停止）");
       }
