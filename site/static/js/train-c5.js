@@ -226,6 +226,8 @@
       el.addEventListener("change", () => {
         keep(ns, key, el);
         if (session !== null) reset();   // a run keeps its optimiser and lr: another choice starts afresh
+        stateText.textContent = "（已选 " + opt.selectedOptions[0].textContent + "、学习率" + lr.selectedOptions[0].textContent +
+          "；点开始训练）";
       });
     }
     setState("idle", stateText.textContent);
@@ -245,6 +247,9 @@
     });
     run.disabled = false;
     run.addEventListener("click", () => job({ label: opt.value }));
+    opt.addEventListener("change", () => {   // the button says what it will compute
+      run.textContent = "在浏览器里用 " + opt.selectedOptions[0].textContent + " 算这一步";
+    });
   }
 
   // -- the optimiser race and the schedule explorer: the build's tables ----------------------------------------------
