@@ -133,6 +133,14 @@ def schedule_view(o: dict, data) -> dict:
 
 
 # -- first step at the baseline size --------------------------------------------------------------------------------
+def percent(r: float) -> str:
+    """15.0%, 0.42%, 0.0031%: one decimal from 1% up, two significant digits below (SGD's steps are tiny)."""
+    p = 100 * r
+    if p >= 1 or p == 0:
+        return f"{p:.1f}%"
+    return f"{p:.{1 - math.floor(math.log10(p))}f}%"
+
+
 def tensor_label(name: str) -> str:
     if name == "embed_tokens.weight":
         return "词嵌入（与输出层共享）"
@@ -146,7 +154,7 @@ def first_step_rows(update_ratio: dict, shapes: dict, stds: dict) -> list[dict]:
         if len(shapes[name]) != 2:
             continue
         rows.append({"name": tensor_label(name), "shape": " × ".join(str(s) for s in shapes[name]),
-                     "std": f"{stds[name]:.5f}".rstrip("0"), "ratio": f"{100 * r:.1f}%"})
+                     "std": f"{stds[name]:.5f}".rstrip("0"), "ratio": percent(r)})
     return rows
 
 
