@@ -142,6 +142,7 @@
       clearTimeout(drawTimer);
       const go = () => {
         drawTimer = 0;
+        if (!series) return;          // reset meanwhile
         drawn = series.x.length;
         W.chart(root, Object.assign({}, base, { series: base.series.concat([series]) }));
       };
@@ -150,6 +151,8 @@
 
     function reset() {
       generation += 1;
+      clearTimeout(drawTimer);
+      drawTimer = 0;
       running = false;
       session = null;
       series = null;
@@ -176,7 +179,7 @@
           out("lr").textContent = s.lr;
           if (s.held_out_text) out("held_out").textContent = s.held_out_text;
         }
-        draw(false);
+        draw(!running);               // (paused during this step: draw it now, the run stops here)
         if (r.done) {
           running = false;
           const last = r.steps[r.steps.length - 1];
