@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent
 CHAPTER_STATUSES = ("written", "planned")
 DATA_FILE_BYTES = 10_000_000   # data/*.json: the outline, citations, counts (each a few kB today)
 SOURCE_FOLDERS = ("site", "lessons", "data")   # what the build reads and copies (besides the experiments/ package)
-NUMBER_INPUTS = ("data/course.json", "data/reference_counts.json", "data/citations.json")  # besides data/models/
+NUMBER_INPUTS = ("data/course.json", "data/reference_counts.json", "data/citations.json", "data/train_runs.json")  # besides data/models/
 
 
 @dataclass
@@ -253,7 +253,7 @@ def compute_numbers(site: Site) -> None:
     from experiments.course_numbers import compute_course
     try:
         site.numbers, site.model_numbers = compute_course(site.models, course=site.course, reference=site.data.get("reference_counts"),
-                               citations=site.data.get("citations"))
+                               citations=site.data.get("citations"), data=site.data)
     except CourseError as e:
         site.errors.append(e)
 
@@ -393,7 +393,17 @@ def write_browser_models(site: Site, dest: Path) -> None:
     path.write_text(browser_json(payload), encoding="utf-8")   # (Infinity as 1e999: JSON.parse reads it)
 
 
-OUTPUT_STEPS += [install_runtime, install_vendor, write_browser_models]
+def write_training_texts(site: Site, dest: Path) -> None:
+    """dest/data/texts/*.txt: the course's training text(s), which the page's training worker fetches
+    (lesson C5; source and licence in data/texts/*.meta.yaml)."""
+    folder = site.root / "data" / "texts"
+    for path in sorted(folder.glob("*.txt")) if folder.is_dir() else ():
+        target = dest / "data" / "texts" / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+
+
+OUTPUT_STEPS += [install_runtime, install_vendor, write_browser_models, write_training_texts]
 OUTPUT_STEPS.append(write_offline)   # last: sw.js lists (and its version hashes) every file written before it
 
 

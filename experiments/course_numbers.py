@@ -18,15 +18,18 @@ __all__ = ["LEDGER", "ModelNumbers", "Registry", "compute_course", "compute_numb
 
 
 def compute_numbers(models: dict[str, dict], course: dict | None = None, reference: dict | None = None,
-                    citations: dict | None = None) -> dict[str, Number]:
-    """models: id -> data/models document; course: data/course.json; reference: data/reference_counts.json."""
-    return compute_course(models, course, reference, citations)[0]
+                    citations: dict | None = None, data: dict | None = None) -> dict[str, Number]:
+    """models: id -> data/models document; course: data/course.json; reference: data/reference_counts.json;
+    data: every data/*.json by name (lessons whose numbers read one, e.g. train_runs)."""
+    return compute_course(models, course, reference, citations, data)[0]
 
 
 def compute_course(models: dict[str, dict], course: dict | None = None, reference: dict | None = None,
-                   citations: dict | None = None) -> tuple[dict[str, Number], dict[str, ModelNumbers]]:
-    """The numbers, and each model's ModelNumbers (ledger, arch, name) keyed by its alias or slug."""
+                   citations: dict | None = None, data: dict | None = None
+                   ) -> tuple[dict[str, Number], dict[str, ModelNumbers]]:
+    """The numbers, and each model's ModelNumbers (ledger, arch, name) keyed by its alias or slug. data: the
+    other data/*.json documents by name (e.g. train_runs), for the lessons whose numbers read one."""
     reg, per_model = generic_numbers(models, course, reference, citations)   # every model's, and cited.*
     register_shared(reg, per_model)                                         # the ones several lessons cite
-    register_numbers(reg, per_model, course)                                # each lesson's own
+    register_numbers(reg, per_model, course, data=data)                     # each lesson's own
     return reg.numbers, per_model

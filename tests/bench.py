@@ -602,6 +602,26 @@ async () => {
 
 
 # -- helpers -------------------------------------------------------------------------------------------------------
+# A page with an in-page training widget (lesson C5): press 开始, time the first step (worker start, Python, numpy,
+# the text, the first step) and then the steps per second over TRAIN_STEPS steps, one step per message; then pause.
+TRAIN_STEPS = 10
+TRAIN_JS = r"""async ({steps, limitMs}) => {
+  const start = document.querySelector(".c5-live-start"), T = window.courseTraining;
+  if (!start || !T) return null;
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const t0 = performance.now(), late = () => performance.now() - t0 > limitMs;
+  while (start.disabled && !late()) await sleep(50);
+  start.click();
+  const s0 = T.steps;
+  while (T.steps < s0 + 1 && !late()) await sleep(10);
+  const t1 = performance.now(), s1 = T.steps;
+  while (T.steps < s1 + steps && !late()) await sleep(10);
+  const t2 = performance.now(), s2 = T.steps;
+  document.querySelector(".c5-live-pause").click();
+  return s2 > s1 ? { first_step_ms: t1 - t0, steps_per_s: (s2 - s1) / ((t2 - t1) / 1000), steps: s2 - s1 } : null;
+}"""
+
+
 def median(values):
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else None
@@ -762,6 +782,10 @@ def visit(context, reqs: Requests, url: str, profile: Profile, *, scroll: bool, 
         out["recompute"] = page.evaluate(RECOMPUTE_JS, {"samples": profile.samples, "quietMs": QUIET_MS,
                                                         "config": config, "busySelector": BUSY_SELECTOR})
     out["numpy_ms"] = page.evaluate(NUMPY_JS) if live is not None else None
+    if recompute and live is not None:
+        training = page.evaluate(TRAIN_JS, {"steps": TRAIN_STEPS, "limitMs": READY_TIMEOUT_MS})
+        if training:
+            out["train_steps_per_s"], out["train_first_step_ms"] = training["steps_per_s"], training["first_step_ms"]
     out["prefetch_kb"] = kb(reqs.transferred(prefetch=True))   # (an idle prefetch may come after the load window)
     out["external"] = [it["path"] for it in reqs.items if it.get("external")]
     page.close()
@@ -917,7 +941,7 @@ def time_profile(site: Path, profile: Profile, runs: int, pages: list[str], log)
 
 
 LOAD_KEYS = ("page_kb", "page_kb_gz", "runtime_kb", "transfer_kb", "runtime_transfer_kb", "prefetch_kb", "lcp_ms",
-             "live_ms", "numpy_ms", "cls")
+             "live_ms", "numpy_ms", "cls", "train_steps_per_s", "train_first_step_ms")
 
 
 def summarize(raw: dict) -> dict:
@@ -1093,6 +1117,10 @@ def report_profile(name: str, p: dict) -> str:
     if rows:
         lines.append(table(rows, ["widget", "p50 first", "p95 first", "p50 cached", "p95 cached", "n"]))
         lines.append("")
+    for page, which, r, where in _visits(s):   # in-page training (C5's live run): for information
+        if r.get("train_steps_per_s") is not None:
+            lines.append(f"  training on {page} ({which}): {fmt(r['train_steps_per_s'], 1)} steps/s, first step "
+                         f"{fmt(r['train_first_step_ms'])} ms after 开始")
     failed = [t for t in targets if not t["met"]]
     lines.append(f"targets ({name}): {len(targets) - len(failed)}/{len(targets)} met")
     for key, text in TARGETS_TEXT.items():

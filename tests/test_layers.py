@@ -6,6 +6,7 @@ Layers, lowest first (experiments/toolkit/__init__.py says what each holds):
     engine    experiments.ledger (inside it: tree, config, arch, blocks, family, families, registry, the package,
               views, cli, __main__, in that order)
     baseline  experiments.baseline
+    train     experiments.train (the numpy trainer)
     toolkit   experiments.toolkit
     lesson    experiments.lessons.<one lesson>: imports only its own package and the layers below
     course    experiments.lessons (discovery), course_numbers, api, the experiments package itself; they reach a
@@ -30,6 +31,7 @@ LAYERS = (
                 "experiments.labels", "experiments.numbers", "experiments.widget")),
     ("engine", ("experiments.ledger",)),
     ("baseline", ("experiments.baseline",)),
+    ("train", ("experiments.train",)),
     ("toolkit", ("experiments.toolkit",)),
     ("lesson", ()),   # experiments.lessons.<name>[.<module>]
     ("course", ("experiments.lessons", "experiments.course_numbers", "experiments.api", "experiments")),

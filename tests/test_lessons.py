@@ -28,7 +28,7 @@ STYLES = ("n", "pct", "pct0", "pct2", "wan", "yi", "B", "B1", "M", "M0", "x", "x
 def computed_texts() -> set[str]:
     models = load_models(ROOT / "data" / "models")
     data = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in (ROOT / "data").glob("*.json")}
-    numbers = compute_numbers(models, data["course"], data.get("reference_counts"), data.get("citations"))
+    numbers = compute_numbers(models, data["course"], data.get("reference_counts"), data.get("citations"), data=data)
     texts = set()
     for number in numbers.values():
         for style in STYLES:
@@ -46,7 +46,8 @@ def normalise(figure: str) -> str:
 
 
 def figures(text: str):
-    """(line number, figure) of every figure in the prose of a lesson."""
+    """(line number, figure) of every figure in the prose of a lesson (not its front matter)."""
+    text = re.sub(r"\A---\n.*?\n---\n", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
     text = FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     for lineno, line in enumerate(text.splitlines(), 1):
         line = re.sub(r"`[^`]*`", " ", ROLE.sub(" ", line))

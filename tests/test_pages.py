@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def numbers():
     models = load_models(ROOT / "data" / "models")
     data = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in (ROOT / "data").glob("*.json")}
-    return compute_numbers(models, data["course"], data.get("reference_counts"), data.get("citations"))
+    return compute_numbers(models, data["course"], data.get("reference_counts"), data.get("citations"), data=data)
 
 
 class Spans(HTMLParser):

@@ -9,6 +9,7 @@ Lesson) contributes its numbers and its widgets. Adding a lesson means adding a 
 from __future__ import annotations
 
 import functools
+import inspect
 import importlib
 import pkgutil
 
@@ -49,7 +50,12 @@ def entry_points() -> dict[str, tuple[Widget, str]]:
     return out
 
 
-def register_numbers(reg, models, course=None) -> None:
+def register_numbers(reg, models, course=None, data=None) -> None:
+    """Every lesson's register(reg, models, course=...); one that also takes `data` gets the data/*.json
+    documents by name (lesson C5 reads its precomputed training runs from data/train_runs.json), or None when the
+    caller has none (then such a lesson registers nothing)."""
     for lesson in all_lessons():
         if lesson.numbers:
-            resolve(lesson.numbers, lesson.package)(reg, models, course=course)
+            fn = resolve(lesson.numbers, lesson.package)
+            extra = {"data": data} if "data" in inspect.signature(fn).parameters else {}
+            fn(reg, models, course=course, **extra)

@@ -6,6 +6,7 @@ lesson (tests/test_layers.py holds this, lazy imports inside functions included)
     experiments.errors, errors_zh, expr, format, labels, numbers, widget   values, text, declarations
     experiments.ledger                                                      the engine (config.json -> ledger)
     experiments.baseline                                                    the numpy baseline model
+    experiments.train                                                       the numpy trainer (model, optimisers)
     experiments.toolkit                                                     this package
     experiments.lessons.<lesson>                                            one lesson's numbers, views, calculators
     experiments.lessons, course_numbers, api                                discovery, the course's numbers, the browser

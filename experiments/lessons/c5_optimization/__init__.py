@@ -1,0 +1,25 @@
+"""Lesson C5 优化：参数怎么更新得又快又稳 (lessons/c5-optimization.md): its numbers and widgets.
+
+The numbers (numbers.py, c5.*) come from the trainer (experiments/train/), its precomputed runs
+(data/train_runs.json) and cited figures; the widgets (widgets.py) show the precomputed runs and schedules as
+the build wrote them, and run the live training and the baseline's first step in the page's training worker
+(site/static/js/train-c5.js), through the entry points declared here.
+"""
+from ...widget import Lesson, Widget
+
+_JS = "train-c5.js"
+
+LESSON = Lesson(
+    numbers="numbers:register",
+    widgets=(
+        Widget("c5-race", "c5_race.html", "widgets:race_view", {"multiplier": 0}, script=_JS,
+               needs=("charts.js",)),
+        Widget("c5-schedule", "c5_schedule.html", "widgets:schedule_view", {"kind": "cosine", "warmup": 30},
+               script=_JS, needs=("charts.js",)),
+        Widget("c5-first-step", "c5_first_step.html", "widgets:first_step_view", {}, script=_JS,
+               calls={"c5_first_step": "widgets:first_step"}),
+        Widget("c5-live", "c5_live.html", "widgets:live_view", {"optimizer": "adamw", "multiplier": 0},
+               script=_JS, needs=("charts.js",),
+               calls={"c5_train_start": "widgets:train_start", "c5_train_step": "widgets:train_step"}),
+    ),
+)

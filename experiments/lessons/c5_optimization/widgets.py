@@ -1,0 +1,280 @@
+"""Lesson C5's widgets: what each shows, as JSON-ready data, and the training worker's entry points.
+
+Build-time views read the precomputed runs (data/train_runs.json, made by `python -m experiments.train.runs`)
+and the schedules (experiments.train.schedule); every string a learner reads is formatted here. The live run and
+the first-step panel run in the page's training worker (site/static/js/train-c5.js, a worker of its own), which
+calls train_start / train_step / first_step below with the course's text, one step per message: the very code
+that made the precomputed runs.
+"""
+from __future__ import annotations
+
+import math
+
+from ...format import n
+from ...widget import OptionError, uses
+
+OPT_ZH = {"sgd": "SGD（动量）", "adam": "Adam", "adamw": "AdamW", "muon": "Muon"}
+COLORS = {"sgd": "#8c564b", "adam": "#ff7f0e", "adamw": "#1f77b4", "muon": "#2ca02c", "live": "#d62728",
+          "warmup30": "#1f77b4", "warmup0": "#9467bd"}
+KIND_ZH = {"constant": "恒定", "cosine": "预热 + 余弦", "wsd": "WSD（预热-平稳-衰减）",
+           "multistep": "DeepSeek 多段阶梯", "minimind": "minimind 的余弦（无预热）"}
+RUN_ZH = {"warmup30": "基线 · AdamW · 预热 30 步", "warmup0": "基线 · AdamW · 不预热"}
+SCHEDULE_WARMUPS = (0, 15, 30)          # warmup steps offered by the schedule explorer (of 300)
+SCHEDULE_STEPS = 300
+LIVE_LR = {"sgd": 0.5, "adam": 3e-3, "adamw": 3e-3, "muon": 3e-3}     # = experiments.train.runs.RACE_LR
+LIVE_MULTIPLIERS = (-3, -2, -1, 0, 1, 2, 3)
+MAX_LIVE_STEPS = 2000
+MAX_STEPS_PER_CALL = 20
+
+
+def loss_text(x) -> str:
+    return "—" if x is None or not math.isfinite(x) else f"{x:.3f}"
+
+
+def lr_text(x: float) -> str:
+    """3e-3 -> '3×10⁻³'; 0.5 -> '0.5'."""
+    if x >= 0.01:
+        return f"{x:.3g}"
+    e = math.floor(math.log10(x))
+    m = x / 10 ** e
+    sup = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+    mant = f"{m:.2g}"
+    return (f"{mant}×" if mant != "1" else "") + "10" + str(e).translate(sup)
+
+
+def multiplier_text(k: int) -> str:
+    return "×1" if k == 0 else (f"×{3 ** k}" if k > 0 else f"×1/{3 ** -k}")
+
+
+def _runs(data, widget: str) -> dict:
+    runs = data.train_runs
+    if not runs:
+        raise OptionError(widget, "data", "data/train_runs.json (make it with: python -m experiments.train.runs)")
+    return runs
+
+
+def _every(seq, k):
+    """Indices 0, k, 2k, ... and the last one."""
+    idx = list(range(0, len(seq), k))
+    if idx and idx[-1] != len(seq) - 1:
+        idx.append(len(seq) - 1)
+    return idx
+
+
+# -- optimiser race (precomputed: the same seed and batches, each optimiser at its usual lr x 3^k) ---------------
+def race_tables(runs: dict) -> dict:
+    race = runs["race"]
+    out = {}
+    for k in race["multipliers"]:
+        series, rows = [], []
+        for name in race["lr"]:
+            r = race["runs"][f"{name}:{k}"]
+            loss = r["loss"]
+            idx = _every(loss, 2)
+            lr = lr_text(r["lr"])
+            label = f"{OPT_ZH[name]} lr {lr}"
+            series.append({"name": label, "color": COLORS[name], "x": [i + 1 for i in idx],
+                           "y": [loss[i] for i in idx],
+                           "text": [f"{OPT_ZH[name]} 第 {i + 1} 步：{loss_text(loss[i])}" for i in idx]})
+            last = [v for v in loss[-10:] if v is not None]
+            rows.append({"name": OPT_ZH[name], "lr": lr,
+                         "final": "发散（第 " + str(r["diverged_at"]) + " 步出现非有限值）" if r["diverged_at"]
+                         else loss_text(sum(last) / len(last)),
+                         "held_out": loss_text(r["eval_loss"][-1]) if r["eval_loss"] else "—"})
+        out[str(k)] = {"label": multiplier_text(k), "rows": rows,
+                       "chart": {"kind": "xy", "title": f"四种优化器，学习率为各自常用值的 {multiplier_text(k)}",
+                                 "xtitle": "训练步", "ytitle": "训练 loss（nats/字）", "series": series}}
+    return out
+
+
+def race_view(o: dict, data) -> dict:
+    runs = _runs(data, "c5-race")
+    tables = race_tables(runs)
+    ks = runs["race"]["multipliers"]
+    k = int(o["multiplier"])
+    if str(k) not in tables:
+        raise OptionError("c5-race", "multiplier", f"one of {ks}", k)
+    return {"tables": tables, "k": k, "index": ks.index(k), "ks": ks, "x": tables[str(k)],
+            "steps": runs["race"]["steps"], "batch": runs["baseline"]["warmup0"]["spec"]["batch_size"],
+            "seq": runs["baseline"]["warmup0"]["spec"]["seq_len"]}
+
+
+# -- schedule explorer (computed at build time by the trainer's own Schedule) --------------------------------------
+def schedule_tables(peak: float = 3e-3, total: int = SCHEDULE_STEPS) -> dict:
+    from ...train.schedule import KINDS, Schedule
+    out = {}
+    for kind in KINDS:
+        for w in SCHEDULE_WARMUPS:
+            s = Schedule(kind, peak, total, w, 0.1, 0.2).validate()
+            curve = s.curve()
+            idx = _every(curve, 5)
+            warm = "（本身不预热）" if kind == "minimind" else (f"，预热 {w} 步" if w else "，不预热")
+            out[f"{kind}:{w}"] = {
+                "label": KIND_ZH[kind] + warm,
+                "first": lr_text(curve[0]), "peak": lr_text(max(curve)), "last": lr_text(curve[-1]),
+                "mean_share": f"{100 * sum(curve) / (len(curve) * peak):.0f}%",
+                "chart": {"kind": "xy", "title": f"学习率：{KIND_ZH[kind]}{warm}", "xtitle": "训练步",
+                          "ytitle": "学习率", "series": [{"name": KIND_ZH[kind], "color": "#1f77b4",
+                                                          "x": [i + 1 for i in idx], "y": [curve[i] for i in idx],
+                                                          "text": [f"第 {i + 1} 步：{lr_text(curve[i])}"
+                                                                   for i in idx]}]}}
+    return out
+
+
+def schedule_view(o: dict, data) -> dict:
+    from ...train.schedule import KINDS
+    tables = schedule_tables()
+    key = f"{o['kind']}:{o['warmup']}"
+    if key not in tables:
+        raise OptionError("c5-schedule", "kind", f"a kind in {list(KINDS)} and warmup in {SCHEDULE_WARMUPS}", key)
+    return {"tables": tables, "kinds": [(k, KIND_ZH[k]) for k in KINDS], "warmups": SCHEDULE_WARMUPS,
+            "kind": o["kind"], "warmup": int(o["warmup"]), "x": tables[key], "total": SCHEDULE_STEPS,
+            "peak": lr_text(3e-3)}
+
+
+# -- first step at the baseline size --------------------------------------------------------------------------------
+def percent(r: float) -> str:
+    """15.0%, 0.42%, 0.0031%: one decimal from 1% up, two significant digits below (SGD's steps are tiny)."""
+    p = 100 * r
+    if p >= 1 or p == 0:
+        return f"{p:.1f}%"
+    return f"{p:.{1 - math.floor(math.log10(p))}f}%"
+
+
+def tensor_label(name: str) -> str:
+    if name == "embed_tokens.weight":
+        return "词嵌入（与输出层共享）"
+    parts = name.split(".")
+    return f"第 {int(parts[1]) + 1} 层 {parts[3]}"
+
+
+def first_step_rows(update_ratio: dict, shapes: dict, stds: dict) -> list[dict]:
+    rows = []
+    for name, r in update_ratio.items():
+        if len(shapes[name]) != 2:
+            continue
+        rows.append({"name": tensor_label(name), "shape": " × ".join(str(s) for s in shapes[name]),
+                     "std": f"{stds[name]:.5f}".rstrip("0"), "ratio": percent(r)})
+    return rows
+
+
+def _baseline_shapes():
+    from ...train import model as M
+    from ...train.runs import BASELINE
+    cfg = M.ModelConfig.from_hf(BASELINE)
+    shapes = M.param_shapes(cfg)
+    return cfg, shapes, {k: M.init_std(cfg, k) for k in shapes}
+
+
+def first_step_view(o: dict, data) -> dict:
+    runs = _runs(data, "c5-first-step")
+    r = runs["baseline"]["warmup0"]
+    cfg, shapes, stds = _baseline_shapes()
+    return {"rows": first_step_rows(r["first_step"]["update_ratio"], shapes, stds), "optimizer": "adamw",
+            "text_path": runs["text"]["file"],
+            "options": [(k, v) for k, v in OPT_ZH.items()], "lr": lr_text(r["spec"]["schedule"]["peak"]),
+            "params": n(sum(math.prod(s) for s in shapes.values()))}
+
+
+@uses("numpy")
+def first_step(text: str, optimizer: str = "adamw", lr: float = 3e-3) -> dict:
+    """One step from the baseline's initial weights on the first batch of the course's text (as the
+    precomputed run takes it), with `optimizer` at a constant `lr`: update RMS / weight RMS per weight matrix."""
+    from ...train import trainer as T
+    from ...train.data import CharTokenizer, split
+    from ...train.runs import HYPER, baseline_specs
+    from ...train.schedule import Schedule
+    if optimizer not in OPT_ZH:
+        raise ValueError(f"优化器：应为 {'、'.join(OPT_ZH)} 之一，实际是 {optimizer!r}")
+    if not (isinstance(lr, (int, float)) and 0 < lr <= 10):
+        raise ValueError(f"学习率：应为 0 到 10 之间的正数，实际是 {lr!r}")
+    tok = CharTokenizer.from_text(text)
+    train_ids, _ = split(tok.encode(text), 0.1)
+    base = baseline_specs(tok.vocab_size)["warmup0"]
+    spec = T.RunSpec(model=base.model, optimizer=optimizer, hyper=HYPER[optimizer],
+                     schedule=Schedule("constant", float(lr), 1, 0), batch_size=base.batch_size,
+                     seq_len=base.seq_len, clip=base.clip, seed=base.seed)
+    d = T.Trainer(spec, train_ids).step()
+    _, shapes, stds = _baseline_shapes()
+    return {"rows": first_step_rows(d["update_ratio"], shapes, stds), "optimizer": OPT_ZH[optimizer],
+            "lr": lr_text(lr), "loss": loss_text(d["loss"])}
+
+
+# -- the live run ------------------------------------------------------------------------------------------------------
+def live_view(o: dict, data) -> dict:
+    runs = _runs(data, "c5-live")
+    series = []
+    for key in ("warmup30", "warmup0"):
+        r = runs["baseline"][key]
+        idx = _every(r["loss"], 3)
+        series.append({"name": RUN_ZH[key] + "（预先算好）", "color": COLORS[key], "x": [i + 1 for i in idx],
+                       "y": [r["loss"][i] for i in idx],
+                       "text": [f"{RUN_ZH[key]} 第 {i + 1} 步：{loss_text(r['loss'][i])}" for i in idx]})
+    chart = {"kind": "xy", "title": "训练 loss：基线与你的小模型", "xtitle": "训练步",
+             "ytitle": "训练 loss（nats/字）", "series": series}
+    from ...train.runs import LIVE
+    text = runs["text"]
+    live = {"d": LIVE["d_model"], "L": LIVE["n_layers"], "h": LIVE["n_heads"], "d_ff": LIVE["d_ff"],
+            "V": text["vocab_size"]}
+    V, d, L, F = live["V"], live["d"], live["L"], live["d_ff"]
+    params = V * d + L * (4 * d * d + 3 * d * F + 2 * d) + d
+    return {"spec": chart, "live": live, "text_path": text["file"], "params": n(params), "options": [(k, v) for k, v in OPT_ZH.items()],
+            "multipliers": [(k, multiplier_text(k)) for k in LIVE_MULTIPLIERS], "optimizer": o["optimizer"],
+            "multiplier": int(o["multiplier"]), "max_steps": MAX_LIVE_STEPS,
+            "baseline_final": loss_text(runs["baseline"]["warmup30"]["loss"][-1]),
+            "baseline_steps": len(runs["baseline"]["warmup30"]["loss"]),
+            "chars": n(text["characters"]), "vocab": n(text["vocab_size"])}
+
+
+_SESSIONS: dict[int, dict] = {}
+
+
+@uses("numpy")
+def train_start(text: str, optimizer: str = "adamw", multiplier: int = 0, seed: int = 0) -> dict:
+    """A fresh live run (the race's small model and schedule, steps up to MAX_LIVE_STEPS): its session id."""
+    from ...train import trainer as T
+    from ...train.data import CharTokenizer, split
+    from ...train.runs import HYPER, RACE_LR, live_config
+    from ...train.schedule import Schedule
+    if optimizer not in OPT_ZH:
+        raise ValueError(f"优化器：应为 {'、'.join(OPT_ZH)} 之一，实际是 {optimizer!r}")
+    if multiplier not in LIVE_MULTIPLIERS:
+        raise ValueError(f"学习率倍数：应为 {list(LIVE_MULTIPLIERS)} 之一，实际是 {multiplier!r}")
+    tok = CharTokenizer.from_text(text)
+    train_ids, held = split(tok.encode(text), 0.1)
+    lr = RACE_LR[optimizer] * 3.0 ** multiplier
+    spec = T.RunSpec(model=live_config(tok.vocab_size), optimizer=optimizer, hyper=HYPER[optimizer],
+                     schedule=Schedule("cosine", lr, MAX_LIVE_STEPS, 10, 0.1), batch_size=4, seq_len=32,
+                     clip=1.0, seed=int(seed))
+    sid = max(_SESSIONS, default=0) + 1
+    _SESSIONS.clear()                       # one live run at a time: a reset drops the previous weights
+    _SESSIONS[sid] = {"trainer": T.Trainer(spec, train_ids), "held": held}
+    return {"session": sid, "optimizer": OPT_ZH[optimizer], "lr": lr_text(lr)}
+
+
+@uses("numpy")
+def train_step(session: int, steps: int = 1) -> dict:
+    """`steps` more steps of a live run: each step's number, loss (raw and as shown) and lr; the held-out loss
+    every 50 steps."""
+    import numpy as np
+    run = _SESSIONS.get(session)
+    if run is None:
+        raise ValueError("这次训练已被重置，请重新开始。")
+    tr = run["trainer"]
+    steps = max(1, min(int(steps), MAX_STEPS_PER_CALL))
+    out = []
+    with np.errstate(over="ignore", invalid="ignore"):
+        for _ in range(steps):
+            if tr.step_index >= MAX_LIVE_STEPS:
+                break
+            d = tr.step(detail=False)
+            finite = math.isfinite(d["loss"])
+            row = {"step": d["step"], "loss": d["loss"] if finite else None, "loss_text": loss_text(d["loss"]),
+                   "lr": lr_text(d["lr"]), "grad_norm": f"{d['grad_norm']:.3g}" if finite else "—"}
+            if finite and d["step"] % 50 == 0:
+                v = tr.evaluate(run["held"])
+                row["held_out"], row["held_out_text"] = (v if math.isfinite(v) else None), loss_text(v)
+            out.append(row)
+            if not finite:
+                break
+    return {"steps": out, "done": tr.step_index >= MAX_LIVE_STEPS or not out or out[-1]["loss"] is None}

@@ -1,0 +1,87 @@
+"""Lesson C5's widget data in CPython: the first-step panel's build-time table equals what its button computes;
+the schedule explorer's curves are the trainer's Schedule; the race tables are the stored runs; the live run's
+entry points train, refuse bad input in Chinese, and stop at a diverged loss."""
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from experiments.lessons.c5_optimization import widgets as C5
+from experiments.train.schedule import KINDS, Schedule
+from experiments.widget import WidgetData
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNS = json.loads((ROOT / "data" / "train_runs.json").read_text(encoding="utf-8"))
+TEXT = (ROOT / "data" / "texts" / "sishu.txt").read_text(encoding="utf-8")
+DATA = WidgetData({}, {"train_runs": RUNS})
+
+
+def test_first_step_table_equals_the_button_for_adamw():
+    built = C5.first_step_view({}, DATA)["rows"]
+    computed = C5.first_step(TEXT, "adamw", 3e-3)["rows"]
+    assert len(built) == 29 and [r["name"] for r in built] == [r["name"] for r in computed]
+    for b, c in zip(built, computed):
+        assert abs(float(b["ratio"][:-1]) - float(c["ratio"][:-1])) <= 0.1, (b, c)
+    by = {r["name"]: float(r["ratio"][:-1]) for r in built}
+    assert by["第 1 层 q_proj"] == pytest.approx(15.0, abs=0.2)        # lr / 0.02
+    assert by["第 1 层 o_proj"] == pytest.approx(42.4, abs=0.3)        # lr / (0.02 / sqrt(8))
+
+
+def test_sgd_first_step_is_far_smaller_and_uneven():
+    rows = C5.first_step(TEXT, "sgd", 0.5)["rows"]
+    ratios = [float(r["ratio"][:-1]) for r in rows]
+    assert max(ratios) / min(ratios) > 5
+
+
+def test_schedule_tables_are_the_trainers_schedules():
+    tables = C5.schedule_tables()
+    assert len(tables) == len(KINDS) * len(C5.SCHEDULE_WARMUPS)
+    for kind in KINDS:
+        for w in C5.SCHEDULE_WARMUPS:
+            curve = Schedule(kind, 3e-3, C5.SCHEDULE_STEPS, w, 0.1, 0.2).curve()
+            series = tables[f"{kind}:{w}"]["chart"]["series"][0]
+            assert series["y"] == [curve[x - 1] for x in series["x"]]
+            assert series["x"][-1] == C5.SCHEDULE_STEPS
+            assert tables[f"{kind}:{w}"]["mean_share"] == f"{100 * sum(curve) / (len(curve) * 3e-3):.0f}%"
+
+
+def test_race_tables_are_the_stored_runs():
+    tables = C5.race_tables(RUNS)
+    assert list(tables) == [str(k) for k in RUNS["race"]["multipliers"]]
+    for k, t in tables.items():
+        assert [s["name"].split(" lr ")[0] for s in t["chart"]["series"]] == [C5.OPT_ZH[n] for n in RUNS["race"]["lr"]]
+        for s, name in zip(t["chart"]["series"], RUNS["race"]["lr"]):
+            loss = RUNS["race"]["runs"][f"{name}:{k}"]["loss"]
+            assert s["y"] == [loss[x - 1] for x in s["x"]] and s["x"][-1] == len(loss)
+
+
+def test_live_entry_points_train_and_refuse_bad_input():
+    s = C5.train_start(TEXT, "adamw", 0, 0)["session"]
+    first = C5.train_step(s, 1)["steps"][0]
+    more = C5.train_step(s, 20)["steps"]
+    assert first["step"] == 1 and [r["step"] for r in more] == list(range(2, 22))
+    assert abs(first["loss"] - math.log(RUNS["text"]["vocab_size"])) < 0.2
+    assert sum(r["loss"] for r in more[-5:]) / 5 < first["loss"] - 0.5
+    with pytest.raises(ValueError, match="优化器"):
+        C5.train_start(TEXT, "lion")
+    with pytest.raises(ValueError, match="学习率倍数"):
+        C5.train_start(TEXT, "adamw", 5)
+    with pytest.raises(ValueError, match="重置"):
+        C5.train_step(s + 100)
+    with pytest.raises(ValueError, match="学习率"):
+        C5.first_step(TEXT, "adamw", -1)
+    json.dumps(more, allow_nan=False)                       # what the worker sends is strict JSON
+
+
+def test_a_run_that_blows_up_reports_no_nan(monkeypatch):
+    monkeypatch.setitem(C5.__dict__, "LIVE_MULTIPLIERS", (0, 30))
+    s = C5.train_start(TEXT, "sgd", 30, 0)["session"]          # lr 0.5 x 3^30: the weights overflow at once
+    out = []
+    for _ in range(5):
+        r = C5.train_step(s, 20)
+        out += r["steps"]
+        if r["done"]:
+            break
+    assert r["done"] and out[-1]["loss"] is None and out[-1]["loss_text"] == "—"
+    json.dumps(out, allow_nan=False)
