@@ -93,7 +93,7 @@ def race_view(o: dict, data) -> dict:
     ks = runs["race"]["multipliers"]
     k = int(o["multiplier"])
     if str(k) not in tables:
-        raise OptionError("c5-race", "multiplier", f"one of {ks}", k)
+        raise data.option_error("multiplier", f"one of {ks}", k)
     return {"tables": tables, "k": k, "index": ks.index(k), "ks": ks, "x": tables[str(k)],
             "steps": runs["race"]["steps"], "batch": runs["baseline"]["warmup0"]["spec"]["batch_size"],
             "seq": runs["baseline"]["warmup0"]["spec"]["seq_len"]}
@@ -126,7 +126,7 @@ def schedule_view(o: dict, data) -> dict:
     tables = schedule_tables()
     key = f"{o['kind']}:{o['warmup']}"
     if key not in tables:
-        raise OptionError("c5-schedule", "kind", f"a kind in {list(KINDS)} and warmup in {SCHEDULE_WARMUPS}", key)
+        raise data.option_error("kind", f"a kind in {list(KINDS)} and warmup in {SCHEDULE_WARMUPS}", key)
     return {"tables": tables, "kinds": [(k, KIND_ZH[k]) for k in KINDS], "warmups": SCHEDULE_WARMUPS,
             "kind": o["kind"], "warmup": int(o["warmup"]), "x": tables[key], "total": SCHEDULE_STEPS,
             "peak": lr_text(3e-3)}
