@@ -1,0 +1,42 @@
+"""Reader-level parts a family is composed of, beyond _common.py's: the nested text config of a multimodal
+wrapper, its symbols under the ``text_config.`` prefix, and the Qwen MoE FFN (routed experts, one gated
+shared expert) that Qwen2-MoE, Qwen3-Next and Qwen3.5-MoE share.
+
+A family that is a known text stack plus a vision tower is then: read ``text_config`` with the text family's
+builder, read ``vision_config`` with a tower from _vision.py, and rename the Arch (see qwen3_vl.py).
+"""
+from __future__ import annotations
+
+from ..arch import Model
+from ..blocks import moe, swiglu
+from ..config import Reader
+from ..tree import Node
+
+
+def text_config(r: Reader, inherit: tuple[str, ...] = ()) -> Reader:
+    """The ``text_config`` of a multimodal wrapper, or the config itself when its text keys are flat. Keys in
+    ``inherit`` that the wrapper sets at its top level win over the text_config's (transformers reads
+    ``tie_word_embeddings`` from the wrapper)."""
+    if not r.has("text_config"):
+        return r
+    t = r.sub("text_config")
+    top = {k: r.config[k] for k in inherit if r.has(k)}
+    return Reader(dict(t.config, **top), t.prefix, r.problems, r.rejected) if top else t
+
+
+def nested(model: Model, family: str, prefix: str = "text_config.") -> Model:
+    """A text family's Model read from a wrapper's text_config: the Arch renamed to the wrapper's model_type and
+    every symbol's config key given its path in the wrapper's config."""
+    model.arch.family = family
+    model.arch.symbols = {k: prefix + v for k, v in model.arch.symbols.items()}
+    return model
+
+
+def qwen_moe_ffn(d: int, n_experts: int, top_k: int, expert_d_ff: int, shared_d_ff: int, d_ff: int | None,
+                 is_moe: bool) -> Node:
+    """Qwen's MoE FFN: router ``gate``, routed experts, one ``shared_expert`` with a sigmoid
+    ``shared_expert_gate`` (none when shared_expert_intermediate_size is 0); a dense SwiGLU where not is_moe."""
+    if not is_moe:
+        return swiglu(d, d_ff)
+    return moe(d, n_experts, top_k, expert_d_ff, n_shared=1 if shared_d_ff else 0, shared_d_ff=shared_d_ff,
+               shared_name="shared_expert", shared_gate=bool(shared_d_ff))
