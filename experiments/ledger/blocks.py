@@ -272,3 +272,12 @@ def mamba1_state(d_inner: int, d_state: int, conv_kernel: int) -> int:
     """Elements a Mamba layer keeps per sequence: SSM state d_inner × d_state plus the conv buffer
     (conv_kernel − 1) × d_inner."""
     return d_inner * d_state + (conv_kernel - 1) * d_inner
+
+
+def dsa_indexer(d: int, q_lora_rank: int, n_heads: int, head_dim: int, name: str = "indexer") -> Node:
+    """DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5; transformers DeepseekV32Indexer):
+    index queries from the query latent (wq_b: q_lora_rank -> heads × head_dim), one shared index key per token
+    (wk, with a LayerNorm k_norm), and one weight per index head (weights_proj). It scores every earlier token
+    and keeps the top index_topk for the attention proper."""
+    return group(name, linear("wq_b", q_lora_rank, n_heads * head_dim) + linear("wk", d, head_dim)
+                 + [norm("k_norm", head_dim, bias=True)] + linear("weights_proj", d, n_heads), kind="attention")
