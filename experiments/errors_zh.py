@@ -93,6 +93,7 @@ PHRASES: list[tuple[str, object]] = [
     (rf"a string of (?P<n>{NUM}) letters F / S \((?P<key>{KEY})\)",
      lambda m: f"{m['n']} 个字母的字符串，每个是 F 或 S（每层一个，层数见 {m['key']}）"),
     (r"a list of two integers >= 1", "两个正整数组成的列表"),
+    (rf"a number > 0 and <= (?P<n>{NUM})", lambda m: f"大于 0、不超过 {m['n']} 的数"),
     (rf"a list of (?P<n>{NUM}) flags 0 / 1 \((?P<key>{KEY})\)",
      lambda m: f"{m['n']} 项、每项为 0 或 1 的列表（每层一项，层数见 {m['key']}）"),
     (rf"one entry per layer: (?P<n>{NUM}) \((?P<key>{KEY})\)",

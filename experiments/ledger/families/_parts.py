@@ -40,3 +40,27 @@ def qwen_moe_ffn(d: int, n_experts: int, top_k: int, expert_d_ff: int, shared_d_
         return swiglu(d, d_ff)
     return moe(d, n_experts, top_k, expert_d_ff, n_shared=1 if shared_d_ff else 0, shared_d_ff=shared_d_ff,
                shared_name="shared_expert", shared_gate=bool(shared_d_ff))
+
+
+def listed(r: Reader, key: str, L: int, choices: tuple[str, ...]) -> list[str] | None:
+    """A per-layer list of names (``layer_types``, ``mlp_layer_types`` ...): L entries out of ``choices``, None when
+    the config has none or it is wrong (the problem is reported)."""
+    if not r.has(key):
+        return None
+    types = r.str_list(key, choices=choices)
+    if types and len(types) != L:
+        r.fail(key, f"a list of {L} entries (num_hidden_layers)", f"{len(types)} entries",
+               involves=("num_hidden_layers",))
+    return types if len(types) == L else None
+
+
+def flag_list(r: Reader, key: str, L: int) -> list[bool] | None:
+    """A published per-layer 0 / 1 list (moe_layer_freq, hybrid_layer_pattern, sparse_attention_freq), None when
+    absent or wrong (the problem is reported)."""
+    if not r.has(key):
+        return None
+    flags = r.int_list(key)
+    if len(flags) != L or any(f > 1 for f in flags):
+        r.fail(key, f"a list of {L} flags 0 / 1 (num_hidden_layers)", flags, involves=("num_hidden_layers",))
+        return None
+    return [f == 1 for f in flags]
