@@ -64,3 +64,24 @@ def flag_list(r: Reader, key: str, L: int) -> list[bool] | None:
         r.fail(key, f"a list of {L} flags 0 / 1 (num_hidden_layers)", flags, involves=("num_hidden_layers",))
         return None
     return [f == 1 for f in flags]
+
+
+# transformers configuration classes' defaults for the text configs a wrapper may leave partly empty (LLaVA-1.5's
+# text_config gives only vocab_size and max_position_embeddings: the rest is LlamaConfig's)
+TEXT_DEFAULTS = {
+    "llama": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+              "num_attention_heads": 32, "max_position_embeddings": 2048},
+    "mistral": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+                "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 131072,
+                "sliding_window": 4096},
+    "ministral3": {"vocab_size": 131072, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 34,
+                   "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+                   "max_position_embeddings": 262144},
+}
+
+
+def with_defaults(r: Reader, defaults: dict) -> Reader:
+    """The same reader with ``defaults`` for the keys the config leaves out (problems still name the config's
+    own keys, with its prefix)."""
+    return Reader(dict(defaults, **{k: v for k, v in r.config.items() if v is not None}), r.prefix, r.problems,
+                  r.rejected)
