@@ -93,6 +93,7 @@ PHRASES: list[tuple[str, object]] = [
     (rf"a string of (?P<n>{NUM}) letters F / S \((?P<key>{KEY})\)",
      lambda m: f"{m['n']} 个字母的字符串，每个是 F 或 S（每层一个，层数见 {m['key']}）"),
     (r"a list of two integers >= 1", "两个正整数组成的列表"),
+    (rf"at most (?P<n>{NUM}) layers", lambda m: f"最多 {m['n']} 层"),
     (rf"a divisor of (?P<a>{KEY}) × (?P<b>{KEY}) \((?P<n>{NUM})\)",
      lambda m: f"能整除 {m['a']} × {m['b']}（{m['n']}）的数"),
     (rf"a list of at least (?P<n>{NUM}) entries 0 / 4 / 128 \((?P<key>{KEY})\)",

@@ -29,7 +29,7 @@ from functools import partial
 from ..family import Family
 from ..arch import Arch, Mixer, Model
 from ..blocks import dsa_indexer, mla, moe, norm, swiglu
-from ..config import Reader
+from ..config import MAX_LAYERS, Reader
 from ..tree import Node, group, leaf
 from ._common import (build_layers, dense_d_ff, experts, group_names, layer_norms, layer_runs, moe_arch, sizes,
                       standard_text, tied_context)
@@ -125,7 +125,7 @@ def build_deepseek(r: Reader, model_type: str) -> Model:
     n_shared = r.int("n_shared_experts", default=shared_default, minimum=0)
     _, first_dense = first_dense_flags(r, L, default=dense_default)
     freq = r.int("moe_layer_freq", default=1) if v3 else 1
-    n_mtp = r.int("num_nextn_predict_layers", default=0, minimum=0) if v3 else 0
+    n_mtp = r.int("num_nextn_predict_layers", default=0, minimum=0, maximum=MAX_LAYERS) if v3 else 0
 
     def is_moe(i):                      # MoE from first_k_dense_replace on, every moe_layer_freq-th layer
         return i >= first_dense and i % freq == 0

@@ -12,7 +12,7 @@ from functools import partial
 from ..family import Family
 from ..arch import Model
 from ..blocks import attention, decoder_layer, norm, swiglu
-from ..config import Reader
+from ..config import MAX_LAYERS, Reader
 from ..tree import Node
 from ._common import (experts, gdn_from, gqa_arch, gqa_heads, hybrid_layer_types, layer_runs, moe_arch, mtp_tree,
                       sizes, standard_text)
@@ -37,7 +37,7 @@ def build_qwen3_5(r: Reader, model_type: str = "qwen3_5") -> Model:
     ctx = t.int("max_position_embeddings", default=262144)
     types = hybrid_layer_types(t, L)
     gdn, gdn_info = gdn_from(t, d)
-    n_mtp = t.int("mtp_num_hidden_layers", default=0, minimum=0)
+    n_mtp = t.int("mtp_num_hidden_layers", default=0, minimum=0, maximum=MAX_LAYERS)
 
     def full_attn():
         return attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias, qk_norm=True,
