@@ -68,3 +68,22 @@ def mm_projector_2(d_in: int, d_text: int, bias: bool = True, name: str = "multi
     d_text."""
     hidden = d_hidden or d_text
     return group(name, linear("linear_1", d_in, hidden, bias) + linear("linear_2", hidden, d_text, bias))
+
+
+def qwen2_vl_vision(v: Reader) -> Node:
+    """Qwen2-VL's ViT (Qwen2VisionTransformerPretrainedModel): a Conv3d patch embedding without bias, pre-LN blocks
+    (LayerNorms with bias, fused qkv and proj with biases, a GELU MLP fc1/fc2 of embed_dim × mlp_ratio), and a
+    merger: LayerNorm ln_q, then mlp.0 (merged -> merged) and mlp.2 (merged -> the text width, ``hidden_size``)."""
+    depth, w = v.int("depth", default=32, maximum=MAX_LAYERS), v.int("embed_dim", default=1280)
+    ratio = v.int("mlp_ratio", default=4)
+    v.int("num_heads", default=16)
+    c_in, p, tp = v.int("in_chans", default=3), v.int("patch_size", default=14), v.int("temporal_patch_size", default=2)
+    merge, out = v.int("spatial_merge_size", default=2), v.int("hidden_size", default=3584)
+    block = group("blocks", [norm("norm1", w, True), norm("norm2", w, True),
+                             group("attn", linear("qkv", w, 3 * w, True) + linear("proj", w, w, True)),
+                             group("mlp", linear("fc1", w, w * ratio, True) + linear("fc2", w * ratio, w, True))],
+                  n=depth)
+    merged = w * merge * merge
+    return group("vision", [leaf("patch_embed.proj.weight", w, c_in, tp, p, p, matmul=True), block,
+                            group("merger", [norm("ln_q", w, True)] + linear("mlp.0", merged, merged, True)
+                                  + linear("mlp.2", merged, out, True))], kind="vision")
