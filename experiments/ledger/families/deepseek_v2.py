@@ -137,7 +137,7 @@ def build_deepseek(r: Reader, model_type: str) -> Model:
         r.int("index_topk", default=2048)
         own_index = _indexer_flags(r, L) if model_type == "glm_moe_dsa" else [True] * L
     else:
-        own_index = [False] * L
+        own_index = [True] * L        # (no indexer at all: every layer is plain full attention)
     d_ff = dense_d_ff(r, flags)
     mixers = ["full_attention" if own else "shared_index_attention" for own in own_index]
 
