@@ -46,7 +46,9 @@ def _params(cases, *whats):
 
 
 BUILD_CASES = CASES
-CONFIG_CASES = [c for c in CASES if c["kind"] == "config"]
+# a config the build refuses but the ledger command line answers as an estimate (an unknown model_type with the
+# usual keys: tests/test_estimate.py checks that answer)
+CONFIG_CASES = [c for c in CASES if c["kind"] == "config" and c.get("ledger_cli") != "estimate"]
 
 
 # -- the build ---------------------------------------------------------------------------------------------------

@@ -246,7 +246,11 @@ def test_every_pattern_is_reached_by_a_real_config_or_listed_here(errors):
                  r"0 \(per-layer input embeddings are not modelled by the ledger yet\)",
                  r"0 \(KV-shared layers are not modelled by the ledger yet\)",
                  r"an integer >= 1, or null for a plain q_proj",
-                 r"a string of M \(Mamba-2\), \* \(attention\), - \(MLP\) and E \(MoE\)"}
+                 r"a string of M \(Mamba-2\), \* \(attention\), - \(MLP\) and E \(MoE\)",
+                 r"a string of (?P<n>-?\d[\d,]*) letters F / S \((?P<key>[A-Za-z_][\w.]*)\)", r"a list of two integers >= 1",
+                 r"a number > 0 and <= (?P<n>-?\d[\d,]*)", r"at most (?P<n>-?\d[\d,]*) layers",
+                 r"a divisor of (?P<a>[A-Za-z_][\w.]*) × (?P<b>[A-Za-z_][\w.]*) \((?P<n>-?\d[\d,]*)\)",
+                 r"a list of at least (?P<n>-?\d[\d,]*) entries 0 / 4 / 128 \((?P<key>[A-Za-z_][\w.]*)\)"}
     missed = [p for i, (p, _) in enumerate(PHRASES) if i not in reached and p not in elsewhere]
     assert not missed, missed
 

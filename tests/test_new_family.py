@@ -28,7 +28,9 @@ def toy(tmp_path_factory):
     text = readme.read_text(encoding="utf-8")
     types = re.search(r"Supported `model_type`s \((\d+)\)", text)
     text = text.replace(types.group(0), f"Supported `model_type`s ({int(types.group(1)) + 1})")
-    text = text.replace(" starcoder2.", " starcoder2, toyllama.")     # README's list is in name order
+    listed = re.search(r"family reads\): (.*?)\. A config", text, re.S)      # README's list is in name order
+    names = sorted(re.split(r",\s+", listed.group(1)) + ["toyllama"])
+    text = text.replace(listed.group(1), ", ".join(names))
     readme.write_text(text, encoding="utf-8")
     config = json.loads((root / FIXTURE / "config.json").read_text(encoding="utf-8"))
     return root, added, config

@@ -245,7 +245,8 @@ def test_byo_good_configs():
     ("", "输入框是空的"),
     ("[1, 2]", "内容应为 JSON 对象（即一份 config.json 的内容），实际是一个有 2 项的列表"),
     ('{"model_type": "bert"}', "键 'model_type'：应为本课程支持的模型家族之一：cohere、"),
-    ('{"hidden_size": 8}', "键 'model_type'：应为本课程支持的模型家族之一"),
+    ('{"hidden_size": 8}', "键 'model_type'：缺少这个键"),     # no model_type: just that, not the list of families
+    ('{"model_type": "mystery", "hidden_size": 8}', "键 'model_type'：应为本课程支持的模型家族之一"),
 ])
 def test_byo_errors_name_the_problem(text, needle):
     """In Chinese (issue #13): experiments/errors_zh.py renders the engine's problems; tests/test_errors_zh.py

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from ..errors import ConfigError, Problem
 from .arch import Arch, Model
 from .config import Reader
+from .estimate import build_estimate, estimable, unread_keys
 from .registry import ARCHITECTURES, FAMILIES
 from .tree import Node, group
 
@@ -26,6 +27,7 @@ class Ledger:
     root: Node
     arch: Arch
     via_class: str | None = None    # the `architectures` class that chose the family, when model_type did not
+    estimate: dict | None = None    # set when no family read the config: {"assumed": [...], "unread_keys": [...]}
     _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def memo(self, key, compute):
@@ -100,6 +102,7 @@ class Ledger:
         return {
             "model_type": self.arch.family,
             "via_class": self.via_class,
+            "estimate": self.estimate,
             "total": self.total,
             "vision": self.vision,
             "mtp": self.mtp,
@@ -119,6 +122,9 @@ def resolve_family(config) -> tuple[str, str | None]:
     if not isinstance(config, dict):
         raise ConfigError([Problem("", "a JSON object (a config.json)", config, True)])
     model_type = config.get("model_type")
+    if model_type is None or model_type == "":
+        # no model_type at all (an empty object, a file that is not a transformers config): say just that
+        raise ConfigError([Problem("model_type", "a string (the key is missing)", None, False)])
     if isinstance(model_type, str) and model_type in FAMILIES:
         return model_type, None
     classes = config.get("architectures") if isinstance(model_type, str) and model_type else None
@@ -131,23 +137,43 @@ def resolve_family(config) -> tuple[str, str | None]:
 
 
 def model_type_of(config) -> str:
-    return resolve_family(config)[0]
+    """The family that reads the config, or (the estimate path) the config's own model_type."""
+    try:
+        return resolve_family(config)[0]
+    except ConfigError:
+        if estimable(config):
+            return config["model_type"]
+        raise
 
 
 def read_model(config: dict) -> Model:
-    """Validate and read a config into trees; raises ConfigError listing every problem found."""
-    model_type, _ = resolve_family(config)
+    """Validate and read a config into trees with the family that reads it; raises ConfigError listing every
+    problem found. Never an estimate: the site's models (sitegen/models.py) are read exactly or refused."""
+    return _read(config, allow_estimate=False)[0]
+
+
+def _read(config: dict, allow_estimate: bool = True) -> tuple[Model, str | None, dict | None]:
+    """(Model, the class that chose the family, the estimate's notes or None)."""
+    try:
+        model_type, via = resolve_family(config)
+    except ConfigError:
+        if not allow_estimate or not estimable(config):
+            raise
+        reader = Reader(config)
+        model, assumed = build_estimate(reader)
+        reader.check()
+        return model, None, {"assumed": assumed, "unread_keys": unread_keys(config, reader.read)}
     reader = Reader(config)
     model = FAMILIES[model_type](reader)
     reader.check()
-    return model
+    return model, via, None
 
 
 def build_ledger(config: dict) -> Ledger:
-    model = read_model(config)
+    model, via, estimate = _read(config)
     root = group("model", [model.text, model.mtp, model.vision])
     root = Node("model", "", None, tuple(c.keyed_in_place("") for c in root.children))
-    return Ledger(root, model.arch, resolve_family(config)[1])
+    return Ledger(root, model.arch, via, estimate)
 
 
 _CACHE: OrderedDict = OrderedDict()

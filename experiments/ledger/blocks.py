@@ -37,14 +37,16 @@ def gelu_mlp(d: int, d_ff: int) -> Node:
 def attention(d: int, n_heads: int, n_kv: int, head_dim: int, *, qkv_bias=False, o_bias=False,
               qk_norm=False, output_gate=False, sinks=False, name="self_attn", kind="attention",
               o_name="o_proj", qk_norm_names=("q_norm", "k_norm"), qk_norm_bias=False,
-              qk_norm_width: int | None = None) -> Node:
+              qk_norm_width: int | None = None, v_head_dim: int | None = None) -> Node:
     """Multi-head / grouped-query attention. With output_gate, q_proj also produces a sigmoid gate per head
     (twice the width); with qk_norm, q and k are normalised per head (RMSNorm, or LayerNorm with qk_norm_bias;
     qk_norm_names as the family calls them, qk_norm_width when it is not head_dim); sinks add one learned logit
-    per head. o_name: the output projection's name (phi calls it ``dense``)."""
+    per head. o_name: the output projection's name (phi calls it ``dense``). v_head_dim: a value head narrower
+    than the query/key head (MiMo-V2-Flash), which v_proj and o_proj then use."""
     q_width = n_heads * head_dim * (2 if output_gate else 1)
+    v_dim = v_head_dim or head_dim
     parts = (linear("q_proj", d, q_width, qkv_bias) + linear("k_proj", d, n_kv * head_dim, qkv_bias)
-             + linear("v_proj", d, n_kv * head_dim, qkv_bias) + linear(o_name, n_heads * head_dim, d, o_bias))
+             + linear("v_proj", d, n_kv * v_dim, qkv_bias) + linear(o_name, n_heads * v_dim, d, o_bias))
     if qk_norm:
         width = qk_norm_width or head_dim
         for norm_name in qk_norm_names:
@@ -272,3 +274,12 @@ def mamba1_state(d_inner: int, d_state: int, conv_kernel: int) -> int:
     """Elements a Mamba layer keeps per sequence: SSM state d_inner × d_state plus the conv buffer
     (conv_kernel − 1) × d_inner."""
     return d_inner * d_state + (conv_kernel - 1) * d_inner
+
+
+def dsa_indexer(d: int, q_lora_rank: int, n_heads: int, head_dim: int, name: str = "indexer") -> Node:
+    """DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5; transformers DeepseekV32Indexer):
+    index queries from the query latent (wq_b: q_lora_rank -> heads × head_dim), one shared index key per token
+    (wk, with a LayerNorm k_norm), and one weight per index head (weights_proj). It scores every earlier token
+    and keeps the top index_topk for the attention proper."""
+    return group(name, linear("wq_b", q_lora_rank, n_heads * head_dim) + linear("wk", d, head_dim)
+                 + [norm("k_norm", head_dim, bias=True)] + linear("weights_proj", d, n_heads), kind="attention")

@@ -76,6 +76,13 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(ledger.to_json(), ensure_ascii=False))
     else:
         print("\n".join(render_tree(ledger.root, max_depth=args.depth)))
+        if ledger.estimate:
+            print(f"(ESTIMATE: model_type {ledger.arch.family!r} is not a family the engine knows; read as a generic"
+                  " decoder. Assumed:")
+            for line in ledger.estimate["assumed"]:
+                print(f"  - {line}")
+            unread = ledger.estimate["unread_keys"]
+            print(f"  config keys not read: {', '.join(unread) if unread else 'none'})")
         if ledger.via_class:
             print(f"(model_type not known: read as {ledger.arch.family}, the family of {ledger.via_class})")
         print(f"\ntotal {ledger.total:,} = text backbone {ledger.text_backbone:,} + MTP {ledger.mtp:,}"

@@ -16,9 +16,10 @@ MAX_LAYERS = 10**4
 
 class Reader:
     def __init__(self, config, prefix: str = "", problems: list[Problem] | None = None,
-                 rejected: set[str] | None = None):
+                 rejected: set[str] | None = None, read: set[str] | None = None):
         self.problems = problems if problems is not None else []
         self.rejected = rejected if rejected is not None else set()   # keys whose value itself was invalid
+        self.read = read if read is not None else set()               # every key a getter was asked for (paths)
         self.prefix = prefix
         if not isinstance(config, dict):
             self._add("", "a JSON object", config)
@@ -59,6 +60,7 @@ class Reader:
         return default
 
     def int(self, key: str, default=MISSING, minimum: int = 1, maximum: int = MAX_SIZE) -> int:
+        self.read.add(self.path(key))
         value = self.config.get(key, MISSING)
         if value is None or value is MISSING:
             return self._absent(key, default, f"an integer >= {minimum}", max(minimum, 1))
@@ -77,6 +79,7 @@ class Reader:
         return value
 
     def bool(self, key: str, default=MISSING) -> bool:
+        self.read.add(self.path(key))
         value = self.config.get(key, MISSING)
         if value is MISSING or value is None:
             return self._absent(key, default, "true or false", False)
@@ -86,6 +89,7 @@ class Reader:
         return value
 
     def str(self, key: str, default=MISSING, choices: tuple[str, ...] | None = None) -> str:
+        self.read.add(self.path(key))
         value = self.config.get(key, MISSING)
         if value is MISSING or value is None:
             return self._absent(key, default, "a string", "")
@@ -105,6 +109,7 @@ class Reader:
     def _list(self, key: str, default, items: str, valid_items: str, is_valid) -> list:
         """A list whose every entry passes is_valid; problems say 'a list of <items>' (missing) or 'a list of
         <valid_items>' (a wrong value)."""
+        self.read.add(self.path(key))
         value = self.config.get(key, MISSING)
         if value is MISSING or value is None:
             return self._absent(key, default, f"a list of {items}", [])
@@ -114,11 +119,12 @@ class Reader:
         return value
 
     def sub(self, key: str, default=MISSING) -> "Reader | None":
+        self.read.add(self.path(key))
         value = self.config.get(key, MISSING)
         if value is MISSING or value is None:
             return self._absent(key, default, "a JSON object", Reader({}, self.path(key), self.problems,
-                                                                     self.rejected))
+                                                                     self.rejected, self.read))
         if not isinstance(value, dict):
             self._add(key, "a JSON object", value)
             value = {}
-        return Reader(value, self.path(key), self.problems, self.rejected)
+        return Reader(value, self.path(key), self.problems, self.rejected, self.read)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..family import Family
 from ..arch import Model
 from ..blocks import attention, moe, swiglu
-from ..config import Reader
+from ..config import MAX_LAYERS, Reader
 from ._common import (build_layers, dense_d_ff, experts, gqa_arch, gqa_sizes, group_names, layer_norms, moe_arch,
                       standard_text, tied_context)
 from .deepseek_v2 import first_dense_flags, nextn_mtp
@@ -30,7 +30,7 @@ def build_glm4_moe(r: Reader) -> Model:
     n_shared = r.int("n_shared_experts", default=1, minimum=0)
     flags, _ = first_dense_flags(r, L, default=1)
     d_ff = dense_d_ff(r, flags)
-    n_mtp = r.int("num_nextn_predict_layers", default=1, minimum=0)
+    n_mtp = r.int("num_nextn_predict_layers", default=1, minimum=0, maximum=MAX_LAYERS)
     mixers = ["full_attention"] * L
     names = group_names(mixers, flags)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..family import Family
 from ..arch import Mixer, Model
 from ..blocks import attention, mamba2, mamba2_state, moe, norm, up_down_mlp
-from ..config import Reader
+from ..config import MAX_LAYERS, Reader
 from ..tree import group, leaf
 from ._common import experts, gqa_arch, gqa_heads, layer_runs, lm_head, moe_info, text_tree, tied_context
 
@@ -44,6 +44,9 @@ def layer_types(r: Reader) -> list[str]:
         types = [_BLOCK_TYPES[t] for t in r.str_list(key, choices=tuple(_BLOCK_TYPES))]
     if not types:
         r.fail(key, "at least one layer", "an empty pattern")
+        return ["mamba"]
+    if len(types) > MAX_LAYERS:
+        r.fail(key, f"at most {MAX_LAYERS:,} layers", f"{len(types):,} entries")
         return ["mamba"]
     if r.has("num_hidden_layers"):
         L = r.int("num_hidden_layers", maximum=10**4)

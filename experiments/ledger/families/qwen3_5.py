@@ -1,20 +1,35 @@
-"""qwen3_5: hybrid Gated DeltaNet + gated full attention, MTP, a Qwen3-VL vision tower, text_config nesting
-(transformers Qwen3_5Config; the MTP layers are in the checkpoint but not built by transformers).
+"""qwen3_5 and qwen3_5_moe: hybrid Gated DeltaNet + gated full attention, MTP, a Qwen3-VL vision tower (without
+DeepStack), text_config nesting (transformers Qwen3_5Config / Qwen3_5MoeConfig; the MTP layers are in the
+checkpoint but not built by transformers). qwen3_5_moe puts Qwen3-Next's MoE FFN (routed experts + one gated
+shared expert) in every layer and in the MTP layer; transformers' Qwen3_5MoeTextConfig has no dense layers
+(no decoder_sparse_step / mlp_only_layers).
 """
 from __future__ import annotations
 
 
+from functools import partial
+
 from ..family import Family
 from ..arch import Model
-from ..blocks import attention, decoder_layer, linear, norm, swiglu
-from ..config import Reader
-from ..tree import Node, group, leaf
-from ._common import gdn_from, gqa_arch, gqa_heads, hybrid_layer_types, layer_runs, mtp_tree, sizes, standard_text
+from ..blocks import attention, decoder_layer, norm, swiglu
+from ..config import MAX_LAYERS, Reader
+from ..tree import Node
+from ._common import (experts, gdn_from, gqa_arch, gqa_heads, hybrid_layer_types, layer_runs, moe_arch, mtp_tree,
+                      sizes, standard_text)
+from ._parts import qwen_moe_ffn, text_config
+from ._vision import qwen3_vl_vision
 
 
-def build_qwen3_5(r: Reader) -> Model:
-    t = r.sub("text_config") if r.has("text_config") else r
-    d, L, V, d_ff = sizes(t, "intermediate_size")
+def build_qwen3_5(r: Reader, model_type: str = "qwen3_5", moe_model: bool = False) -> Model:
+    """Qwen3.5's hybrid stack; ``moe_model``: routed + shared experts in every layer (qwen3_5_moe)."""
+    t = text_config(r)
+    d, L, V = sizes(t)
+    if moe_model:
+        n_experts, top_k, expert_d_ff = experts(t, "num_experts", "num_experts_per_tok", "moe_intermediate_size")
+        shared_d_ff = t.int("shared_expert_intermediate_size", minimum=0)
+        d_ff = None
+    else:
+        d_ff = t.int("intermediate_size")
     n_heads, n_kv, head_dim = gqa_heads(t, d)
     gate = t.bool("attn_output_gate", default=True)
     attn_bias = t.bool("attention_bias", default=False)
@@ -22,7 +37,7 @@ def build_qwen3_5(r: Reader) -> Model:
     ctx = t.int("max_position_embeddings", default=262144)
     types = hybrid_layer_types(t, L)
     gdn, gdn_info = gdn_from(t, d)
-    n_mtp = t.int("mtp_num_hidden_layers", default=0, minimum=0)
+    n_mtp = t.int("mtp_num_hidden_layers", default=0, minimum=0, maximum=MAX_LAYERS)
 
     def full_attn():
         return attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias, qk_norm=True,
@@ -31,44 +46,45 @@ def build_qwen3_5(r: Reader) -> Model:
     def layer_norms():
         return [norm("input_layernorm", d), norm("post_attention_layernorm", d)]
 
+    def ffn():
+        return qwen_moe_ffn(d, n_experts, top_k, expert_d_ff, shared_d_ff, None, True) if moe_model \
+            else swiglu(d, d_ff)
+
     mixers = {"full_attention": full_attn(), "linear_attention": gdn}
-    layers = [decoder_layer(mixers[kind], swiglu(d, d_ff), layer_norms(), kind, n) for kind, n in layer_runs(types)]
+    layers = [decoder_layer(mixers[kind], ffn(), layer_norms(), kind, n) for kind, n in layer_runs(types)]
     text = standard_text(layers, V, d, tied)
-    mtp = mtp_tree(n_mtp, d, decoder_layer(full_attn(), swiglu(d, d_ff), layer_norms(), "full_attention", n_mtp)) \
+    mtp = mtp_tree(n_mtp, d, decoder_layer(full_attn(), ffn(), layer_norms(), "full_attention", n_mtp)) \
         if n_mtp else None
     vision = build_vision(r.sub("vision_config")) if r.has("vision_config") else None
-    arch = gqa_arch("qwen3_5", d, L, V, ctx, n_heads, n_kv, head_dim, d_ff=d_ff, ffn_matrices=3, layer_types=types,
-                    tied_embeddings=tied,
+    if moe_model:
+        moe_fields = moe_arch([True] * L, None, expert_d_ff, n_experts, top_k, 1 if shared_d_ff else 0, shared_d_ff)
+        moe_fields.pop("symbols")
+        ffn_fields = dict(moe_fields)
+        d_ff_key = "text_config.moe_intermediate_size"
+    else:
+        ffn_fields = {"d_ff": d_ff, "ffn_matrices": 3}
+        d_ff_key = "text_config.intermediate_size"
+    arch = gqa_arch(model_type, d, L, V, ctx, n_heads, n_kv, head_dim, layer_types=types,
+                    tied_embeddings=tied, **ffn_fields,
                     linear_state_elems=gdn_info["state"],
                     symbols={"d": "text_config.hidden_size", "L": "text_config.num_hidden_layers",
-                             "V": "text_config.vocab_size", "d_ff": "text_config.intermediate_size",
+                             "V": "text_config.vocab_size", "d_ff": d_ff_key,
                              "h": "text_config.num_attention_heads", "h_kv": "text_config.num_key_value_heads",
                              "d_h": "text_config.head_dim", "T_max": "text_config.max_position_embeddings",
-                             "L_full": "text_config.num_hidden_layers ÷ text_config.full_attention_interval"})
+                             "L_full": "text_config.num_hidden_layers ÷ text_config.full_attention_interval",
+                             **({"E": "text_config.num_experts", "k": "text_config.num_experts_per_tok",
+                                 "d_e": "text_config.moe_intermediate_size",
+                                 "d_s": "text_config.shared_expert_intermediate_size"} if moe_model else {})})
     return Model(text, arch, mtp, vision)
 
 def build_vision(v: Reader) -> Node:
-    """Qwen3-VL style ViT: conv3d patch embedding, learned positions, pre-LN blocks with fused qkv and a GELU
-    MLP (all with biases), and a patch merger (LayerNorm + 2-layer MLP) into the language model's width."""
-    depth, w, w_ff = v.int("depth", maximum=10**4), v.int("hidden_size"), v.int("intermediate_size")
-    c_in, p, tp = v.int("in_channels", default=3), v.int("patch_size"), v.int("temporal_patch_size", default=2)
-    merge, out = v.int("spatial_merge_size", default=2), v.int("out_hidden_size")
-    n_pos = v.int("num_position_embeddings")
-    v.int("num_heads")
-    block = group("blocks", [norm("norm1", w, True), norm("norm2", w, True),
-                             group("attn", linear("qkv", w, 3 * w, True) + linear("proj", w, w, True)),
-                             group("mlp", linear("linear_fc1", w, w_ff, True) + linear("linear_fc2", w_ff, w, True))],
-                  n=depth)
-    merged = w * merge * merge
-    return group("vision", [
-        group("patch_embed", [leaf("proj.weight", w, c_in, tp, p, p, matmul=True), leaf("proj.bias", w, matmul=False)]),
-        leaf("pos_embed.weight", n_pos, w, matmul=False), block,
-        group("merger", [norm("norm", w, True)] + linear("linear_fc1", merged, merged, True)
-              + linear("linear_fc2", merged, out, True)),
-    ], kind="vision")
+    """Qwen3.5's ViT: Qwen3-VL's tower without DeepStack mergers (_vision.qwen3_vl_vision)."""
+    return qwen3_vl_vision(v, deepstack=False)
 
 
 # the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
 FAMILIES = (
     Family("qwen3_5", build_qwen3_5, ('Qwen3_5ForConditionalGeneration', 'Qwen3_5ForCausalLM')),
+    Family("qwen3_5_moe", partial(build_qwen3_5, model_type="qwen3_5_moe", moe_model=True),
+           ('Qwen3_5MoeForConditionalGeneration', 'Qwen3_5MoeForCausalLM')),
 )

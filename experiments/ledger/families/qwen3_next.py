@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..family import Family
 from ..arch import Model
 from ..blocks import attention, decoder_layer, moe, swiglu
-from ..config import Reader
+from ..config import MAX_LAYERS, Reader
 from ..tree import Node, group, leaf
 from ._common import (build_layers, gdn_from, gqa_arch, gqa_heads, group_names, hybrid_layer_types, layer_norms,
                       moe_arch, mtp_tree, qwen_moe_sizes, sizes, standard_text, tied_context)
@@ -39,8 +39,8 @@ def build_qwen3_next(r: Reader) -> Model:
     n_experts, top_k, expert_d_ff, shared_d_ff, flags, d_ff = qwen_moe_sizes(r, L, shared=True)
     # vLLM's Qwen3NextMTP: getattr(config, "num_nextn_predict_layers", 1); the released checkpoints hold one
     # MTP layer (mtp.*) and their config.json names no count
-    n_mtp = r.int("num_nextn_predict_layers", minimum=0,
-                  default=r.int("mtp_num_hidden_layers", default=1, minimum=0))
+    n_mtp = r.int("num_nextn_predict_layers", minimum=0, maximum=MAX_LAYERS,
+                  default=r.int("mtp_num_hidden_layers", default=1, minimum=0, maximum=MAX_LAYERS))
     names = group_names(mixers, flags)
 
     def full_attn():

@@ -467,6 +467,17 @@ def baseline_prepare_call(seed=0) -> dict:
 BYO_NUMBERS = ("model.total", "model.ffn_share_total", "model.ffn_share_backbone", "model.crossover_T")
 
 
+def estimate_note(ledger) -> str:
+    """One Chinese paragraph for a ledger built by the generic decoder reading (experiments/ledger/estimate.py):
+    that it is an estimate, what was assumed, which keys were not read; empty for a family the engine knows."""
+    if not ledger.estimate:
+        return ""
+    unread = ledger.estimate["unread_keys"]
+    return ("这是估计值：本课程还不认识 model_type「" + str(ledger.arch.family) + "」，下面的账按通用解码器读出，"
+            "没有和 transformers 核对过。假设：" + "；".join(ledger.estimate["assumed"]) + "。"
+            + ("没有读取的键：" + "、".join(unread) + "（它们可能改变参数量）。" if unread else "config 里可能影响参数量的键都读过了。"))
+
+
 def byo_views_call(text, others=None) -> dict:
     """[config text, [[alias, name, config], ...]] -> {ok: true, the three ledgers (the pasted model side by side
     with the given ones) and the crossover} or {ok: false, title, problems} naming what is wrong."""
@@ -476,10 +487,12 @@ def byo_views_call(text, others=None) -> dict:
     except Exception as e:  # noqa: BLE001 - whatever a strange config triggers is shown inline, in Chinese
         return byo_error(e)
     out = views_of(ledger, "你的模型")
+    out["estimate_note"] = estimate_note(ledger)
     out["compare"] = ledger_compare([(a, name, _ledger(cfg)) for a, name, cfg in others or []]
                                     + [("byo", "你的模型", ledger)])
     try:
-        out["numbers"] = derivations(config, BYO_NUMBERS)
+        # an estimate has nothing it was checked against: no derivation with a ✓
+        out["numbers"] = {} if ledger.estimate else derivations(config, BYO_NUMBERS)
     except Exception:  # noqa: BLE001 - a popover is an extra; never fail the whole result for it
         out["numbers"] = {}
     return {"ok": True, **out}

@@ -303,6 +303,7 @@
       if (d && window.courseNumbers) total.replaceChildren(window.courseNumbers.node("model.total", d));
       else total.textContent = v.total;
       ledgers.replaceChildren(root.querySelector("template.byo-view").content.cloneNode(true));
+      fill(ledgers.querySelector(".byo-estimate"), v);
       fill(ledgers.querySelector(".byo-summary"), v.ledger_total);
       fill(ledgers.querySelector(".byo-total-table"), v.ledger_total);
       layerBody(ledgers.querySelector(".byo-layer"), v.ledger_layer);

@@ -1,0 +1,103 @@
+"""The estimate path and the engine's bounds on any config.
+
+A config whose model_type and architectures name no family, but which has a decoder's usual keys, gets a ledger
+built by a generic decoder reading and marked as an estimate (``Ledger.estimate``, ``--json``'s ``estimate``),
+saying what it assumed and which keys it did not read. Measured against transformers 5.23 on the meta device,
+on configs of families the engine leaves out (tests/fixtures/estimate/README.md):
+  stablelm (StableLM-3B-4E1T)   2,795,276,800 vs 2,795,443,200   -0.006 %  (its per-layer LayerNorm biases)
+  phimoe (Phi-3.5-MoE)         41,872,855,040 vs 41,873,153,344   -0.0007 % (its LayerNorm biases, lm_head bias)
+  minicpm3 (MiniCPM3-4B)        5,049,090,560 vs 4,073,875,968  +23.9 %   (MLA attention, not read: its keys
+                                                                          q_lora_rank ... are listed as unread)
+A config without those keys is refused as before; an empty object is told that model_type is missing.
+"""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hf_reference import hf_param_count
+
+ROOT = Path(__file__).resolve().parent.parent
+ESTIMATE = ROOT / "tests" / "fixtures" / "estimate"
+
+
+def _config(name):
+    return json.loads((ESTIMATE / f"{name}.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name, low, high", [("stablelm_3b", -0.0001, 0), ("phimoe", -0.0001, 0),
+                                             ("minicpm3_4b", 0.2, 0.3)])
+def test_estimate_error_against_transformers(name, low, high):
+    from experiments.ledger import build_ledger
+    config = _config(name)
+    ledger = build_ledger(config)
+    assert ledger.estimate is not None and ledger.via_class is None
+    hf = hf_param_count(config)
+    assert low <= (ledger.total - hf) / hf <= high, (ledger.total, hf)
+
+
+def test_estimate_says_what_it_assumed_and_did_not_read():
+    from experiments.ledger import build_ledger
+    ledger = build_ledger(_config("minicpm3_4b"))
+    assert {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim"} <= set(ledger.estimate["unread_keys"])
+    assert "hidden_size" not in ledger.estimate["unread_keys"]
+    assert any("通用解码器" in line for line in ledger.estimate["assumed"])
+    assert build_ledger(_config("stablelm_3b")).estimate["unread_keys"] == ["use_qkv_bias"]
+
+
+def test_a_known_family_is_never_an_estimate():
+    from experiments.ledger import build_ledger
+    config = json.loads((ROOT / "tests" / "fixtures" / "models" / "phi-4" / "config.json").read_text())
+    assert build_ledger(config).estimate is None
+
+
+def test_command_line_marks_the_estimate():
+    path = ESTIMATE / "internlm2_7b.json"
+    out = subprocess.run([sys.executable, "-m", "experiments.ledger", str(path), "--json"], capture_output=True,
+                         text=True, cwd=ROOT, timeout=60)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["estimate"]["unread_keys"] == ["bias"] and doc["model_type"] == "internlm2"
+    text = subprocess.run([sys.executable, "-m", "experiments.ledger", str(path)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60).stdout
+    assert "ESTIMATE" in text and "config keys not read: bias" in text
+
+
+def test_the_build_refuses_what_the_command_line_estimates():
+    """The site's models must be exact: an unknown model_type is refused there (tests/test_bad_input.py), while the
+    command line answers the same file as an estimate."""
+    from experiments.errors import ConfigError
+    from experiments.ledger import build_ledger, read_model
+    config = json.loads((ROOT / "tests" / "bad_input" / "configs" / "unknown-model-type.json").read_text())
+    with pytest.raises(ConfigError):
+        read_model(config)
+    assert build_ledger(config).estimate is not None
+
+
+def test_without_the_usual_keys_is_refused_and_empty_says_model_type_is_missing():
+    from experiments.errors import ConfigError
+    from experiments.ledger import build_ledger
+    with pytest.raises(ConfigError) as e:
+        build_ledger({"model_type": "mystery", "hidden_size": 64, "vocab_size": 100})
+    assert e.value.problems[0].key == "model_type" and "one of" in e.value.problems[0].expected
+    with pytest.raises(ConfigError) as e:
+        build_ledger({})
+    assert [(p.key, p.expected) for p in e.value.problems] == [("model_type", "a string (the key is missing)")]
+    assert e.value.lines_zh() == ["键 'model_type'：缺少这个键，它应为字符串"]
+
+
+@pytest.mark.parametrize("fixture, key", [("kimi-k2-instruct", "num_nextn_predict_layers"),
+                                          ("glm-4.7", "num_nextn_predict_layers"),
+                                          ("qwen3.5-35b-a3b", "text_config.mtp_num_hidden_layers")])
+def test_mtp_layer_counts_are_capped_like_num_hidden_layers(fixture, key):
+    from experiments.errors import ConfigError
+    from experiments.ledger import build_ledger
+    config = json.loads((ROOT / "tests" / "fixtures" / "models" / fixture / "config.json").read_text())
+    target = config["text_config"] if key.startswith("text_config.") else config
+    target[key.split(".")[-1]] = 10**7
+    with pytest.raises(ConfigError) as e:      # refused before any per-layer work (10^7 layers took 55 s)
+        build_ledger(config)
+    assert [p.key for p in e.value.problems] == [key]
+    assert "<= 10,000" in e.value.problems[0].expected
