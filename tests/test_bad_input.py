@@ -8,19 +8,21 @@ The contract for each malformed config or lesson:
   and the widget still computes a good config afterwards.
 A case whose `known_issue` says which part of that is not met yet is an expected failure of that part only
 (strict: it turns red once fixed, so the entry gets dropped).
+Both commands are run in this process, by their main(argv) with what they print captured (build_fixtures.run_build,
+call_main): a case costs a gather-and-check, not a fresh interpreter. The commands as commands are run by
+test_build.py (python build.py) and test_engine.py (python -m experiments.ledger).
 """
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from browser_fixtures import wait_runtime_ready
-from build_fixtures import REPO, copy_course, run_build, tree_digest
+from build_fixtures import REPO, Run, call_main, copy_course, run_build, tree_digest
+from experiments.ledger import cli as ledger_cli
 
 CORPUS = Path(__file__).resolve().parent / "bad_input"
 CASES = json.loads((CORPUS / "cases.json").read_text(encoding="utf-8"))["cases"]
@@ -70,9 +72,9 @@ def _target(case) -> tuple[str, dict[str, bytes]]:
 
 @pytest.fixture(scope="module")
 def good_course(tmp_path_factory):
-    """The fixture course, built once: {"root", "digest" of its _site}."""
+    """The fixture course, built once (no browser opens it: without the runtime): {"root", "digest" of its _site}."""
     root = copy_course(tmp_path_factory.mktemp("bad-input"))
-    result = run_build(root)
+    result = run_build(root, runtime=False)
     assert result.returncode == 0, result.stderr
     return {"root": root, "digest": tree_digest(result.out)}
 
@@ -93,7 +95,7 @@ def failed_build(good_course, request):
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             (root / name).write_bytes(content)
         try:
-            result = run_build(root)
+            result = run_build(root, runtime=False)
         finally:
             for name, content in before.items():
                 if content is None:
@@ -107,7 +109,7 @@ def failed_build(good_course, request):
         lines = [l for l in result.stderr.splitlines() if l.strip() and not l.startswith("build failed:")]
         _results[case["name"]] = (case, rel, result, lines, digest, tree_digest(result.out))
         if result.returncode == 0:   # a case the build missed replaced the good output: build it again
-            rebuilt = run_build(root)
+            rebuilt = run_build(root, runtime=False)
             assert rebuilt.returncode == 0, rebuilt.stderr
             good_course["digest"] = tree_digest(rebuilt.out)
     return _results[case["name"]]
@@ -178,14 +180,13 @@ def test_absurd_sizes_are_capped():
 
 
 # -- the ledger command line ------------------------------------------------------------------------------------
-_ledger_runs: dict[str, subprocess.CompletedProcess] = {}
+_ledger_runs: dict[str, Run] = {}
 
 
-def _ledger(case) -> subprocess.CompletedProcess:
+def _ledger(case) -> Run:
+    """`python -m experiments.ledger CONFIG` on the case's file (its main(argv), in this process)."""
     if case["name"] not in _ledger_runs:
-        _ledger_runs[case["name"]] = subprocess.run(
-            [sys.executable, "-m", "experiments.ledger", str(CORPUS / case["file"])], cwd=REPO,
-            capture_output=True, text=True, timeout=120)
+        _ledger_runs[case["name"]] = call_main(ledger_cli.main, [str(CORPUS / case["file"])])
     return _ledger_runs[case["name"]]
 
 
@@ -211,12 +212,9 @@ def test_ledger_cli_gives_one_line(case):
 
 # -- the bring-your-own-config widget ---------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def real_site(tmp_path_factory):
-    """The real course (every lesson), built once into a temporary folder."""
-    root = copy_course(tmp_path_factory.mktemp("byo"), fixture_lessons=False)
-    result = run_build(root)
-    assert result.returncode == 0, result.stderr
-    return result.out
+def real_site(repo_site):
+    """The real course (every lesson): the session's build of it (build_fixtures.repo_site)."""
+    return repo_site.out
 
 
 def _byo_page(out: Path) -> str:

@@ -3,6 +3,9 @@
 What must hold: a good build writes every page, static file and the numbers/changes reports, and every
 internal link resolves; a bad input (lesson or config) fails with one line per problem, exit 1, no traceback,
 and leaves the previous output byte-identical; a config edit shows up in the change report.
+The session's built_site is `python build.py` run as a command; every other build here is build.main() called in
+this process (build_fixtures.run_build), and the copies whose pages no browser opens are built without the
+Pyodide bundle.
 """
 from __future__ import annotations
 
@@ -195,8 +198,8 @@ def test_numbers_json_has_every_number_with_pages(built_site):
 # -- failed builds leave the previous output alone -----------------------------------------------------------
 @pytest.fixture
 def good_copy(tmp_path):
-    """A course copy that has been built once; returns (result, digest of its output)."""
-    result = build_in_temp_copy(tmp_path)
+    """A course copy that has been built once (without the runtime); returns (result, digest of its output)."""
+    result = build_in_temp_copy(tmp_path, runtime=False)
     return result, tree_digest(result.out)
 
 
@@ -225,7 +228,7 @@ def _edit(path: Path, old: str, new: str) -> None:
 def test_unknown_number_fails_with_file_line_and_reference(good_copy):
     result, digest = good_copy
     _edit(result.root / "lessons" / "c4-fixture.md", "GPT-2 的 FFN 一共 {n}`gpt2.ffn`", "GPT-2 的 FFN 一共 {n}`gpt2.fnn`")
-    failed = run_build(result.root)
+    failed = run_build(result.root, runtime=False)
     assert_failed_cleanly(failed, digest, "lessons/c4-fixture.md:15: unknown number 'gpt2.fnn' in {n}`gpt2.fnn`")
     assert len(failed.stderr.splitlines()) == 2  # one clear message + the summary
 
@@ -238,7 +241,7 @@ def test_broken_config_fails_naming_file_and_key(good_copy):
     anchor.write_text(json.dumps(config), encoding="utf-8")
     (result.root / "data" / "models" / "gpt2" / "config.json").write_text('{"model_type": ', encoding="utf-8")
     (result.root / "data" / "models" / "llama-2-7b" / "meta.yaml").write_text("id: llama-2-7b\nname: [", encoding="utf-8")
-    failed = run_build(result.root)
+    failed = run_build(result.root, runtime=False)
     assert_failed_cleanly(failed, digest,
                           "data/models/qwen3.8-27b/config.json: key 'text_config.hidden_size': expected an integer >= 1, got -5",
                           "data/models/gpt2/config.json: expected valid JSON (line 1",
@@ -254,7 +257,7 @@ def test_a_config_with_infinity_reaches_the_browser_as_json_and_nan_is_refused(g
     folder = result.root / "data" / "models" / "nemotron-h-56b"
     shutil.copytree(fixture, folder)
     assert "Infinity" in (folder / "config.json").read_text(encoding="utf-8")
-    built = run_build(result.root)
+    built = run_build(result.root, runtime=False)
     assert built.returncode == 0, built.stderr
 
     def refuse(word):
@@ -269,7 +272,7 @@ def test_a_config_with_infinity_reaches_the_browser_as_json_and_nan_is_refused(g
     text = (folder / "config.json").read_text(encoding="utf-8")
     (folder / "config.json").write_text(text.replace('"rms_norm_eps": ', '"rms_norm_eps": NaN, "_was": ', 1),
                                         encoding="utf-8")
-    failed = run_build(result.root)
+    failed = run_build(result.root, runtime=False)
     assert_failed_cleanly(failed, digest, "data/models/nemotron-h-56b/config.json: key 'rms_norm_eps': expected a "
                                           "number (JSON has no NaN), got nan")
 
@@ -280,7 +283,7 @@ def test_every_problem_is_reported_together(good_copy):
     _edit(result.root / "lessons" / "c4-fixture.md", "## ② 对照表", "```{widget} nope\n```\n")
     _edit(result.root / "lessons" / "c5-fixture.md", "chapter: C5", "chapter: C9")
     (result.root / "data" / "evolution.json").write_text("[1, 2", encoding="utf-8")
-    failed = run_build(result.root)
+    failed = run_build(result.root, runtime=False)
     assert_failed_cleanly(failed, digest,
                           "data/evolution.json: expected valid JSON",
                           "lessons/c4-fixture.md:14: unknown number 'anchor.nope'",
@@ -292,7 +295,7 @@ def test_outline_and_lessons_must_agree(good_copy):
     result, digest = good_copy
     (result.root / "lessons" / "c5-fixture.md").rename(result.root / "lessons" / "c7-orphan.md")
     _edit(result.root / "lessons" / "c7-orphan.md", "id: c5-fixture", "id: c7-orphan")
-    failed = run_build(result.root)
+    failed = run_build(result.root, runtime=False)
     assert_failed_cleanly(failed, digest,
                           "data/course.json: key 'chapters[2].lesson': expected an existing lesson lessons/c5-fixture.md",
                           "lessons/c7-orphan.md: not listed in data/course.json")
@@ -335,7 +338,7 @@ def test_widgets_and_output_steps_are_one_line_each(tmp_path):
 # -- the change report ---------------------------------------------------------------------------------------------
 def test_change_report_after_a_config_edit(good_copy):
     result, _ = good_copy
-    again = run_build(result.root)
+    again = run_build(result.root, runtime=False)
     assert again.returncode == 0 and "numbers: unchanged since the previous build" in again.stdout
     assert json.loads((result.out / "changes.json").read_text(encoding="utf-8")) == []
 
@@ -344,7 +347,7 @@ def test_change_report_after_a_config_edit(good_copy):
     old_dff = config["text_config"]["intermediate_size"]
     config["text_config"]["intermediate_size"] = old_dff + 128
     anchor.write_text(json.dumps(config), encoding="utf-8")
-    edited = run_build(result.root)
+    edited = run_build(result.root, runtime=False)
     assert edited.returncode == 0, edited.stderr
     changes = {c["name"]: c for c in json.loads((result.out / "changes.json").read_text(encoding="utf-8"))}
     extra = 3 * 5120 * 128 * (64 + 1)  # three matrices per layer, d = 5,120, 64 layers + the MTP layer
@@ -379,7 +382,7 @@ def test_change_report_shows_ratios_as_the_page_does(good_copy):
     config = json.loads(anchor.read_text(encoding="utf-8"))
     config["text_config"]["intermediate_size"] *= 2
     anchor.write_text(json.dumps(config, indent=2), encoding="utf-8")
-    edited = run_build(result.root)
+    edited = run_build(result.root, runtime=False)
     assert edited.returncode == 0, edited.stderr
     ffn = 3 * 64 * 5120 * 17408                     # the anchor's FFN weights (64 layers), of 27,781,427,952
     total = 27_781_427_952 + 3 * 65 * 5120 * 17408   # doubled d_ff: 64 layers + the MTP layer grow
@@ -396,7 +399,7 @@ def test_added_and_removed_numbers_are_reported(good_copy):
     shutil.rmtree(result.root / "data" / "models" / "gpt2")
     _edit(result.root / "lessons" / "c4-fixture.md", "GPT-2 的 FFN 一共 {n}`gpt2.ffn` 个参数", "")
     _edit(result.root / "lessons" / "c4-fixture.md", "| GPT-2 | {M}`gpt2.total` |\n", "")
-    edited = run_build(result.root)
+    edited = run_build(result.root, runtime=False)
     assert edited.returncode == 0, edited.stderr
     changes = {c["name"]: c for c in json.loads((result.out / "changes.json").read_text(encoding="utf-8"))}
     gone = changes["gpt2.total"]
@@ -408,10 +411,10 @@ def test_added_and_removed_numbers_are_reported(good_copy):
 # -- the repo itself -------------------------------------------------------------------------------------------------
 @pytest.mark.skipif(not list((REPO / "lessons").glob("*.md")) or not build_module.WIDGETS,
                     reason="the repo's lessons need widget renderers; none registered in build.WIDGETS yet")
-def test_the_repo_builds(tmp_path):
-    """The real course: every lesson, every model file, the real outline."""
-    result = run_build(copy_course(tmp_path, fixture_lessons=False))
-    assert result.returncode == 0, result.stderr
+def test_the_repo_builds(repo_site):
+    """The real course: every lesson, every model file, the real outline (the session's build of it)."""
+    assert repo_site.returncode == 0, repo_site.stderr
+    assert (repo_site.out / "index.html").is_file() and len(course_pages(repo_site.out)) >= 2
 
 
 # -- in a browser: layout at 375 px, the derivation popover, the CSP ---------------------------------------------
