@@ -3,7 +3,7 @@ PYTHON ?= python3
 PORT ?= 8000
 STAMP := .cache/setup-stamp
 
-.PHONY: setup chromium runtime build serve dev dist test bench clean
+.PHONY: setup chromium runtime build serve dev dist lint check test bench clean
 
 $(STAMP): pyproject.toml   ## the pinned dependencies from pyproject.toml (the project itself runs in place)
 	mkdir -p .cache
@@ -35,8 +35,15 @@ dev: runtime         ## build, serve on http://127.0.0.1:$(PORT)/, rebuild on ev
 dist: build          ## the folder to publish: _dist/ (hashed runtime folder, .gz/.br copies); see docs/publishing.md
 	$(PYTHON) -m sitegen.dist
 
-test: runtime chromium   ## the whole test suite (engine, build, HF cross-check, browser tests)
-	$(PYTHON) -m pytest tests
+lint: setup          ## the style gate: ruff (lint, import order) and mypy, configured in pyproject.toml
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m mypy
+
+check: lint runtime  ## the fast loop: every test but the browser and transformers ones (markers: tests/conftest.py)
+	$(PYTHON) -m pytest tests -m "not browser and not hf" $(CHECK_ARGS)
+
+test: lint runtime chromium   ## the whole test suite (engine, build, HF cross-check, browser tests)
+	$(PYTHON) -m pytest tests $(TEST_ARGS)
 
 bench: build chromium    ## speed and size figures (not a test): tables + _bench/latest.json; BENCH_ARGS="--profile phone", "--quick"
 	$(PYTHON) -m tests.bench $(BENCH_ARGS)
