@@ -106,7 +106,7 @@ def failed_build(good_course, request):
                 folder = (root / name).parent
                 if folder.parent.name == "models" and folder.is_dir() and not any(folder.iterdir()):
                     folder.rmdir()
-        lines = [l for l in result.stderr.splitlines() if l.strip() and not l.startswith("build failed:")]
+        lines = [line for line in result.stderr.splitlines() if line.strip() and not line.startswith("build failed:")]
         _results[case["name"]] = (case, rel, result, lines, digest, tree_digest(result.out))
         if result.returncode == 0:   # a case the build missed replaced the good output: build it again
             rebuilt = run_build(root, runtime=False)
@@ -197,7 +197,7 @@ def test_ledger_cli_rejects_it_cleanly(case):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
     lines = proc.stderr.splitlines()
-    assert lines and all(l.startswith(file + ": ") for l in lines), proc.stderr
+    assert lines and all(line.startswith(file + ": ") for line in lines), proc.stderr
     assert case["expect"] in lines[0], proc.stderr
     key = _key_text(case, False)
     if key:

@@ -18,9 +18,8 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from build_fixtures import REPO, build_in_temp_copy, copy_course, run_build, tree_digest
-
 import build as build_module
+from build_fixtures import REPO, build_in_temp_copy, copy_course, run_build, tree_digest
 from experiments.errors import CourseError
 from sitegen.changes import CHANGES_PAGE
 from sitegen.pages import CSP
@@ -77,7 +76,8 @@ def test_build_writes_pages_static_files_and_reports(built_site):
 def test_the_icon_is_a_png(built_site):
     """Chromium fetches the icon again on every history.replaceState (a widget change writes the URL); an SVG icon
     is then parsed into a document of its own each time (site/templates/base.html), a PNG is not."""
-    for page in sorted(set(built_site.out.glob("*.html")) - {built_site.out / "changes.html"}):   # (the report has none)
+    pages = sorted(set(built_site.out.glob("*.html")) - {built_site.out / "changes.html"})   # (the report has none)
+    for page in pages:
         icons = find(parse(page), "link", rel="icon")
         assert [i["type"] for i in icons] == ["image/png"], page.name
         assert (built_site.out / icons[0]["href"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", page.name
@@ -170,7 +170,8 @@ def test_lesson_page_toc_ledger_and_footer(built_site):
         '<li>= 文本主干 + MTP + 视觉塔</li><li>= 26,895,998,464 + 424,699,392 + 460,730,096</li>'
         '<li>= 27,781,427,952</li>'
         '<li class="sources">来源：<code>Qwen3.8-27B 的 config.json（由课程的账本引擎逐张量现算）</code></li>'
-        '<li class="check ok">核对：其中 transformers 构建的部分 27,356,728,560（总数减去它不构建的 MTP 等 424,699,392）：'
+        '<li class="check ok">核对：其中 transformers 构建的部分 27,356,728,560'
+        '（总数减去它不构建的 MTP 等 424,699,392）：'
         'transformers 实现在 meta 设备上实例化数得 27,356,728,560 ✓</li></ul></li>')
     assert "num-popover" not in text
     footer = text.split('class="site-footer"')[1]
@@ -208,7 +209,7 @@ def assert_failed_cleanly(result, digest, *expected_lines):
     assert "Traceback" not in result.stderr
     lines = result.stderr.splitlines()
     for line in expected_lines:
-        assert any(l.startswith(line) for l in lines), f"{line!r} not in:\n{result.stderr}"
+        assert any(got.startswith(line) for got in lines), f"{line!r} not in:\n{result.stderr}"
     assert lines[-1] == f"build failed: {len(lines) - 1} problem(s); {result.out} left unchanged"
     assert tree_digest(result.out) == digest, "the previous output was modified"
     assert not list(result.out.parent.glob("_site.*")), "temporary folders left behind"
@@ -227,7 +228,8 @@ def _edit(path: Path, old: str, new: str) -> None:
 
 def test_unknown_number_fails_with_file_line_and_reference(good_copy):
     result, digest = good_copy
-    _edit(result.root / "lessons" / "c4-fixture.md", "GPT-2 的 FFN 一共 {n}`gpt2.ffn`", "GPT-2 的 FFN 一共 {n}`gpt2.fnn`")
+    _edit(result.root / "lessons" / "c4-fixture.md", "GPT-2 的 FFN 一共 {n}`gpt2.ffn`",
+          "GPT-2 的 FFN 一共 {n}`gpt2.fnn`")
     failed = run_build(result.root, runtime=False)
     assert_failed_cleanly(failed, digest, "lessons/c4-fixture.md:15: unknown number 'gpt2.fnn' in {n}`gpt2.fnn`")
     assert len(failed.stderr.splitlines()) == 2  # one clear message + the summary
@@ -240,10 +242,12 @@ def test_broken_config_fails_naming_file_and_key(good_copy):
     config["text_config"]["hidden_size"] = -5
     anchor.write_text(json.dumps(config), encoding="utf-8")
     (result.root / "data" / "models" / "gpt2" / "config.json").write_text('{"model_type": ', encoding="utf-8")
-    (result.root / "data" / "models" / "llama-2-7b" / "meta.yaml").write_text("id: llama-2-7b\nname: [", encoding="utf-8")
+    (result.root / "data" / "models" / "llama-2-7b" / "meta.yaml").write_text("id: llama-2-7b\nname: [",
+                                                                              encoding="utf-8")
     failed = run_build(result.root, runtime=False)
     assert_failed_cleanly(failed, digest,
-                          "data/models/qwen3.8-27b/config.json: key 'text_config.hidden_size': expected an integer >= 1, got -5",
+                          "data/models/qwen3.8-27b/config.json: key 'text_config.hidden_size': "
+                          "expected an integer >= 1, got -5",
                           "data/models/gpt2/config.json: expected valid JSON (line 1",
                           "data/models/llama-2-7b/meta.yaml: expected valid YAML (line 2")
 
@@ -297,7 +301,8 @@ def test_outline_and_lessons_must_agree(good_copy):
     _edit(result.root / "lessons" / "c7-orphan.md", "id: c5-fixture", "id: c7-orphan")
     failed = run_build(result.root, runtime=False)
     assert_failed_cleanly(failed, digest,
-                          "data/course.json: key 'chapters[2].lesson': expected an existing lesson lessons/c5-fixture.md",
+                          "data/course.json: key 'chapters[2].lesson': "
+                          "expected an existing lesson lessons/c5-fixture.md",
                           "lessons/c7-orphan.md: not listed in data/course.json")
 
 
@@ -317,7 +322,8 @@ def test_failing_output_step_leaves_previous_output(good_copy):
 # -- hooks -------------------------------------------------------------------------------------------------------
 def test_widgets_and_output_steps_are_one_line_each(tmp_path):
     root = copy_course(tmp_path)
-    _edit(root / "lessons" / "c5-fixture.md", "## ① 没有数字的一课", "## ① 没有数字的一课\n\n```{widget} total\nmodel: gpt2\n```")
+    _edit(root / "lessons" / "c5-fixture.md", "## ① 没有数字的一课",
+          "## ① 没有数字的一课\n\n```{widget} total\nmodel: gpt2\n```")
 
     def total_widget(options, ctx):
         return f'<p class="chart">{ctx.format(options["model"] + ".total", "M")}</p>'
@@ -387,7 +393,7 @@ def test_change_report_shows_ratios_as_the_page_does(good_copy):
     ffn = 3 * 64 * 5120 * 17408                     # the anchor's FFN weights (64 layers), of 27,781,427,952
     total = 27_781_427_952 + 3 * 65 * 5120 * 17408   # doubled d_ff: 64 layers + the MTP layer grow
     assert f"{ffn / 27_781_427_952:.1%} -> {2 * ffn / total:.1%}" == "61.6% -> 75.8%"
-    line = next(l for l in edited.stdout.splitlines() if "anchor.ffn_share_total:" in l)
+    line = next(got for got in edited.stdout.splitlines() if "anchor.ffn_share_total:" in got)
     assert line == "  changed anchor.ffn_share_total: 61.6% -> 75.8% (c4-fixture.html: 2 places)"
     assert "/" not in line
     row = (result.out / "changes.html").read_text(encoding="utf-8")
@@ -422,6 +428,17 @@ CSP_WATCH = ("window.__csp = []; document.addEventListener('securitypolicyviolat
              "e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));")
 
 
+# Resolves once the page's event loop has run every timer it had scheduled for the next `ms` ms: timers of equal or
+# longer delay run in the order they were set, so this is a condition on the page's own timers, not a wall-clock wait.
+AFTER_PAGE_TIMERS = "(ms) => new Promise((resolve) => setTimeout(resolve, ms))"
+
+
+def popover_hide_delay_ms() -> int:
+    """popover.js hides an unpinned popover HIDE_DELAY ms after the pointer leaves."""
+    source = (REPO / "site" / "static" / "js" / "popover.js").read_text(encoding="utf-8")
+    return int(re.search(r"\bHIDE_DELAY = (\d+);", source).group(1))
+
+
 def _overlap(a: dict, b: dict) -> bool:
     return not (a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]
                 or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"])
@@ -451,7 +468,7 @@ def test_popover_layout_and_csp_in_chromium(built_site, http_serve, browser):
         assert page.evaluate("document.activeElement.classList.contains('num')")
         num.click()                       # a tap pins it open ...
         page.mouse.move(2, 2)
-        page.wait_for_timeout(300)
+        page.evaluate(AFTER_PAGE_TIMERS, popover_hide_delay_ms())   # (past the hide it would have scheduled)
         assert pop.is_visible()
         num.click()                       # ... and a second tap closes it
         assert not pop.is_visible()
