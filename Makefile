@@ -42,8 +42,9 @@ lint: setup          ## the style gate: ruff (lint, import order) and mypy, conf
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m mypy
 
-check: lint runtime  ## the fast loop: every test but the browser and transformers ones (markers: tests/conftest.py)
-	$(PYTHON) -m pytest tests -m "not browser and not hf" $(CHECK_ARGS)
+check: lint runtime  ## the fast loop: every test but the browser and transformers ones (markers: tests/conftest.py),
+                     ## in one process per core; a module's tests stay together (its module fixtures are built once)
+	$(PYTHON) -m pytest tests -m "not browser and not hf" -n auto --dist loadfile $(CHECK_ARGS)
 
 test: lint runtime chromium   ## the whole test suite (engine, build, HF cross-check, browser tests)
 	$(PYTHON) -m pytest tests $(TEST_ARGS)
