@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_fixtures import CHROMIUM, CHROMIUM_ARGS, PageGuard, wait_runtime_ready
+from browser_fixtures import CHROMIUM, CHROMIUM_ARGS, DRAW_TIMEOUT_MS, PageGuard, wait_runtime_ready
 from experiments import api
 from experiments.lessons import entry_points
 from experiments.widget import MODEL_REF
@@ -210,10 +210,9 @@ def test_the_widgets_worker_is_ready_before_numpy_and_only_marked_calls_wait_for
     guarded_page.context.route("**/*.whl", lambda route: held.append(route))
     guarded_page.goto(site_url)
     wait_runtime_ready(guarded_page)
-    for _ in range(600):              # the worker asks for the wheel right after "ready"
-        if held:
-            break
-        guarded_page.wait_for_timeout(50)
+    deadline = time.monotonic() + DRAW_TIMEOUT_MS / 1000   # (a bound: it asks right after "ready")
+    while not held and time.monotonic() < deadline:   # the worker asks for the wheel right after "ready"
+        guarded_page.wait_for_timeout(50)             # (polls, letting Playwright deliver the route)
     assert len(held) == 1 and guarded_page.evaluate("courseRuntime.packages") is None
     assert marked_calls() == {"ffn_int4_probe", "baseline_forward", "baseline_prepare"}
 
@@ -344,7 +343,7 @@ new Worker(URL.createObjectURL(new Blob(
         guard = PageGuard(sealed.new_context())
         page = guard.new_page()
         page.goto(http_serve(tmp_path) + "leak.html")
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + DRAW_TIMEOUT_MS / 1000   # (a bound, reached only on failure)
         while len(guard.external_requests) < 2 and time.monotonic() < deadline:
             page.wait_for_timeout(100)
     finally:
