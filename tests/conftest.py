@@ -3,8 +3,8 @@ what it needs, so that `make check` can leave out the slow kinds (`-m "not brows
 
 - `browser`: the test drives Chromium through Playwright: it uses the `browser` fixture (browser_fixtures.py),
   directly or through another fixture (guarded_page, module_guard, a module's own sealed_browser ...).
-- `hf`: the test builds a model with torch + transformers: its body, one of its fixtures, or a helper of its module
-  that it calls (followed through the module's own functions) calls something from tests/hf_reference.py or
+- `hf`: the test builds a model with torch + transformers: its body, one of its fixtures, or a function of tests/
+  that it names (followed through the functions those name) calls something from tests/hf_reference.py or
   tests/hf_tree.py, or uses torch or transformers itself.
 Both are found from the code, not from a list of files, so a new test is marked without anyone remembering to;
 an explicit `@pytest.mark.browser` / `@pytest.mark.hf` is kept as it is.
@@ -22,6 +22,7 @@ if str(ROOT) not in sys.path:
 pytest_plugins = ["browser_fixtures", "build_fixtures"]
 
 HF_MODULES = {"hf_reference", "hf_tree", "torch", "transformers"}   # (top-level package names)
+TESTS_DIR = str(Path(__file__).resolve().parent)
 
 
 def _code_objects(code: types.CodeType):
@@ -32,7 +33,7 @@ def _code_objects(code: types.CodeType):
 
 
 def _uses_hf(func, seen: set) -> bool:
-    """Does `func` (or a function of its own module that it names) reach torch/transformers or the hf helpers?"""
+    """Does `func` (or a function of tests/ that it names) reach torch/transformers or the hf helpers?"""
     func = getattr(func, "__wrapped__", func)
     code = getattr(func, "__code__", None)
     if code is None or code in seen:
@@ -51,7 +52,8 @@ def _uses_hf(func, seen: set) -> bool:
             home = getattr(target, "__module__", None) or ""
             if home.split(".")[0] in HF_MODULES:
                 return True
-            if callable(target) and home == module_globals.get("__name__") and _uses_hf(target, seen):
+            code_of = getattr(getattr(target, "__wrapped__", target), "__code__", None)
+            if code_of is not None and code_of.co_filename.startswith(TESTS_DIR) and _uses_hf(target, seen):
                 return True
     return False
 
