@@ -95,6 +95,8 @@ def browser():
         pytest.fail(f"{CHROMIUM} is missing: run `apt-get install -y chromium`")
     from playwright.sync_api import sync_playwright
 
+    from playwright.sync_api import expect
+    expect.set_options(timeout=DRAW_TIMEOUT_MS)   # (Playwright's own default, 5 s, is a wait a busy machine misses)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield browser
@@ -113,6 +115,7 @@ class PageGuard:
 
     def __init__(self, context):
         self.context = context
+        context.set_default_timeout(DRAW_TIMEOUT_MS)   # every wait of its pages is bounded generously (default 30 s)
         self.console_errors: list[str] = []
         self.page_errors: list[str] = []
         self.external_requests: list[str] = []

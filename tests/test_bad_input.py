@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from browser_fixtures import wait_runtime_ready
+from browser_fixtures import DRAW_TIMEOUT_MS, wait_runtime_ready
 from build_fixtures import REPO, Run, call_main, copy_course, run_build, tree_digest
 from experiments.ledger import cli as ledger_cli
 
@@ -239,7 +239,7 @@ def test_byo_widget_shows_each_bad_config_inline(real_site, http_serve, guarded_
         box.fill((CORPUS / case["file"]).read_text(encoding="utf-8"))
         run.click()
         try:
-            error.wait_for(state="visible", timeout=15_000)
+            error.wait_for(state="visible", timeout=DRAW_TIMEOUT_MS)
         except Exception:  # noqa: BLE001 - collected below with the case's name
             problems.append(f"{case['name']}: no inline error")
             continue
@@ -251,8 +251,8 @@ def test_byo_widget_shows_each_bad_config_inline(real_site, http_serve, guarded_
         box.fill(good)                       # ... and the widget still works afterwards
         run.click()
         try:
-            error.wait_for(state="hidden", timeout=15_000)
-            total.filter(has_text="6,738,415,616").wait_for(timeout=15_000)
+            error.wait_for(state="hidden", timeout=DRAW_TIMEOUT_MS)
+            total.filter(has_text="6,738,415,616").wait_for(timeout=DRAW_TIMEOUT_MS)
         except Exception:  # noqa: BLE001
             problems.append(f"{case['name']}: a good config did not compute afterwards "
                             f"(total {total.inner_text()!r}, error {error.inner_text()!r})")

@@ -269,7 +269,7 @@ def test_outline_prefetches_in_idle_time_and_the_lesson_then_downloads_nothing(w
     script = page.locator("script[data-urls]")   # (the page's script file holds prefetch-runtime.js)
     urls = sorted("/" + u for u in json.loads(script.get_attribute("data-urls")))
     page.wait_for_function("() => document.querySelector('script[data-urls]').dataset.state "
-                           "=== 'done'", timeout=30_000)
+                           "=== 'done'", timeout=DRAW_TIMEOUT_MS)
     _wait_for(page, lambda: len(server.runtime_requests()) >= len(urls))
     assert sorted(server.runtime_requests()) == [(u, "prefetch") for u in urls]
     assert workers == [] and page.evaluate("typeof window.courseRuntime") == "undefined"

@@ -263,7 +263,7 @@ def test_crossover_model_picker_and_chart(c4, ledger, models):
     build_text = state_text(root)
     root.scroll_into_view_if_needed()
     fig = root.locator("figure.chart")
-    expect(fig).to_have_class(DRAWN, timeout=30_000)
+    expect(fig).to_have_class(DRAWN, timeout=DRAW_TIMEOUT_MS)
     plot = fig.locator(".chart-plot")
 
     def chart_state():
@@ -659,7 +659,7 @@ def test_every_page_reaches_ready_with_no_error_and_no_external_request(guarded_
             assert page.locator("[data-testid=pyodide-status]").first.inner_text() == "Python 运行时已就绪"
         for fig in page.locator("figure.chart").all():     # draw every chart (Plotly loads from the site)
             fig.scroll_into_view_if_needed()
-            expect(fig).to_have_class(DRAWN, timeout=30_000)
+            expect(fig).to_have_class(DRAWN, timeout=DRAW_TIMEOUT_MS)
         page.guard.assert_clean()
         page.close()
 
@@ -699,7 +699,7 @@ def test_built_site_works_from_plain_http_server_with_the_network_off(browser, r
         idle(page, code)
         assert "3,688,704" in code.locator(".code-output").inner_text()
         cross.locator("figure.chart").scroll_into_view_if_needed()
-        expect(cross.locator("figure.chart")).to_have_class(DRAWN, timeout=30_000)
+        expect(cross.locator("figure.chart")).to_have_class(DRAWN, timeout=DRAW_TIMEOUT_MS)
         guard.context.close()
         guard.assert_clean()
     finally:

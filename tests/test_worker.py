@@ -365,7 +365,7 @@ def test_load_failure_is_shown_and_calls_fail_fast(browser, tmp_path, http_serve
         page = guard.new_page()
         page.goto(http_serve(site) + "index.html")
         status = page.wait_for_selector("[data-testid=pyodide-status][data-state=error]", state="attached",
-                                        timeout=30_000)
+                                        timeout=DRAW_TIMEOUT_MS)
         assert status.text_content().startswith("运行时加载失败：")
         reply = call(page, "experiments.api:ping", [1])
         assert not reply["ok"] and reply["error"].startswith("RuntimeError: Python 运行时加载失败：")
