@@ -99,6 +99,8 @@ def browser():
         pytest.fail(f"{CHROMIUM} is missing: run `apt-get install -y chromium`")
     from playwright.sync_api import sync_playwright
 
+    from playwright.sync_api import expect
+    expect.set_options(timeout=DRAW_TIMEOUT_MS)   # (Playwright's own default, 5 s, is a wait a busy machine misses)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield browser
@@ -117,6 +119,7 @@ class PageGuard:
 
     def __init__(self, context):
         self.context = context
+        context.set_default_timeout(DRAW_TIMEOUT_MS)   # every wait of its pages is bounded generously (default 30 s)
         self.console_errors: list[str] = []
         self.page_errors: list[str] = []
         self.external_requests: list[str] = []
@@ -193,22 +196,46 @@ def guarded_page(guarded_pages):
     return guarded_pages()
 
 
-# page.evaluate(SCROLL_THROUGH): scroll the page top to bottom, waiting at each screenful for the charts in view to
-# draw (charts.js draws a chart when it is first seen); back at the top, returns {charts, drawn} (counts).
-SCROLL_THROUGH = """async () => {
-  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-  for (let y = 0; y < document.documentElement.scrollHeight; y += Math.floor(innerHeight * 0.8)) {
-    window.scrollTo(0, y);
-    await sleep(60);
-    const inView = Array.from(document.querySelectorAll("figure.chart")).filter((f) => {
-      const r = f.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; });
-    const t = performance.now();
-    while (inView.some((f) => !f.classList.contains("drawn")) && performance.now() - t < 30000) await sleep(50);
-  }
-  window.scrollTo(0, 0);
-  return { charts: document.querySelectorAll("figure.chart").length,
-           drawn: document.querySelectorAll("figure.chart.drawn").length };
+# scroll_through(page): charts.js draws a chart when it is first seen (an IntersectionObserver; class "drawn" once
+# Plotly has drawn it). Every chart is scrolled into view in turn, again at every animation frame until it is drawn
+# (so a layout shift that moves it away before the observer looks cannot leave it undrawn), and waited for as a
+# condition: the chart drawn, not a number of milliseconds. Back at the top, it returns {charts, drawn}; a chart not
+# drawn within timeout_ms fails the test naming it. (It replaces a script that waited 60 ms per screenful and gave
+# up on a screenful after 30 s, returning "0 of 2 drawn" on a busy machine instead of waiting.)
+DRAW_TIMEOUT_MS = 120_000
+_DRAWN_OR_SCROLL = """(i) => {
+  const fig = document.querySelectorAll("figure.chart")[i];
+  if (!fig || fig.classList.contains("drawn")) return true;
+  fig.scrollIntoView({ block: "center" });
+  return false;
 }"""
+
+
+def scroll_through(page, timeout_ms: int = DRAW_TIMEOUT_MS) -> dict:
+    """Scroll every chart of the page into view and wait until each is drawn; then back to the top."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    count = page.locator("figure.chart").count()
+    for i in range(count):
+        try:
+            page.wait_for_function(_DRAWN_OR_SCROLL, arg=i, polling="raf", timeout=timeout_ms)
+        except PlaywrightTimeout:
+            label = page.locator("figure.chart").nth(i).get_attribute("aria-label")
+            pytest.fail(f"chart {i + 1} of {count} ({label!r}) was not drawn within {timeout_ms} ms of being in view",
+                        pytrace=False)
+    page.evaluate("window.scrollTo(0, 0)")
+    return page.evaluate("""() => ({ charts: document.querySelectorAll("figure.chart").length,
+                                     drawn: document.querySelectorAll("figure.chart.drawn").length })""")
+
+
+# Every widget root carries data-busy while a recompute (or a code cell's run) is in flight (widgets.js `latest`,
+# code-cell.js); it is set in the same task as the event that starts it, so right after a click or a key press
+# "no [data-busy]" means that what it started has been drawn.
+WIDGETS_IDLE = "() => !document.querySelector('.widget[data-busy], .widget [data-busy]')"
+
+
+def wait_widgets_idle(page, timeout_ms: int = DRAW_TIMEOUT_MS) -> None:
+    """Wait until no widget of the page is busy (see WIDGETS_IDLE)."""
+    page.wait_for_function(WIDGETS_IDLE, timeout=timeout_ms)
 
 
 def wait_runtime_ready(page, timeout_ms: int = RUNTIME_READY_TIMEOUT_MS) -> None:

@@ -9,17 +9,28 @@ fixture copy (the repo copy, fixture_lessons=False, keeps everything).
     def test_x(built_site):                 # one successful build per session: built_site.out / "index.html"
     def test_y(tmp_path):
         root = copy_course(tmp_path)        # then edit files under root
-        result = run_build(root)            # python build.py --root ROOT --out ROOT/_site, in a subprocess
+        result = run_build(root)            # python build.py --root ROOT --out ROOT/_site, in this process
         assert result.returncode == 0, result.stderr
     build_in_temp_copy(tmp_path)            # both in one call
+
+run_build calls build.main(argv) in the test's own process, capturing what it prints: the same exit status and
+lines as the command, without a fresh interpreter importing numpy, Jinja2 and the engine for every build (a
+failing build then takes a fraction of a second). An exception that escapes main() is printed as the traceback
+the command would print, exit 1, so "no traceback" checks still see it. `runtime=False` leaves out the 17 MB
+Pyodide bundle, for a build no browser opens (a build that fails never gets that far anyway).
+run_build_command is the real `python build.py` in a subprocess: the session's built_site uses it, so the
+command itself is run once per session.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import shutil
 import subprocess
 import sys
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,7 +80,43 @@ def copy_course(tmp: Path, *, fixture_lessons: bool = True) -> Path:
     return root
 
 
-def run_build(root: Path, out: Path | None = None) -> BuildResult:
+@dataclass
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def call_main(main, argv: list[str]) -> Run:
+    """A command's main(argv) -> exit status, called in this process with what it prints captured. An exception
+    that escapes it is printed as the interpreter would (a traceback), with exit status 1."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            code = main(argv)
+        except SystemExit as e:   # argparse, or an explicit sys.exit
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        except Exception:  # noqa: BLE001 - what the command would print; a test sees "Traceback"
+            traceback.print_exc(file=stderr)
+            code = 1
+    return Run(code, stdout.getvalue(), stderr.getvalue())
+
+
+def run_build(root: Path, out: Path | None = None, *, runtime: bool = True) -> BuildResult:
+    """`python build.py --root ROOT --out OUT` (OUT defaults to ROOT/_site), run in this process by build.main."""
+    import build as build_module
+    out = Path(out) if out else Path(root) / "_site"
+    saved = list(build_module.OUTPUT_STEPS)
+    if not runtime:
+        build_module.OUTPUT_STEPS[:] = [s for s in saved if s is not build_module.install_runtime]
+    try:
+        run = call_main(build_module.main, ["--root", str(root), "--out", str(out)])
+    finally:
+        build_module.OUTPUT_STEPS[:] = saved
+    return BuildResult(Path(root), out, run.returncode, run.stdout, run.stderr)
+
+
+def run_build_command(root: Path, out: Path | None = None) -> BuildResult:
     """`python build.py --root ROOT --out OUT` (OUT defaults to ROOT/_site) in a subprocess."""
     out = Path(out) if out else Path(root) / "_site"
     proc = subprocess.run([sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", str(out)],
@@ -77,9 +124,12 @@ def run_build(root: Path, out: Path | None = None) -> BuildResult:
     return BuildResult(Path(root), out, proc.returncode, proc.stdout, proc.stderr)
 
 
-def build_in_temp_copy(tmp: Path, *, fixture_lessons: bool = True) -> BuildResult:
-    """copy_course + run_build; the build must succeed (else the test fails showing its stderr)."""
-    result = run_build(copy_course(tmp, fixture_lessons=fixture_lessons))
+def build_in_temp_copy(tmp: Path, *, fixture_lessons: bool = True, runtime: bool = True,
+                       command: bool = False) -> BuildResult:
+    """copy_course + run_build (or run_build_command); the build must succeed (else the test fails showing its
+    stderr)."""
+    root = copy_course(tmp, fixture_lessons=fixture_lessons)
+    result = run_build_command(root) if command else run_build(root, runtime=runtime)
     if result.returncode != 0:
         pytest.fail(f"build failed (exit {result.returncode}):\n{result.stderr}", pytrace=False)
     return result
@@ -94,8 +144,9 @@ def tree_digest(folder: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> BuildResult:
-    """One successful build of the fixture course, shared by the whole session (treat it as read-only)."""
-    return build_in_temp_copy(tmp_path_factory.mktemp("built-site"))
+    """One successful build of the fixture course, shared by the whole session (treat it as read-only); the one
+    build run as the command, `python build.py`, in a subprocess."""
+    return build_in_temp_copy(tmp_path_factory.mktemp("built-site"), command=True)
 
 
 @pytest.fixture(scope="session")

@@ -8,19 +8,21 @@ The contract for each malformed config or lesson:
   and the widget still computes a good config afterwards.
 A case whose `known_issue` says which part of that is not met yet is an expected failure of that part only
 (strict: it turns red once fixed, so the entry gets dropped).
+Both commands are run in this process, by their main(argv) with what they print captured (build_fixtures.run_build,
+call_main): a case costs a gather-and-check, not a fresh interpreter. The commands as commands are run by
+test_build.py (python build.py) and test_engine.py (python -m experiments.ledger).
 """
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from browser_fixtures import wait_runtime_ready
-from build_fixtures import REPO, copy_course, run_build, tree_digest
+from browser_fixtures import DRAW_TIMEOUT_MS, wait_runtime_ready
+from build_fixtures import REPO, Run, call_main, copy_course, run_build, tree_digest
+from experiments.ledger import cli as ledger_cli
 
 CORPUS = Path(__file__).resolve().parent / "bad_input"
 CASES = json.loads((CORPUS / "cases.json").read_text(encoding="utf-8"))["cases"]
@@ -72,9 +74,9 @@ def _target(case) -> tuple[str, dict[str, bytes]]:
 
 @pytest.fixture(scope="module")
 def good_course(tmp_path_factory):
-    """The fixture course, built once: {"root", "digest" of its _site}."""
+    """The fixture course, built once (no browser opens it: without the runtime): {"root", "digest" of its _site}."""
     root = copy_course(tmp_path_factory.mktemp("bad-input"))
-    result = run_build(root)
+    result = run_build(root, runtime=False)
     assert result.returncode == 0, result.stderr
     return {"root": root, "digest": tree_digest(result.out)}
 
@@ -95,7 +97,7 @@ def failed_build(good_course, request):
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             (root / name).write_bytes(content)
         try:
-            result = run_build(root)
+            result = run_build(root, runtime=False)
         finally:
             for name, content in before.items():
                 if content is None:
@@ -106,10 +108,10 @@ def failed_build(good_course, request):
                 folder = (root / name).parent
                 if folder.parent.name == "models" and folder.is_dir() and not any(folder.iterdir()):
                     folder.rmdir()
-        lines = [l for l in result.stderr.splitlines() if l.strip() and not l.startswith("build failed:")]
+        lines = [line for line in result.stderr.splitlines() if line.strip() and not line.startswith("build failed:")]
         _results[case["name"]] = (case, rel, result, lines, digest, tree_digest(result.out))
         if result.returncode == 0:   # a case the build missed replaced the good output: build it again
-            rebuilt = run_build(root)
+            rebuilt = run_build(root, runtime=False)
             assert rebuilt.returncode == 0, rebuilt.stderr
             good_course["digest"] = tree_digest(rebuilt.out)
     return _results[case["name"]]
@@ -180,14 +182,13 @@ def test_absurd_sizes_are_capped():
 
 
 # -- the ledger command line ------------------------------------------------------------------------------------
-_ledger_runs: dict[str, subprocess.CompletedProcess] = {}
+_ledger_runs: dict[str, Run] = {}
 
 
-def _ledger(case) -> subprocess.CompletedProcess:
+def _ledger(case) -> Run:
+    """`python -m experiments.ledger CONFIG` on the case's file (its main(argv), in this process)."""
     if case["name"] not in _ledger_runs:
-        _ledger_runs[case["name"]] = subprocess.run(
-            [sys.executable, "-m", "experiments.ledger", str(CORPUS / case["file"])], cwd=REPO,
-            capture_output=True, text=True, timeout=120)
+        _ledger_runs[case["name"]] = call_main(ledger_cli.main, [str(CORPUS / case["file"])])
     return _ledger_runs[case["name"]]
 
 
@@ -198,7 +199,7 @@ def test_ledger_cli_rejects_it_cleanly(case):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
     lines = proc.stderr.splitlines()
-    assert lines and all(l.startswith(file + ": ") for l in lines), proc.stderr
+    assert lines and all(line.startswith(file + ": ") for line in lines), proc.stderr
     assert case["expect"] in lines[0], proc.stderr
     key = _key_text(case, False)
     if key:
@@ -213,12 +214,9 @@ def test_ledger_cli_gives_one_line(case):
 
 # -- the bring-your-own-config widget ---------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def real_site(tmp_path_factory):
-    """The real course (every lesson), built once into a temporary folder."""
-    root = copy_course(tmp_path_factory.mktemp("byo"), fixture_lessons=False)
-    result = run_build(root)
-    assert result.returncode == 0, result.stderr
-    return result.out
+def real_site(repo_site):
+    """The real course (every lesson): the session's build of it (build_fixtures.repo_site)."""
+    return repo_site.out
 
 
 def _byo_page(out: Path) -> str:
@@ -243,7 +241,7 @@ def test_byo_widget_shows_each_bad_config_inline(real_site, http_serve, guarded_
         box.fill((CORPUS / case["file"]).read_text(encoding="utf-8"))
         run.click()
         try:
-            error.wait_for(state="visible", timeout=15_000)
+            error.wait_for(state="visible", timeout=DRAW_TIMEOUT_MS)
         except Exception:  # noqa: BLE001 - collected below with the case's name
             problems.append(f"{case['name']}: no inline error")
             continue
@@ -255,8 +253,8 @@ def test_byo_widget_shows_each_bad_config_inline(real_site, http_serve, guarded_
         box.fill(good)                       # ... and the widget still works afterwards
         run.click()
         try:
-            error.wait_for(state="hidden", timeout=15_000)
-            total.filter(has_text="6,738,415,616").wait_for(timeout=15_000)
+            error.wait_for(state="hidden", timeout=DRAW_TIMEOUT_MS)
+            total.filter(has_text="6,738,415,616").wait_for(timeout=DRAW_TIMEOUT_MS)
         except Exception:  # noqa: BLE001
             problems.append(f"{case['name']}: a good config did not compute afterwards "
                             f"(total {total.inner_text()!r}, error {error.inner_text()!r})")

@@ -3,6 +3,9 @@
 What must hold: a good build writes every page, static file and the numbers/changes reports, and every
 internal link resolves; a bad input (lesson or config) fails with one line per problem, exit 1, no traceback,
 and leaves the previous output byte-identical; a config edit shows up in the change report.
+The session's built_site is `python build.py` run as a command; every other build here is build.main() called in
+this process (build_fixtures.run_build), and the copies whose pages no browser opens are built without the
+Pyodide bundle.
 """
 from __future__ import annotations
 
@@ -15,9 +18,8 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from build_fixtures import REPO, build_in_temp_copy, copy_course, run_build, tree_digest
-
 import build as build_module
+from build_fixtures import REPO, BuildResult, build_in_temp_copy, copy_course, run_build, tree_digest
 from experiments.errors import CourseError
 from sitegen.changes import CHANGES_PAGE
 from sitegen.pages import CSP
@@ -74,7 +76,8 @@ def test_build_writes_pages_static_files_and_reports(built_site):
 def test_the_icon_is_a_png(built_site):
     """Chromium fetches the icon again on every history.replaceState (a widget change writes the URL); an SVG icon
     is then parsed into a document of its own each time (site/templates/base.html), a PNG is not."""
-    for page in sorted(set(built_site.out.glob("*.html")) - {built_site.out / "changes.html"}):   # (the report has none)
+    pages = sorted(set(built_site.out.glob("*.html")) - {built_site.out / "changes.html"})   # (the report has none)
+    for page in pages:
         icons = find(parse(page), "link", rel="icon")
         assert [i["type"] for i in icons] == ["image/png"], page.name
         assert (built_site.out / icons[0]["href"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", page.name
@@ -169,7 +172,8 @@ def test_lesson_page_toc_ledger_and_footer(built_site):
         '<li>= 文本主干 + MTP + 视觉塔</li><li>= 26,895,998,464 + 424,699,392 + 460,730,096</li>'
         '<li>= 27,781,427,952</li>'
         '<li class="sources">来源：<code>Qwen3.8-27B 的 config.json（由课程的账本引擎逐张量现算）</code></li>'
-        '<li class="check ok">核对：其中 transformers 构建的部分 27,356,728,560（总数减去它不构建的 MTP 等 424,699,392）：'
+        '<li class="check ok">核对：其中 transformers 构建的部分 27,356,728,560'
+        '（总数减去它不构建的 MTP 等 424,699,392）：'
         'transformers 实现在 meta 设备上实例化数得 27,356,728,560 ✓</li></ul></li>')
     assert "num-popover" not in text
     footer = text.split('class="site-footer"')[1]
@@ -195,10 +199,20 @@ def test_numbers_json_has_every_number_with_pages(built_site):
 
 
 # -- failed builds leave the previous output alone -----------------------------------------------------------
+@pytest.fixture(scope="module")
+def good_build(tmp_path_factory) -> BuildResult:
+    """The fixture course built once for this module, without the runtime (no browser opens it)."""
+    return build_in_temp_copy(tmp_path_factory.mktemp("good-build"), runtime=False)
+
+
 @pytest.fixture
-def good_copy(tmp_path):
-    """A course copy that has been built once; returns (result, digest of its output)."""
-    result = build_in_temp_copy(tmp_path)
+def good_copy(good_build, tmp_path):
+    """A copy of that course with its built output, for one test to edit and rebuild; returns (result, digest of
+    its output). (Copying the folder costs milliseconds; building it again, a second of CPU.)"""
+    root = tmp_path / "course"
+    shutil.copytree(good_build.root, root)
+    result = BuildResult(root, root / good_build.out.relative_to(good_build.root), good_build.returncode,
+                         good_build.stdout, good_build.stderr)
     return result, tree_digest(result.out)
 
 
@@ -207,7 +221,7 @@ def assert_failed_cleanly(result, digest, *expected_lines):
     assert "Traceback" not in result.stderr
     lines = result.stderr.splitlines()
     for line in expected_lines:
-        assert any(l.startswith(line) for l in lines), f"{line!r} not in:\n{result.stderr}"
+        assert any(got.startswith(line) for got in lines), f"{line!r} not in:\n{result.stderr}"
     assert lines[-1] == f"build failed: {len(lines) - 1} problem(s); {result.out} left unchanged"
     assert tree_digest(result.out) == digest, "the previous output was modified"
     assert not list(result.out.parent.glob("_site.*")), "temporary folders left behind"
@@ -226,8 +240,9 @@ def _edit(path: Path, old: str, new: str) -> None:
 
 def test_unknown_number_fails_with_file_line_and_reference(good_copy):
     result, digest = good_copy
-    _edit(result.root / "lessons" / "c4-fixture.md", "GPT-2 的 FFN 一共 {n}`gpt2.ffn`", "GPT-2 的 FFN 一共 {n}`gpt2.fnn`")
-    failed = run_build(result.root)
+    _edit(result.root / "lessons" / "c4-fixture.md", "GPT-2 的 FFN 一共 {n}`gpt2.ffn`",
+          "GPT-2 的 FFN 一共 {n}`gpt2.fnn`")
+    failed = run_build(result.root, runtime=False)
     assert_failed_cleanly(failed, digest, "lessons/c4-fixture.md:15: unknown number 'gpt2.fnn' in {n}`gpt2.fnn`")
     assert len(failed.stderr.splitlines()) == 2  # one clear message + the summary
 
@@ -239,10 +254,12 @@ def test_broken_config_fails_naming_file_and_key(good_copy):
     config["text_config"]["hidden_size"] = -5
     anchor.write_text(json.dumps(config), encoding="utf-8")
     (result.root / "data" / "models" / "gpt2" / "config.json").write_text('{"model_type": ', encoding="utf-8")
-    (result.root / "data" / "models" / "llama-2-7b" / "meta.yaml").write_text("id: llama-2-7b\nname: [", encoding="utf-8")
-    failed = run_build(result.root)
+    (result.root / "data" / "models" / "llama-2-7b" / "meta.yaml").write_text("id: llama-2-7b\nname: [",
+                                                                              encoding="utf-8")
+    failed = run_build(result.root, runtime=False)
     assert_failed_cleanly(failed, digest,
-                          "data/models/qwen3.8-27b/config.json: key 'text_config.hidden_size': expected an integer >= 1, got -5",
+                          "data/models/qwen3.8-27b/config.json: key 'text_config.hidden_size': "
+                          "expected an integer >= 1, got -5",
                           "data/models/gpt2/config.json: expected valid JSON (line 1",
                           "data/models/llama-2-7b/meta.yaml: expected valid YAML (line 2")
 
@@ -256,7 +273,7 @@ def test_a_config_with_infinity_reaches_the_browser_as_json_and_nan_is_refused(g
     folder = result.root / "data" / "models" / "nemotron-h-56b"
     shutil.copytree(fixture, folder)
     assert "Infinity" in (folder / "config.json").read_text(encoding="utf-8")
-    built = run_build(result.root)
+    built = run_build(result.root, runtime=False)
     assert built.returncode == 0, built.stderr
 
     def refuse(word):
@@ -271,7 +288,7 @@ def test_a_config_with_infinity_reaches_the_browser_as_json_and_nan_is_refused(g
     text = (folder / "config.json").read_text(encoding="utf-8")
     (folder / "config.json").write_text(text.replace('"rms_norm_eps": ', '"rms_norm_eps": NaN, "_was": ', 1),
                                         encoding="utf-8")
-    failed = run_build(result.root)
+    failed = run_build(result.root, runtime=False)
     assert_failed_cleanly(failed, digest, "data/models/nemotron-h-56b/config.json: key 'rms_norm_eps': expected a "
                                           "number (JSON has no NaN), got nan")
 
@@ -282,7 +299,7 @@ def test_every_problem_is_reported_together(good_copy):
     _edit(result.root / "lessons" / "c4-fixture.md", "## ② 对照表", "```{widget} nope\n```\n")
     _edit(result.root / "lessons" / "c5-fixture.md", "chapter: C5", "chapter: C9")
     (result.root / "data" / "evolution.json").write_text("[1, 2", encoding="utf-8")
-    failed = run_build(result.root)
+    failed = run_build(result.root, runtime=False)
     assert_failed_cleanly(failed, digest,
                           "data/evolution.json: expected valid JSON",
                           "lessons/c4-fixture.md:14: unknown number 'anchor.nope'",
@@ -294,9 +311,10 @@ def test_outline_and_lessons_must_agree(good_copy):
     result, digest = good_copy
     (result.root / "lessons" / "c5-fixture.md").rename(result.root / "lessons" / "c7-orphan.md")
     _edit(result.root / "lessons" / "c7-orphan.md", "id: c5-fixture", "id: c7-orphan")
-    failed = run_build(result.root)
+    failed = run_build(result.root, runtime=False)
     assert_failed_cleanly(failed, digest,
-                          "data/course.json: key 'chapters[2].lesson': expected an existing lesson lessons/c5-fixture.md",
+                          "data/course.json: key 'chapters[2].lesson': "
+                          "expected an existing lesson lessons/c5-fixture.md",
                           "lessons/c7-orphan.md: not listed in data/course.json")
 
 
@@ -316,7 +334,8 @@ def test_failing_output_step_leaves_previous_output(good_copy):
 # -- hooks -------------------------------------------------------------------------------------------------------
 def test_widgets_and_output_steps_are_one_line_each(tmp_path):
     root = copy_course(tmp_path)
-    _edit(root / "lessons" / "c5-fixture.md", "## ① 没有数字的一课", "## ① 没有数字的一课\n\n```{widget} total\nmodel: gpt2\n```")
+    _edit(root / "lessons" / "c5-fixture.md", "## ① 没有数字的一课",
+          "## ① 没有数字的一课\n\n```{widget} total\nmodel: gpt2\n```")
 
     def total_widget(options, ctx):
         return f'<p class="chart">{ctx.format(options["model"] + ".total", "M")}</p>'
@@ -337,7 +356,7 @@ def test_widgets_and_output_steps_are_one_line_each(tmp_path):
 # -- the change report ---------------------------------------------------------------------------------------------
 def test_change_report_after_a_config_edit(good_copy):
     result, _ = good_copy
-    again = run_build(result.root)
+    again = run_build(result.root, runtime=False)
     assert again.returncode == 0 and "numbers: unchanged since the previous build" in again.stdout
     assert json.loads((result.out / "changes.json").read_text(encoding="utf-8")) == []
 
@@ -346,7 +365,7 @@ def test_change_report_after_a_config_edit(good_copy):
     old_dff = config["text_config"]["intermediate_size"]
     config["text_config"]["intermediate_size"] = old_dff + 128
     anchor.write_text(json.dumps(config), encoding="utf-8")
-    edited = run_build(result.root)
+    edited = run_build(result.root, runtime=False)
     assert edited.returncode == 0, edited.stderr
     changes = {c["name"]: c for c in json.loads((result.out / "changes.json").read_text(encoding="utf-8"))}
     extra = 3 * 5120 * 128 * (64 + 1)  # three matrices per layer, d = 5,120, 64 layers + the MTP layer
@@ -381,12 +400,12 @@ def test_change_report_shows_ratios_as_the_page_does(good_copy):
     config = json.loads(anchor.read_text(encoding="utf-8"))
     config["text_config"]["intermediate_size"] *= 2
     anchor.write_text(json.dumps(config, indent=2), encoding="utf-8")
-    edited = run_build(result.root)
+    edited = run_build(result.root, runtime=False)
     assert edited.returncode == 0, edited.stderr
     ffn = 3 * 64 * 5120 * 17408                     # the anchor's FFN weights (64 layers), of 27,781,427,952
     total = 27_781_427_952 + 3 * 65 * 5120 * 17408   # doubled d_ff: 64 layers + the MTP layer grow
     assert f"{ffn / 27_781_427_952:.1%} -> {2 * ffn / total:.1%}" == "61.6% -> 75.8%"
-    line = next(l for l in edited.stdout.splitlines() if "anchor.ffn_share_total:" in l)
+    line = next(got for got in edited.stdout.splitlines() if "anchor.ffn_share_total:" in got)
     assert line == "  changed anchor.ffn_share_total: 61.6% -> 75.8% (c4-fixture.html: 2 places)"
     assert "/" not in line
     row = (result.out / "changes.html").read_text(encoding="utf-8")
@@ -399,7 +418,7 @@ def test_added_and_removed_numbers_are_reported(good_copy):
     _edit(result.root / "data" / "course.json", '"gpt2": "gpt2",', "")   # (an alias of a missing model is refused)
     _edit(result.root / "lessons" / "c4-fixture.md", "GPT-2 的 FFN 一共 {n}`gpt2.ffn` 个参数", "")
     _edit(result.root / "lessons" / "c4-fixture.md", "| GPT-2 | {M}`gpt2.total` |\n", "")
-    edited = run_build(result.root)
+    edited = run_build(result.root, runtime=False)
     assert edited.returncode == 0, edited.stderr
     changes = {c["name"]: c for c in json.loads((result.out / "changes.json").read_text(encoding="utf-8"))}
     gone = changes["gpt2.total"]
@@ -411,15 +430,26 @@ def test_added_and_removed_numbers_are_reported(good_copy):
 # -- the repo itself -------------------------------------------------------------------------------------------------
 @pytest.mark.skipif(not list((REPO / "lessons").glob("*.md")) or not build_module.WIDGETS,
                     reason="the repo's lessons need widget renderers; none registered in build.WIDGETS yet")
-def test_the_repo_builds(tmp_path):
-    """The real course: every lesson, every model file, the real outline."""
-    result = run_build(copy_course(tmp_path, fixture_lessons=False))
-    assert result.returncode == 0, result.stderr
+def test_the_repo_builds(repo_site):
+    """The real course: every lesson, every model file, the real outline (the session's build of it)."""
+    assert repo_site.returncode == 0, repo_site.stderr
+    assert (repo_site.out / "index.html").is_file() and len(course_pages(repo_site.out)) >= 2
 
 
 # -- in a browser: layout at 375 px, the derivation popover, the CSP ---------------------------------------------
 CSP_WATCH = ("window.__csp = []; document.addEventListener('securitypolicyviolation', "
              "e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));")
+
+
+# Resolves once the page's event loop has run every timer it had scheduled for the next `ms` ms: timers of equal or
+# longer delay run in the order they were set, so this is a condition on the page's own timers, not a wall-clock wait.
+AFTER_PAGE_TIMERS = "(ms) => new Promise((resolve) => setTimeout(resolve, ms))"
+
+
+def popover_hide_delay_ms() -> int:
+    """popover.js hides an unpinned popover HIDE_DELAY ms after the pointer leaves."""
+    source = (REPO / "site" / "static" / "js" / "popover.js").read_text(encoding="utf-8")
+    return int(re.search(r"\bHIDE_DELAY = (\d+);", source).group(1))
 
 
 def _overlap(a: dict, b: dict) -> bool:
@@ -451,7 +481,7 @@ def test_popover_layout_and_csp_in_chromium(built_site, http_serve, browser):
         assert page.evaluate("document.activeElement.classList.contains('num')")
         num.click()                       # a tap pins it open ...
         page.mouse.move(2, 2)
-        page.wait_for_timeout(300)
+        page.evaluate(AFTER_PAGE_TIMERS, popover_hide_delay_ms())   # (past the hide it would have scheduled)
         assert pop.is_visible()
         num.click()                       # ... and a second tap closes it
         assert not pop.is_visible()

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from browser_fixtures import CHROMIUM, CHROMIUM_ARGS, _QuietHandler, _QuietServer, _is_local, wait_runtime_ready
+from browser_fixtures import (CHROMIUM, CHROMIUM_ARGS, DRAW_TIMEOUT_MS, _is_local, _QuietHandler, _QuietServer,
+                              wait_runtime_ready)
 from experiments.ledger import build_ledger
 from experiments.lessons.c4_transformer_block.widgets import crossover_series
 from test_widgets_browser import LESSON, choose, idle, widget
@@ -250,7 +251,8 @@ def test_outline_page_starts_no_runtime_and_skips_prefetch_under_save_data(guard
     page.wait_for_load_state("load")
     script = page.locator("script[data-urls]")   # (the page's script file holds prefetch-runtime.js)
     assert script.get_attribute("data-state") == "skipped"
-    page.wait_for_timeout(1500)                      # (past any idle callback: there is none to wait for)
+    # past the page's idle time: an idle callback of ours runs after any the page had asked for
+    page.evaluate("() => new Promise((resolve) => requestIdleCallback(() => resolve()))")
     assert page.locator("link[rel=prefetch]").count() == 0
     assert page.evaluate("typeof window.courseRuntime") == "undefined"
     assert page.locator("[data-testid=pyodide-status]").count() == 0
@@ -267,7 +269,7 @@ def test_outline_prefetches_in_idle_time_and_the_lesson_then_downloads_nothing(w
     script = page.locator("script[data-urls]")   # (the page's script file holds prefetch-runtime.js)
     urls = sorted("/" + u for u in json.loads(script.get_attribute("data-urls")))
     page.wait_for_function("() => document.querySelector('script[data-urls]').dataset.state "
-                           "=== 'done'", timeout=30_000)
+                           "=== 'done'", timeout=DRAW_TIMEOUT_MS)
     _wait_for(page, lambda: len(server.runtime_requests()) >= len(urls))
     assert sorted(server.runtime_requests()) == [(u, "prefetch") for u in urls]
     assert workers == [] and page.evaluate("typeof window.courseRuntime") == "undefined"
@@ -303,7 +305,7 @@ def _model(server, alias) -> dict:
     return json.loads((server.root / "data" / "models.json").read_text(encoding="utf-8"))[alias]
 
 
-def _wait_for(page, condition, timeout_ms: int = 30_000) -> None:
+def _wait_for(page, condition, timeout_ms: int = DRAW_TIMEOUT_MS) -> None:
     waited = 0
     while not condition():
         if waited >= timeout_ms:

@@ -19,7 +19,7 @@ import math
 
 import pytest
 
-from browser_fixtures import SCROLL_THROUGH, wait_runtime_ready
+from browser_fixtures import scroll_through, wait_runtime_ready
 from build_fixtures import REPO
 
 PHONE = {"viewport": {"width": 375, "height": 812}, "is_mobile": True, "has_touch": True}
@@ -40,7 +40,7 @@ def open_lesson(guarded_pages, url: str, **context):
     page = guarded_pages(**context)
     page.goto(url)
     wait_runtime_ready(page)
-    page.evaluate(SCROLL_THROUGH)
+    scroll_through(page)
     return page
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_fixtures import _is_local, _QuietHandler, _QuietServer, wait_runtime_ready
+from browser_fixtures import DRAW_TIMEOUT_MS, _is_local, _QuietHandler, _QuietServer, wait_runtime_ready
 from sitegen.widgets import read_precomputed
 from experiments import lessons
 from experiments.ledger import build_ledger
@@ -72,7 +72,7 @@ def root(page, name: str):
 
 
 def idle(page, r) -> None:
-    page.wait_for_function("(el) => !el.dataset.busy", arg=r.element_handle(), timeout=30_000)
+    page.wait_for_function("(el) => !el.dataset.busy", arg=r.element_handle(), timeout=DRAW_TIMEOUT_MS)
 
 
 def choose(page, r, selector: str, value: str) -> None:
@@ -393,7 +393,7 @@ def test_a_widget_answers_while_the_rest_of_the_page_is_still_arriving(browser, 
       const done = new Promise((r) => w.addEventListener("course:updated", r, { once: true }));
       w.querySelector('button.tracker-model[aria-pressed="false"]').click();
       await done;
-      await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 0));   // (past the microtask checkpoint at which the URL is written)
       return { state: document.readyState, stages: w.querySelector(".stages").textContent,
                pressed: w.querySelector('button.tracker-model[aria-pressed="true"]').dataset.model,
                url: new URLSearchParams(location.search).get("tracker.model") };
@@ -401,7 +401,7 @@ def test_a_widget_answers_while_the_rest_of_the_page_is_still_arriving(browser, 
     with held(repo_site.out, C4, second) as (url, release):   # the first widget, its answers and the prose after it
         page = local_page(browser)
         page.goto(url, wait_until="commit")
-        page.wait_for_selector('.widget[data-widget="tracker"][data-mounted]', state="attached", timeout=30_000)
+        page.wait_for_selector('.widget[data-widget="tracker"][data-mounted]', state="attached", timeout=DRAW_TIMEOUT_MS)
         assert page.evaluate("document.readyState") == "loading"
         assert page.locator(".widget[data-widget]").count() == 1          # the rest has not arrived
         held_page = page.evaluate(click_first_tracker_model)

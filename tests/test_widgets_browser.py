@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from browser_fixtures import CHROMIUM, CHROMIUM_ARGS, PageGuard, wait_runtime_ready
+from browser_fixtures import CHROMIUM, CHROMIUM_ARGS, DRAW_TIMEOUT_MS, PageGuard, wait_runtime_ready, wait_widgets_idle
 from experiments import api
 from experiments.baseline import summary
 from experiments.ledger import build_ledger
@@ -75,7 +75,7 @@ def widget(page, name: str):
 
 def idle(page, root) -> None:
     """Wait until the widget has no recompute pending (data-busy is set synchronously by every input)."""
-    page.wait_for_function("(el) => !el.dataset.busy", arg=root.element_handle(), timeout=30_000)
+    page.wait_for_function("(el) => !el.dataset.busy", arg=root.element_handle(), timeout=DRAW_TIMEOUT_MS)
 
 
 def visible_table(root, selector: str = "table") -> list[list[str]]:
@@ -263,7 +263,7 @@ def test_crossover_model_picker_and_chart(c4, ledger, models):
     build_text = state_text(root)
     root.scroll_into_view_if_needed()
     fig = root.locator("figure.chart")
-    expect(fig).to_have_class(DRAWN, timeout=30_000)
+    expect(fig).to_have_class(DRAWN, timeout=DRAW_TIMEOUT_MS)
     plot = fig.locator(".chart-plot")
 
     def chart_state():
@@ -558,7 +558,7 @@ def test_url_state_is_restored_on_load(guarded_pages, site, ledger, models):
 def test_unknown_url_state_is_ignored(guarded_pages, site):
     page = open_c4(guarded_pages, site, "?crossover.model=nope&crossover.T=-3&ledger-total.den=x&tracker.stage=zz")
     cross = widget(page, "crossover")
-    page.wait_for_timeout(300)
+    wait_widgets_idle(page)   # (whatever the page started once Python was ready has been drawn)
     idle(page, cross)
     assert cross.locator(".ro-T").inner_text() == "262,144"
     assert widget(page, "ledger-total").locator(".ffn-share").inner_text() == "61.6%"
@@ -659,7 +659,7 @@ def test_every_page_reaches_ready_with_no_error_and_no_external_request(guarded_
             assert page.locator("[data-testid=pyodide-status]").first.inner_text() == "Python 运行时已就绪"
         for fig in page.locator("figure.chart").all():     # draw every chart (Plotly loads from the site)
             fig.scroll_into_view_if_needed()
-            expect(fig).to_have_class(DRAWN, timeout=30_000)
+            expect(fig).to_have_class(DRAWN, timeout=DRAW_TIMEOUT_MS)
         page.guard.assert_clean()
         page.close()
 
@@ -678,7 +678,7 @@ def test_built_site_works_from_plain_http_server_with_the_network_off(browser, r
     sealed = browser.browser_type.launch(executable_path=CHROMIUM, headless=True, args=args)
     try:
         base = f"http://127.0.0.1:{port}/"
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + DRAW_TIMEOUT_MS / 1000   # (a bound: the server answers in about a second)
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
@@ -699,7 +699,7 @@ def test_built_site_works_from_plain_http_server_with_the_network_off(browser, r
         idle(page, code)
         assert "3,688,704" in code.locator(".code-output").inner_text()
         cross.locator("figure.chart").scroll_into_view_if_needed()
-        expect(cross.locator("figure.chart")).to_have_class(DRAWN, timeout=30_000)
+        expect(cross.locator("figure.chart")).to_have_class(DRAWN, timeout=DRAW_TIMEOUT_MS)
         guard.context.close()
         guard.assert_clean()
     finally:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_fixtures import CHROMIUM, CHROMIUM_ARGS, PageGuard, wait_runtime_ready
+from browser_fixtures import CHROMIUM, CHROMIUM_ARGS, DRAW_TIMEOUT_MS, PageGuard, wait_runtime_ready
 from experiments import api
 from experiments.lessons import entry_points
 from experiments.widget import MODEL_REF
@@ -210,10 +210,9 @@ def test_the_widgets_worker_is_ready_before_numpy_and_only_marked_calls_wait_for
     guarded_page.context.route("**/*.whl", lambda route: held.append(route))
     guarded_page.goto(site_url)
     wait_runtime_ready(guarded_page)
-    for _ in range(600):              # the worker asks for the wheel right after "ready"
-        if held:
-            break
-        guarded_page.wait_for_timeout(50)
+    deadline = time.monotonic() + DRAW_TIMEOUT_MS / 1000   # (a bound: it asks right after "ready")
+    while not held and time.monotonic() < deadline:   # the worker asks for the wheel right after "ready"
+        guarded_page.wait_for_timeout(50)             # (polls, letting Playwright deliver the route)
     assert len(held) == 1 and guarded_page.evaluate("courseRuntime.packages") is None
     assert marked_calls() == {"ffn_int4_probe", "baseline_forward", "baseline_prepare", "c6_device_speed",
                               "c5_first_step", "c5_train_start", "c5_train_step"}
@@ -222,11 +221,18 @@ def test_the_widgets_worker_is_ready_before_numpy_and_only_marked_calls_wait_for
         courseRuntime.call("experiments.api:ffn_int4_probe", []).then((r) => { window.__int4 = r; }); }""")
     calls = calls_without_numpy(repo_site.out)
     assert {name for name, _ in calls} == set(entry_points()) - marked_calls()     # every one of them
-    # (a call that waited for numpy would never be answered: each gets 30 s, then it reads as not answered)
-    replies = guarded_page.evaluate("""(calls) => Promise.all(calls.map(([name, args]) => Promise.race([
-        courseRuntime.call("experiments.api:" + name, args).then((r) => ({ ok: true, r: JSON.stringify(r) }),
-                                                                 (e) => ({ ok: false, r: e.message })),
-        new Promise((resolve) => setTimeout(() => resolve({ ok: false, r: "not answered" }), 30000))])))""", calls)
+    # (a call that waited for numpy would never be answered. The worker answers an unmarked call in the task that
+    # receives it, and replies arrive in order: so once a ping sent after all of them is answered, a call still
+    # without its answer is one that waits; no clock is involved)
+    replies = guarded_page.evaluate("""(calls) => {
+        const replies = calls.map(([name, args]) => {
+          const reply = { ok: false, r: "not answered" };
+          courseRuntime.call("experiments.api:" + name, args).then((r) => { reply.ok = true; reply.r = JSON.stringify(r); },
+                                                                   (e) => { reply.r = e.message; });
+          return reply;
+        });
+        return courseRuntime.call("experiments.api:ping", ["after the calls"]).then(() => replies);
+      }""", calls)
     for (name, args), reply in zip(calls, replies):
         assert reply["ok"], (name, reply["r"])
         assert json.loads(reply["r"]) == json.loads(api.entry_point(name)(json.dumps(args))), name
@@ -338,7 +344,7 @@ new Worker(URL.createObjectURL(new Blob(
         guard = PageGuard(sealed.new_context())
         page = guard.new_page()
         page.goto(http_serve(tmp_path) + "leak.html")
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + DRAW_TIMEOUT_MS / 1000   # (a bound, reached only on failure)
         while len(guard.external_requests) < 2 and time.monotonic() < deadline:
             page.wait_for_timeout(100)
     finally:
@@ -360,7 +366,7 @@ def test_load_failure_is_shown_and_calls_fail_fast(browser, tmp_path, http_serve
         page = guard.new_page()
         page.goto(http_serve(site) + "index.html")
         status = page.wait_for_selector("[data-testid=pyodide-status][data-state=error]", state="attached",
-                                        timeout=30_000)
+                                        timeout=DRAW_TIMEOUT_MS)
         assert status.text_content().startswith("运行时加载失败：")
         reply = call(page, "experiments.api:ping", [1])
         assert not reply["ok"] and reply["error"].startswith("RuntimeError: Python 运行时加载失败：")
