@@ -265,7 +265,7 @@ def _closed_by_server(sock: socket.socket, limit_s: float) -> bool:
         while sock.recv(4096):
             pass
         return True
-    except (TimeoutError, socket.timeout):
+    except TimeoutError:
         return False
     except ConnectionResetError:
         return True
