@@ -114,6 +114,12 @@ def _moe_model(reg, mn) -> None:
             kind="ratio", style="pct", sources=(mn.where + LEDGER,))
     reg.add(f"{p}.active_share", f"{mn.name} 每 token 激活参数占文本主干的比例", active / backbone, kind="ratio",
             style="pct", sources=(mn.where + LEDGER,))
+    emb = rows["embedding"][0]
+    if emb:
+        # the convention some labs publish (OpenAI for gpt-oss): the input embedding is a table look-up, no matmul,
+        # so it is left out of the active count; lm_head stays in
+        reg.add(f"{p}.active_no_embedding", f"{mn.name} 每 token 激活参数，不算输入 embedding",
+                active - Sym("输入 embedding", emb), sources=(mn.where + LEDGER,))
     for row, label in (("shared", "共享专家"), ("dense_ffn", "前几层稠密 FFN"), ("attention", "注意力"),
                        ("linear_attention", "Gated DeltaNet"), ("mamba", "Mamba 层"), ("embedding", "输入 embedding")):
         if rows[row][0]:
@@ -125,12 +131,36 @@ def _moe_model(reg, mn) -> None:
     reg.add(f"{p}.flops_ratio", f"{mn.name} 全部专家都算与只算 top-k 的每 token FLOPs 之比",
             Sym("全部专家", every) / Sym("只算 top-k", s["flops"]), kind="ratio", style="x1",
             sources=(mn.where + LEDGER,))
+    reg.add(f"{p}.flops_share", f"{mn.name} 只算 top-k 与全部专家都算的每 token 权重矩阵乘 FLOPs 之比",
+            Sym("只算 top-k", s["flops"]) / Sym("全部专家", every), kind="ratio", style="pct",
+            sources=(mn.where + LEDGER,))
     reg.add(f"{p}.weights_gb", f"{mn.name} 整个 checkpoint 按 BF16 存放要占的显存（GB）",
             Sym("全部参数", mn.ledger.total) * BF16 / GB, kind="bytes", style="x1", sources=(mn.where + LEDGER,))
     reg.add(f"{p}.active_gb", f"{mn.name} 每 token 激活参数按 BF16 计（GB）", active * BF16 / GB, kind="bytes",
             style="x1", sources=(mn.where + LEDGER,))
     reg.add(f"{p}.choices", f"{mn.name} 一层里一个 token 可能被送去的专家组合数 C(E, k)",
             value=math.comb(s["E"], s["k"]), style="e2", sources=cfg_src)
+    _routing(reg, mn, p)
+
+
+# the routing settings a config states: the balance loss's weight, and DeepSeek-V3's group-limited, bias-balanced
+# sigmoid routing (n_group groups of experts, a token's k experts drawn from its topk_group best groups)
+ROUTING_KEYS = {"router_aux_loss_coef": ("aux_coef", "训练时负载均衡损失的系数", "x3"),
+                "n_group": ("n_group", "路由专家分成的组数", "n"),
+                "topk_group": ("topk_group", "每个 token 只从得分最高的几组里选专家", "n"),
+                "routed_scaling_factor": ("routed_scale", "路由专家输出之和再乘的系数", "x1")}
+
+
+def _routing(reg, mn, p) -> None:
+    from ...toolkit.config_text import text_config_of
+    tc, pre = text_config_of(mn.doc["config"])
+    for key, (name, label, style) in ROUTING_KEYS.items():
+        v = tc.get(key)
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue
+        v = v if isinstance(v, int) else Fraction(str(v))
+        reg.add(f"{p}.{name}", f"{mn.name} 的 {key}：{label}", Sym(key, v), kind="config", style=style,
+                symbols={key: pre + key}, sources=(f"{mn.where}：{pre}{key}",))
 
 
 def _alias(mn) -> str:
