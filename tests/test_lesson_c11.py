@@ -354,7 +354,8 @@ def test_outline_and_c4_links(course):
     assert ch["status"] == "written" and ch["lesson"] == "c11-moe-linear-attention"
     c4 = C4.read_text(encoding="utf-8")
     assert "C11 " not in c4.replace("[C11](c11-moe-linear-attention.html)", "")
-    assert c4.count("[C11](c11-moe-linear-attention.html)") == 5
+    # six: the GDN paragraph of ④ now points to C11 for what linear attention saves
+    assert c4.count("[C11](c11-moe-linear-attention.html)") == 6
     from experiments.lessons.c4_transformer_block.widgets import later_links
     links = later_links(course["tracker"], course)
     assert links == [{"title": "Gated DeltaNet 层（线性注意力）", "chapter": "C11",

@@ -118,8 +118,6 @@ FIGURES = [
     ("cited.shazeer_swiglu", "x3", "1.944"),
     ("cited.qiu_first_token_baseline", "pct", "46.7%"),
     ("cited.qiu_first_token_gated", "pct", "4.8%"),
-    ("cited.deepseek_v4_swiglu_clamp", "n", "10"),
-    ("cited.qwen38_24t_ffn_share", "pct0", "97%"),
 ]
 
 
