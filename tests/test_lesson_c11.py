@@ -344,7 +344,7 @@ def test_every_reference_names_a_number(numbers):
     assert not [n for c in claims for n in names(parse(c)) if n not in numbers]
     # the ten parts, in order
     heads = re.findall(r"^## (.)", text, re.M)
-    assert heads == list("①②③④⑤⑥⑦⑧⑨⑩")
+    assert heads == list("①②③④⑤⑥⑦⑧⑨⑩") + ["参"]          # the ten parts, then 参考资料
     for sub in ("### 朴素方案", "### 它在哪失败", "### 改进方案"):
         assert sub in text
 

@@ -250,7 +250,7 @@ def test_lesson_structure():
                 "reading_minutes: 25", "summary:"):
         assert key in front
     heads = re.findall(r"^## (.+)$", text, flags=re.M)
-    assert [h[0] for h in heads] == list("①②③④⑤⑥⑦⑧⑨⑩")
+    assert [h[0] for h in heads] == list("①②③④⑤⑥⑦⑧⑨⑩") + ["参"]   # the ten parts, then 参考资料
     for callout in ("::: warning", "::: note", "::: try"):
         assert callout in text
     widgets = re.findall(r"^```\{widget\} ([\w-]+)", text, flags=re.M)
