@@ -3,7 +3,8 @@
     data/models/<id>/config.json    the model's config.json exactly as published (dropped in as is)
     data/models/<id>/meta.yaml      the course's metadata about it: id (= the folder name), name (display name),
                                     family, source (where the config comes from) and optional published_total,
-                                    published_total_source, hub_page_total, notes
+                                    published_total_source, hub_page_total, notes, training_tokens (with
+                                    training_tokens_source, _source_zh and _url)
 
 In memory a model is still one document {"meta": {...}, "config": {...}} (what experiments.course_numbers and
 the widgets read). Reading validates once, at this edge: every problem becomes a ConfigError naming the file
@@ -139,7 +140,32 @@ def read_meta(path: Path, rel: str, model_id: str) -> tuple[dict | None, list[Co
         problems.append(Problem("id", f"the folder name {model_id!r}", meta.get("id"), "id" in meta))
     if not isinstance(meta.get("name"), str):
         problems.append(Problem("name", "the model's display name (text)", meta.get("name"), "name" in meta))
+    problems += training_tokens_problems(meta)
     return (None, [ConfigError(problems, rel)]) if problems else (meta, [])
+
+
+TOKENS_TEXT = ("training_tokens_source", "training_tokens_source_zh", "training_tokens_url")
+
+
+def training_tokens_problems(meta: dict) -> list[Problem]:
+    """Optional training_tokens (a positive whole number of tokens, as published) comes with where it is published:
+    training_tokens_source (for maintainers), training_tokens_source_zh (the line a page shows) and
+    training_tokens_url; a source without the figure is a problem too."""
+    if "training_tokens" not in meta:
+        stray = [k for k in TOKENS_TEXT if k in meta]
+        return [Problem(stray[0], "to accompany training_tokens (which is missing)", meta[stray[0]], True)] if stray else []
+    problems = []
+    tokens = meta["training_tokens"]
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens <= 0:
+        problems.append(Problem("training_tokens", "a positive whole number of tokens (e.g. 2000000000000)", tokens, True))
+    for key in TOKENS_TEXT:
+        value = meta.get(key)
+        if not isinstance(value, str) or not value.strip():
+            problems.append(Problem(key, "where the training-token figure is published (text)", value, key in meta))
+    url = meta.get("training_tokens_url")
+    if isinstance(url, str) and url.strip() and not url.startswith("https://"):
+        problems.append(Problem("training_tokens_url", "an https:// link", url, True))
+    return problems
 
 
 def read_model_folder(folder: Path, rel: Callable[[Path], str] | None = None

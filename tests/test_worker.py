@@ -215,7 +215,7 @@ def test_the_widgets_worker_is_ready_before_numpy_and_only_marked_calls_wait_for
             break
         guarded_page.wait_for_timeout(50)
     assert len(held) == 1 and guarded_page.evaluate("courseRuntime.packages") is None
-    assert marked_calls() == {"ffn_int4_probe", "baseline_forward", "baseline_prepare"}
+    assert marked_calls() == {"ffn_int4_probe", "baseline_forward", "baseline_prepare", "c6_device_speed"}
 
     guarded_page.evaluate("""() => { window.__int4 = null;
         courseRuntime.call("experiments.api:ffn_int4_probe", []).then((r) => { window.__int4 = r; }); }""")

@@ -18,4 +18,5 @@ lesson (tests/test_layers.py holds this, lazy imports inside functions included)
     model_numbers.py  every model's generic numbers (totals, shares, classic estimate, crossover, KV cache)
     shared_numbers.py the few numbers several lessons cite, so that no lesson needs another one's
     derivations.py    a config's generic numbers with the derivation rows a page shows
+    scaling.py        published scaling-law fits, compute-optimal N and D, training FLOPs per token beyond 6N
 """

@@ -1,0 +1,106 @@
+"""C6's widgets at build time: each view computes the first state with calc.py (the functions the browser calls as
+experiments.api:c6_*), and ``states`` lists the calls of the enumerable controls (the explorer's budget stops, the
+calculator's GPU picker) so the page answers them before the browser's Python is ready.
+site/static/js/widgets-c6.js makes the markup live.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ...format import format_value, n, sci
+from ...toolkit.scaling import non_embedding_params
+from ...widget import OptionError
+from . import GPUS, calc
+
+
+def placed_models(widget: str, aliases: list, data) -> tuple[list, list]:
+    """([name, N, D] of every listed dense model with a published training-token figure in its meta.yaml,
+    [names of the listed models without one]); an MoE model is refused (the fits are for dense models)."""
+    placed, missing = [], []
+    for alias in aliases:
+        a, mn = data.model(widget, alias, "models")
+        if mn.arch.moe:
+            raise OptionError(widget, "models", "aliases of dense models (the fits are for dense models)", alias)
+        tokens = mn.meta.get("training_tokens")
+        if tokens:
+            placed.append([mn.name, mn.ledger.total, tokens])
+        else:
+            missing.append(mn.name)
+    return placed, missing
+
+
+def _budgets(o: dict) -> list[str]:
+    budgets = o["budgets"]
+    if not isinstance(budgets, list) or len(budgets) < 2:
+        raise OptionError("c6-isoflop", "budgets", "a list of at least two budgets in FLOPs (text, e.g. '1e23')")
+    values = []
+    for b in budgets:
+        try:
+            values.append(calc.budget_of(b))
+        except ValueError:
+            raise OptionError("c6-isoflop", "budgets", "budgets between 1e6 and 1e30 FLOPs", b) from None
+    if values != sorted(values) or len(set(values)) != len(values):
+        raise OptionError("c6-isoflop", "budgets", "increasing budgets", budgets)
+    if o["budget"] not in budgets:
+        raise OptionError("c6-isoflop", "budget", "one of the budgets in 'budgets'", o["budget"])
+    return budgets
+
+
+def isoflop_view(o: dict, data) -> dict:
+    budgets = _budgets(o)
+    placed, missing = placed_models("c6-isoflop", o["models"], data)
+    sources: list[dict] = []      # one entry per source, naming every model it covers (Llama 2's one table)
+    for alias in o["models"]:
+        mn = data.models[alias]
+        if mn.meta.get("training_tokens"):
+            text, url = mn.meta["training_tokens_source_zh"], mn.meta["training_tokens_url"]
+            same = next((s for s in sources if s["text"] == text and s["url"] == url), None)
+            if same:
+                same["names"].append(mn.name)
+            else:
+                sources.append({"names": [mn.name], "text": text, "url": url})
+    for s in sources:
+        s["name"] = "、".join(s.pop("names"))
+    rows = calc.model_rows(placed)
+    trained = [data.models[a] for a in o["models"] if data.models[a].meta.get("training_tokens")]
+    for row, mn in zip(rows, trained):      # Kaplan's N beside the exact total, from the same ledger
+        row["nonemb"] = n(non_embedding_params(mn.ledger))
+    return {"budgets": budgets, "index": budgets.index(o["budget"]), "budget": o["budget"],
+            "placed": placed, "missing": missing, "sources": sources,
+            "x": calc.isoflop(o["budget"], placed), "rows": rows}
+
+
+def isoflop_states(o: dict, data) -> list:
+    placed, _ = placed_models("c6-isoflop", o["models"], data)
+    return [("c6_isoflop", [b, placed]) for b in _budgets(o)]
+
+
+def gpu_peak(data, gpu: str) -> str:
+    """A GPU's dense BF16 peak in TFLOPS as the text the picker sends (data/citations.json)."""
+    item = data.citations.get(f"{gpu}_bf16_tflops")
+    if item is None:
+        raise OptionError("c6-budget", "gpu", "one of " + ", ".join(GPUS), gpu)
+    return format_value(Fraction(str(item["value"])), "x1").replace(",", "").rstrip("0").rstrip(".")
+
+
+def budget_view(o: dict, data) -> dict:
+    if o["gpu"] not in GPUS:
+        raise OptionError("c6-budget", "gpu", "one of " + ", ".join(GPUS), o["gpu"])
+    gpus = [{"key": k, "name": name, "peak": gpu_peak(data, k),
+             "source": data.citations[f"{k}_bf16_tflops"].get("source_zh", "")} for k, name in GPUS.items()]
+    peak = next(g["peak"] for g in gpus if g["key"] == o["gpu"])
+    try:
+        x = calc.budget_plan(o["budget"], peak, str(o["gpus"]), str(o["mfu"]))
+    except ValueError as e:
+        raise OptionError("c6-budget", "budget", str(e)) from None
+    return {"o": o, "gpus": gpus, "x": x}
+
+
+def budget_states(o: dict, data) -> list:
+    return [("c6_budget", [str(o["budget"]), gpu_peak(data, k), str(o["gpus"]), str(o["mfu"])]) for k in GPUS]
+
+
+def device_view(o: dict, data) -> dict:
+    base = calc.baseline_budget()
+    return {"size": o["size"], "repeats": o["repeats"], "N": n(base["N"]), "D": n(base["D"]),
+            "C": sci(base["C"], 2), "C_exact": sci(base["C_exact"], 2), "seq": base["seq"]}
