@@ -19,6 +19,7 @@ from . import calc
 from ...toolkit.model_numbers import LEDGER
 from ...expr import Const, Sym
 from ...ledger import build_ledger, views
+from ...toolkit.config_text import text_config_of
 from ...toolkit.moe import get_key, moe_keys
 
 GB, MB = Const(10**9), Const(10**6)
@@ -46,6 +47,12 @@ def register(reg, models, course=None) -> None:
         _next(reg, models["qwen3_next_80b_a3b"])
     if "jamba_v0_1" in models:
         _jamba(reg, models["jamba_v0_1"])
+    _serving(reg, models)
+    if "deepseek_v3" in models:
+        _mla(reg, models["deepseek_v3"])
+    for alias in ("gpt_oss_120b", "gemma_2_9b"):
+        if alias in models:
+            _sliding(reg, models[alias])
 
 
 def _syms(mn) -> dict:
@@ -152,7 +159,6 @@ ROUTING_KEYS = {"router_aux_loss_coef": ("aux_coef", "训练时负载均衡损�
 
 
 def _routing(reg, mn, p) -> None:
-    from ...toolkit.config_text import text_config_of
     tc, pre = text_config_of(mn.doc["config"])
     for key, (name, label, style) in ROUTING_KEYS.items():
         v = tc.get(key)
@@ -360,3 +366,81 @@ def _jamba(reg, mn) -> None:
     reg.add("c11.jamba.full_cache_gb", "Jamba 若每层都用注意力，一条满长序列的 KV cache（BF16，GB）",
             value=Fraction(views.cache_bytes_per_sequence(allattn, T), 10**9), kind="bytes", style="x1",
             sources=(f"{mn.where} 把 attn_layer_period 改成 1、attn_layer_offset 改成 0 后，由课程的账本引擎重数",))
+
+
+# -- serving and the other answers to the cache ledger ------------------------------------------------------------
+# Dense ridge: at batch B a BF16 weight (2 bytes) does 2·B FLOPs, so the step turns compute-bound when B reaches
+# peak FLOP/s ÷ bandwidth (bytes/s). In an MoE layer each expert sees about B·k/E of the batch's tokens (uniform
+# routing), so the same intensity needs a batch E/k times larger. All-to-all: with expert parallelism a token's
+# d-dimensional hidden vector is sent to each of its k experts and k outputs come back, per MoE layer (an upper
+# bound: BF16, every expert on another device).
+def _serving(reg, models) -> None:
+    tflops, tbps = reg.numbers.get("cited.h100_bf16_tflops"), reg.numbers.get("cited.h100_bandwidth_tbps")
+    if tflops is None or tbps is None:
+        return
+    ridge = Sym("峰值 TFLOPS", Fraction(str(tflops.value))) / Sym("带宽 TB/s", Fraction(str(tbps.value)))
+    hsrc = tuple(dict.fromkeys((tflops.sources[0], tbps.sources[0])))
+    reg.add("c11.dense_ridge_batch", "H100 上 BF16 稠密层由算力接管的批大小（峰值算力 ÷ 带宽）", ridge, kind="ratio",
+            style="x0", sources=hsrc)
+    for alias in MOE_MODELS:
+        if alias not in models:
+            continue
+        mn = models[alias]
+        y, keys = _syms(mn), _keys(mn)
+        p = f"c11.{_alias(mn)}"
+        cfg_src = _src(mn, keys["E"], keys["k"])
+        reg.add(f"{p}.e_over_k", f"{mn.name} 的 E/k：一个专家平均分到批里 token 的几分之一", y["E"] / y["k"],
+                kind="ratio", style="x0", symbols=keys, sources=cfg_src)
+        reg.add(f"{p}.moe_ridge_batch", f"{mn.name} 的 MoE 层由算力接管所需的批大小（稠密交叉点 × E/k）",
+                Sym("稠密交叉点", ridge.value) * y["E"] / y["k"], kind="ratio", style="x0", symbols=keys,
+                sources=(*hsrc, *cfg_src))
+        reg.add(f"{p}.a2a_mb_token", f"{mn.name} 专家并行时每个 token 的分发与汇合字节上限（BF16，MB）",
+                Const(2) * y["k"] * y["d"] * BF16 * y["L_moe"] / MB, kind="bytes", style="x1", symbols=keys,
+                sources=_src(mn, keys["k"], keys["d"]))
+
+
+def _mla(reg, mn) -> None:
+    """DeepSeek-V3's latent cache (kv_lora_rank + qk_rope_head_dim per token per layer) against the K and V that
+    full multi-head attention with the same heads would keep."""
+    tc, pre = text_config_of(mn.doc["config"])
+    need = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "num_attention_heads")
+    if any(not isinstance(tc.get(k), int) for k in need):
+        return
+    r, rope, nope, dv, h = (Sym(k, tc[k]) for k in need)
+    keys = {k: pre + k for k in need}
+    src = (f"{mn.where}：" + "、".join(keys.values()),)
+    latent = reg.add("c11.mla.latent_elems", "DeepSeek-V3 每个 token 每层缓存的元素：压缩潜向量 + 共享的 RoPE 键",
+                     r + rope, symbols=keys, sources=src)
+    mha = reg.add("c11.mla.mha_elems", "同样头数的多头注意力每个 token 每层要缓存的 K、V 元素 h·(d_nope + d_rope + d_v)",
+                  h * (nope + rope + dv), symbols=keys, sources=src)
+    reg.add("c11.mla.ratio", "多头注意力与 MLA 每个 token 缓存之比", Sym("多头", mha.value) / Sym("MLA", latent.value),
+            kind="ratio", style="x0", sources=src)
+
+
+def _sliding(reg, mn) -> None:
+    """A model that alternates sliding-window and full layers: the cache of one sequence at its native length,
+    against the same model with every layer full (BF16; a sliding layer keeps at most `window` tokens)."""
+    tc, pre = text_config_of(mn.doc["config"])
+    window = tc.get("sliding_window")
+    n_slide = mn.ledger.layer("sliding_attention").n if "sliding_attention" in mn.ledger.layer_types else 0
+    n_full = mn.ledger.layer("full_attention").n if "full_attention" in mn.ledger.layer_types else 0
+    if not isinstance(window, int) or not n_slide or not n_full:
+        return
+    c = mn.cfg()
+    p = f"c11.swa.{_alias(mn)}"
+    w = Sym("window", window)
+    T = Sym("T_max", mn.arch.context_length)
+    keys = {**mn.keys, "window": pre + "sliding_window", "T_max": mn.keys.get("T_max", "max_position_embeddings")}
+    per_layer = Const(2) * c["h_kv"] * c["d_h"] * BF16
+    ns, nf = Sym("滑窗层数", n_slide), Sym("全注意力层数", n_full)
+    reg.add(f"{p}.window", f"{mn.name} 滑窗层只看最近多少个 token", w, kind="config", symbols=keys,
+            sources=(f"{mn.where}：{pre}sliding_window",))
+    reg.add(f"{p}.n_sliding", f"{mn.name} 的滑窗层数", value=n_slide, kind="count", sources=(mn.where + LEDGER,))
+    mixed = per_layer * (nf * T + ns * w)
+    full = per_layer * (nf + ns) * T
+    reg.add(f"{p}.cache_gb", f"{mn.name} 一条原生长度序列的 KV cache（BF16，GB）", mixed / GB, kind="bytes",
+            style="x2", symbols=keys, sources=(mn.where + LEDGER,))
+    reg.add(f"{p}.full_cache_gb", f"{mn.name} 若每层都是全注意力，同一序列的 KV cache（BF16，GB）", full / GB,
+            kind="bytes", style="x2", symbols=keys, sources=(mn.where + LEDGER,))
+    reg.add(f"{p}.cache_ratio", f"{mn.name} 的缓存是全用全注意力时的几成", Sym("混合", mixed.value) / Sym("全注意力", full.value),
+            kind="ratio", style="pct", sources=(mn.where + LEDGER,))
