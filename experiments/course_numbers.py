@@ -25,11 +25,12 @@ def compute_numbers(models: dict[str, dict], course: dict | None = None, referen
 
 
 def compute_course(models: dict[str, dict], course: dict | None = None, reference: dict | None = None,
-                   citations: dict | None = None, data: dict | None = None
+                   citations: dict | None = None, data: dict | None = None, strict: bool = True
                    ) -> tuple[dict[str, Number], dict[str, ModelNumbers]]:
     """The numbers, and each model's ModelNumbers (ledger, arch, name) keyed by its alias or slug. data: the
-    other data/*.json documents by name (e.g. train_runs), for the lessons whose numbers read one."""
-    reg, per_model = generic_numbers(models, course, reference, citations)   # every model's, and cited.*
+    other data/*.json documents by name (e.g. train_runs), for the lessons whose numbers read one; ``strict``: see
+    experiments.toolkit.model_numbers.Registry."""
+    reg, per_model = generic_numbers(models, course, reference, citations, strict)   # every model's, and cited.*
     register_shared(reg, per_model)                                         # the ones several lessons cite
     register_numbers(reg, per_model, course, data=data)                     # each lesson's own
     return reg.numbers, per_model

@@ -373,7 +373,7 @@ def test_every_reference_names_a_number(numbers):
     assert not [n for c in claims for n in names(parse(c)) if n not in numbers]
     # the ten parts, in order
     heads = re.findall(r"^## (.)", text, re.M)
-    assert heads == list("①②③④⑤⑥⑦⑧⑨⑩")
+    assert heads == list("①②③④⑤⑥⑦⑧⑨⑩") + ["参"]          # the ten parts, then 参考资料
     for sub in ("### 朴素方案", "### 它在哪失败", "### 改进方案"):
         assert sub in text
 
@@ -383,8 +383,61 @@ def test_outline_and_c4_links(course):
     assert ch["status"] == "written" and ch["lesson"] == "c11-moe-linear-attention"
     c4 = C4.read_text(encoding="utf-8")
     assert "C11 " not in c4.replace("[C11](c11-moe-linear-attention.html)", "")
-    assert c4.count("[C11](c11-moe-linear-attention.html)") == 5
+    # six: the GDN paragraph of ④ now points to C11 for what linear attention saves
+    assert c4.count("[C11](c11-moe-linear-attention.html)") == 6
     from experiments.lessons.c4_transformer_block.widgets import later_links
     links = later_links(course["tracker"], course)
     assert links == [{"title": "Gated DeltaNet 层（线性注意力）", "chapter": "C11",
                       "chapter_title": ch["title"], "href": "c11-moe-linear-attention.html"}]
+
+
+# -- the numbers added for conventions, routing, serving and the other cache answers, counted from the configs --
+def test_active_conventions_and_flop_share(numbers):
+    # gpt-oss: the course's active count minus the input embedding (V·d from the config) is OpenAI's 5.13B
+    c = cfg("gpt-oss-120b")
+    no_emb = v(numbers, "gpt_oss_120b.active_per_token") - c["vocab_size"] * c["hidden_size"]
+    assert v(numbers, "c11.gpt_oss_120b.active_no_embedding") == no_emb
+    assert round(no_emb / 1e9, 2) == 5.13
+    # the FLOP share is the reciprocal of the all-experts ratio, and below the parameter share
+    r = v(numbers, "c11.qwen3_235b_a22b.flops_ratio")
+    assert v(numbers, "c11.qwen3_235b_a22b.flops_share") == 1 / r
+    assert v(numbers, "c11.qwen3_235b_a22b.flops_share") < v(numbers, "c11.qwen3_235b_a22b.active_share")
+
+
+def test_routing_settings_read_from_configs(numbers):
+    assert v(numbers, "c11.qwen3_30b_a3b.aux_coef") == Fraction(str(cfg("qwen3-30b-a3b")["router_aux_loss_coef"]))
+    assert v(numbers, "c11.mixtral_8x7b.aux_coef") == Fraction(str(cfg("mixtral-8x7b")["router_aux_loss_coef"]))
+    ds = cfg("deepseek-v3")
+    assert "c11.deepseek_v3.aux_coef" not in numbers          # DeepSeek-V3 states no balance-loss weight
+    assert (v(numbers, "c11.deepseek_v3.n_group"), v(numbers, "c11.deepseek_v3.topk_group")) == \
+        (ds["n_group"], ds["topk_group"])
+    assert v(numbers, "c11.deepseek_v3.routed_scale") == Fraction(str(ds["routed_scaling_factor"]))
+
+
+def test_serving_batch_and_all_to_all(numbers):
+    cited = json.loads((ROOT / "data" / "citations.json").read_text(encoding="utf-8"))
+    ridge = Fraction(str(cited["h100_bf16_tflops"]["value"])) / Fraction(str(cited["h100_bandwidth_tbps"]["value"]))
+    assert v(numbers, "c11.dense_ridge_batch") == ridge
+    ds = cfg("deepseek-v3")
+    e_over_k = Fraction(ds["n_routed_experts"], ds["num_experts_per_tok"])
+    assert v(numbers, "c11.deepseek_v3.moe_ridge_batch") == ridge * e_over_k
+    moe_layers = ds["num_hidden_layers"] - ds["first_k_dense_replace"]
+    a2a = 2 * ds["num_experts_per_tok"] * ds["hidden_size"] * 2 * moe_layers     # dispatch + combine, BF16
+    assert v(numbers, "c11.deepseek_v3.a2a_mb_token") == Fraction(a2a, 10**6)
+
+
+def test_mla_and_sliding_window_caches(numbers):
+    ds = cfg("deepseek-v3")
+    latent = ds["kv_lora_rank"] + ds["qk_rope_head_dim"]
+    assert v(numbers, "c11.mla.latent_elems") == latent
+    # the engine's per-token cache of DeepSeek-V3 is that latent in every layer, BF16
+    assert v(numbers, "deepseek_v3.kv_bytes_per_token") == latent * ds["num_hidden_layers"] * 2
+    heads = ds["num_attention_heads"] * (ds["qk_nope_head_dim"] + ds["qk_rope_head_dim"] + ds["v_head_dim"])
+    assert v(numbers, "c11.mla.mha_elems") == heads
+    go = cfg("gpt-oss-120b")
+    per_layer = 2 * go["num_key_value_heads"] * go["head_dim"] * 2
+    T, w = go["max_position_embeddings"], go["sliding_window"]
+    kinds = go["layer_types"]
+    mixed = per_layer * sum(T if k == "full_attention" else min(T, w) for k in kinds)
+    assert v(numbers, "c11.swa.gpt_oss_120b.cache_gb") == Fraction(mixed, 10**9)
+    assert v(numbers, "c11.swa.gpt_oss_120b.full_cache_gb") == Fraction(per_layer * len(kinds) * T, 10**9)

@@ -516,7 +516,7 @@ def test_lesson_structure():
     for key in ("chapter: C4+", "title: FFN：吞掉三分之二参数的黑洞（精读）"):
         assert key in front
     heads = re.findall(r"^## (.+)$", text, flags=re.M)
-    assert [h[0] for h in heads] == list("①②③④⑤⑥⑦⑧⑨⑩")
+    assert [h[0] for h in heads] == list("①②③④⑤⑥⑦⑧⑨⑩") + ["参"]   # the ten parts, then 参考资料
     widgets = re.findall(r"^```\{widget\} ([\w-]+)", text, flags=re.M)
     assert {"ffn-swiglu-budget", "ffn-memory", "ffn-training-memory", "ffn-flops", "ffn-moe", "ffn-int4"} <= set(widgets)
     assert "[C4](c4-transformer-block.html)" in text

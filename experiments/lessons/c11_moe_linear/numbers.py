@@ -19,6 +19,7 @@ from . import calc
 from ...toolkit.model_numbers import LEDGER
 from ...expr import Const, Sym
 from ...ledger import build_ledger, views
+from ...toolkit.config_text import text_config_of
 from ...toolkit.moe import get_key, moe_keys
 
 GB, MB = Const(10**9), Const(10**6)
@@ -46,6 +47,12 @@ def register(reg, models, course=None) -> None:
         _next(reg, models["qwen3_next_80b_a3b"])
     if "jamba_v0_1" in models:
         _jamba(reg, models["jamba_v0_1"])
+    _serving(reg, models)
+    if "deepseek_v3" in models:
+        _mla(reg, models["deepseek_v3"])
+    for alias in ("gpt_oss_120b", "gemma_2_9b"):
+        if alias in models:
+            _sliding(reg, models[alias])
 
 
 def _syms(mn) -> dict:
@@ -114,6 +121,12 @@ def _moe_model(reg, mn) -> None:
             kind="ratio", style="pct", sources=(mn.where + LEDGER,))
     reg.add(f"{p}.active_share", f"{mn.name} 每 token 激活参数占文本主干的比例", active / backbone, kind="ratio",
             style="pct", sources=(mn.where + LEDGER,))
+    emb = rows["embedding"][0]
+    if emb:
+        # the convention some labs publish (OpenAI for gpt-oss): the input embedding is a table look-up, no matmul,
+        # so it is left out of the active count; lm_head stays in
+        reg.add(f"{p}.active_no_embedding", f"{mn.name} 每 token 激活参数，不算输入 embedding",
+                active - Sym("输入 embedding", emb), sources=(mn.where + LEDGER,))
     for row, label in (("shared", "共享专家"), ("dense_ffn", "前几层稠密 FFN"), ("attention", "注意力"),
                        ("linear_attention", "Gated DeltaNet"), ("mamba", "Mamba 层"), ("embedding", "输入 embedding")):
         if rows[row][0]:
@@ -125,12 +138,35 @@ def _moe_model(reg, mn) -> None:
     reg.add(f"{p}.flops_ratio", f"{mn.name} 全部专家都算与只算 top-k 的每 token FLOPs 之比",
             Sym("全部专家", every) / Sym("只算 top-k", s["flops"]), kind="ratio", style="x1",
             sources=(mn.where + LEDGER,))
+    reg.add(f"{p}.flops_share", f"{mn.name} 只算 top-k 与全部专家都算的每 token 权重矩阵乘 FLOPs 之比",
+            Sym("只算 top-k", s["flops"]) / Sym("全部专家", every), kind="ratio", style="pct",
+            sources=(mn.where + LEDGER,))
     reg.add(f"{p}.weights_gb", f"{mn.name} 整个 checkpoint 按 BF16 存放要占的显存（GB）",
             Sym("全部参数", mn.ledger.total) * BF16 / GB, kind="bytes", style="x1", sources=(mn.where + LEDGER,))
     reg.add(f"{p}.active_gb", f"{mn.name} 每 token 激活参数按 BF16 计（GB）", active * BF16 / GB, kind="bytes",
             style="x1", sources=(mn.where + LEDGER,))
     reg.add(f"{p}.choices", f"{mn.name} 一层里一个 token 可能被送去的专家组合数 C(E, k)",
             value=math.comb(s["E"], s["k"]), style="e2", sources=cfg_src)
+    _routing(reg, mn, p)
+
+
+# the routing settings a config states: the balance loss's weight, and DeepSeek-V3's group-limited, bias-balanced
+# sigmoid routing (n_group groups of experts, a token's k experts drawn from its topk_group best groups)
+ROUTING_KEYS = {"router_aux_loss_coef": ("aux_coef", "训练时负载均衡损失的系数", "x3"),
+                "n_group": ("n_group", "路由专家分成的组数", "n"),
+                "topk_group": ("topk_group", "每个 token 只从得分最高的几组里选专家", "n"),
+                "routed_scaling_factor": ("routed_scale", "路由专家输出之和再乘的系数", "x1")}
+
+
+def _routing(reg, mn, p) -> None:
+    tc, pre = text_config_of(mn.doc["config"])
+    for key, (name, label, style) in ROUTING_KEYS.items():
+        v = tc.get(key)
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue
+        v = v if isinstance(v, int) else Fraction(str(v))
+        reg.add(f"{p}.{name}", f"{mn.name} 的 {key}：{label}", Sym(key, v), kind="config", style=style,
+                symbols={key: pre + key}, sources=(f"{mn.where}：{pre}{key}",))
 
 
 def _alias(mn) -> str:
@@ -330,3 +366,81 @@ def _jamba(reg, mn) -> None:
     reg.add("c11.jamba.full_cache_gb", "Jamba 若每层都用注意力，一条满长序列的 KV cache（BF16，GB）",
             value=Fraction(views.cache_bytes_per_sequence(allattn, T), 10**9), kind="bytes", style="x1",
             sources=(f"{mn.where} 把 attn_layer_period 改成 1、attn_layer_offset 改成 0 后，由课程的账本引擎重数",))
+
+
+# -- serving and the other answers to the cache ledger ------------------------------------------------------------
+# Dense ridge: at batch B a BF16 weight (2 bytes) does 2·B FLOPs, so the step turns compute-bound when B reaches
+# peak FLOP/s ÷ bandwidth (bytes/s). In an MoE layer each expert sees about B·k/E of the batch's tokens (uniform
+# routing), so the same intensity needs a batch E/k times larger. All-to-all: with expert parallelism a token's
+# d-dimensional hidden vector is sent to each of its k experts and k outputs come back, per MoE layer (an upper
+# bound: BF16, every expert on another device).
+def _serving(reg, models) -> None:
+    tflops, tbps = reg.numbers.get("cited.h100_bf16_tflops"), reg.numbers.get("cited.h100_bandwidth_tbps")
+    if tflops is None or tbps is None:
+        return
+    ridge = Sym("峰值 TFLOPS", Fraction(str(tflops.value))) / Sym("带宽 TB/s", Fraction(str(tbps.value)))
+    hsrc = tuple(dict.fromkeys((tflops.sources[0], tbps.sources[0])))
+    reg.add("c11.dense_ridge_batch", "H100 上 BF16 稠密层由算力接管的批大小（峰值算力 ÷ 带宽）", ridge, kind="ratio",
+            style="x0", sources=hsrc)
+    for alias in MOE_MODELS:
+        if alias not in models:
+            continue
+        mn = models[alias]
+        y, keys = _syms(mn), _keys(mn)
+        p = f"c11.{_alias(mn)}"
+        cfg_src = _src(mn, keys["E"], keys["k"])
+        reg.add(f"{p}.e_over_k", f"{mn.name} 的 E/k：一个专家平均分到批里 token 的几分之一", y["E"] / y["k"],
+                kind="ratio", style="x0", symbols=keys, sources=cfg_src)
+        reg.add(f"{p}.moe_ridge_batch", f"{mn.name} 的 MoE 层由算力接管所需的批大小（稠密交叉点 × E/k）",
+                Sym("稠密交叉点", ridge.value) * y["E"] / y["k"], kind="ratio", style="x0", symbols=keys,
+                sources=(*hsrc, *cfg_src))
+        reg.add(f"{p}.a2a_mb_token", f"{mn.name} 专家并行时每个 token 的分发与汇合字节上限（BF16，MB）",
+                Const(2) * y["k"] * y["d"] * BF16 * y["L_moe"] / MB, kind="bytes", style="x1", symbols=keys,
+                sources=_src(mn, keys["k"], keys["d"]))
+
+
+def _mla(reg, mn) -> None:
+    """DeepSeek-V3's latent cache (kv_lora_rank + qk_rope_head_dim per token per layer) against the K and V that
+    full multi-head attention with the same heads would keep."""
+    tc, pre = text_config_of(mn.doc["config"])
+    need = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "num_attention_heads")
+    if any(not isinstance(tc.get(k), int) for k in need):
+        return
+    r, rope, nope, dv, h = (Sym(k, tc[k]) for k in need)
+    keys = {k: pre + k for k in need}
+    src = (f"{mn.where}：" + "、".join(keys.values()),)
+    latent = reg.add("c11.mla.latent_elems", "DeepSeek-V3 每个 token 每层缓存的元素：压缩潜向量 + 共享的 RoPE 键",
+                     r + rope, symbols=keys, sources=src)
+    mha = reg.add("c11.mla.mha_elems", "同样头数的多头注意力每个 token 每层要缓存的 K、V 元素 h·(d_nope + d_rope + d_v)",
+                  h * (nope + rope + dv), symbols=keys, sources=src)
+    reg.add("c11.mla.ratio", "多头注意力与 MLA 每个 token 缓存之比", Sym("多头", mha.value) / Sym("MLA", latent.value),
+            kind="ratio", style="x0", sources=src)
+
+
+def _sliding(reg, mn) -> None:
+    """A model that alternates sliding-window and full layers: the cache of one sequence at its native length,
+    against the same model with every layer full (BF16; a sliding layer keeps at most `window` tokens)."""
+    tc, pre = text_config_of(mn.doc["config"])
+    window = tc.get("sliding_window")
+    n_slide = mn.ledger.layer("sliding_attention").n if "sliding_attention" in mn.ledger.layer_types else 0
+    n_full = mn.ledger.layer("full_attention").n if "full_attention" in mn.ledger.layer_types else 0
+    if not isinstance(window, int) or not n_slide or not n_full:
+        return
+    c = mn.cfg()
+    p = f"c11.swa.{_alias(mn)}"
+    w = Sym("window", window)
+    T = Sym("T_max", mn.arch.context_length)
+    keys = {**mn.keys, "window": pre + "sliding_window", "T_max": mn.keys.get("T_max", "max_position_embeddings")}
+    per_layer = Const(2) * c["h_kv"] * c["d_h"] * BF16
+    ns, nf = Sym("滑窗层数", n_slide), Sym("全注意力层数", n_full)
+    reg.add(f"{p}.window", f"{mn.name} 滑窗层只看最近多少个 token", w, kind="config", symbols=keys,
+            sources=(f"{mn.where}：{pre}sliding_window",))
+    reg.add(f"{p}.n_sliding", f"{mn.name} 的滑窗层数", value=n_slide, kind="count", sources=(mn.where + LEDGER,))
+    mixed = per_layer * (nf * T + ns * w)
+    full = per_layer * (nf + ns) * T
+    reg.add(f"{p}.cache_gb", f"{mn.name} 一条原生长度序列的 KV cache（BF16，GB）", mixed / GB, kind="bytes",
+            style="x2", symbols=keys, sources=(mn.where + LEDGER,))
+    reg.add(f"{p}.full_cache_gb", f"{mn.name} 若每层都是全注意力，同一序列的 KV cache（BF16，GB）", full / GB,
+            kind="bytes", style="x2", symbols=keys, sources=(mn.where + LEDGER,))
+    reg.add(f"{p}.cache_ratio", f"{mn.name} 的缓存是全用全注意力时的几成", Sym("混合", mixed.value) / Sym("全注意力", full.value),
+            kind="ratio", style="pct", sources=(mn.where + LEDGER,))
