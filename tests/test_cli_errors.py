@@ -37,8 +37,8 @@ CASES = {
                       "expected JSON nested at most 64 levels deep (this one nests 10,000 levels)"),
     "nested-objects": (b'{"a": ' * 10_000 + b"1" + b"}" * 10_000, "this one nests 10,000 levels"),
     "deep-but-invalid": (b"[" * 100_000, "this one nests 100,000 levels"),
-    "too-big": (GOOD.read_bytes()[:-2] + b', "pad": "' + b"x" * 2_000_000 + b'"}',
-                "expected a file of at most 1,000,000 bytes (this one has 2,"),
+    "too-big": (GOOD.read_bytes()[:-2] + b', "pad": "' + b"x" * 5_000_000 + b'"}',
+                "expected a file of at most 4,000,000 bytes (this one has 5,"),
 }
 
 
@@ -79,5 +79,5 @@ def test_a_text_over_the_limit_is_refused_by_its_utf8_size():
     from experiments.ledger import jsontext
     text = '"' + "汉" * (jsontext.MAX_CONFIG_BYTES // 3) + '"'     # fewer characters than the limit, more bytes
     assert len(text) < jsontext.MAX_CONFIG_BYTES < len(text.encode())
-    with pytest.raises(ConfigError, match="at most 1,000,000 bytes"):
+    with pytest.raises(ConfigError, match="at most 4,000,000 bytes"):
         jsontext.loads(text)

@@ -213,7 +213,7 @@ def test_a_config_over_the_size_limit_is_refused_unread(course):
         with open(path, "wb") as f:
             f.truncate(200_000_000)
     result = _with_files(course, {CONFIG: huge}, lambda: build(course))
-    _refused(result, f"{CONFIG}: ", "expected a file of at most 1,000,000 bytes (this one has 200,000,000)")
+    _refused(result, f"{CONFIG}: ", "expected a file of at most 4,000,000 bytes (this one has 200,000,000)")
     assert tree_digest(course / "_site") == before
 
 

@@ -7,6 +7,8 @@ builder, read ``vision_config`` with a tower from _vision.py, and rename the Arc
 """
 from __future__ import annotations
 
+import dataclasses
+
 from ..arch import Model
 from ..blocks import moe, swiglu
 from ..config import Reader
@@ -29,6 +31,11 @@ def nested(model: Model, family: str, prefix: str = "text_config.") -> Model:
     every symbol's config key given its path in the wrapper's config."""
     model.arch.family = family
     model.arch.symbols = {k: prefix + v for k, v in model.arch.symbols.items()}
+    moe = model.arch.moe
+    if moe is not None:            # the MoE facts name their keys too: the same path
+        keys = {f.name: prefix + getattr(moe, f.name) for f in dataclasses.fields(moe)
+                if f.name.endswith("_key") and isinstance(getattr(moe, f.name), str)}
+        model.arch.moe = dataclasses.replace(moe, **keys)
     return model
 
 

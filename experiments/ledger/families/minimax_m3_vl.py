@@ -46,8 +46,8 @@ def build_m3_text(t: Reader, step: bool, prefix: str) -> tuple[Model, int]:
     n_heads, n_kv, head_dim = gqa_heads(t, d, head_dim_default=128)
     tied = t.bool("tie_word_embeddings", default=False)
     ctx = t.int("max_position_embeddings", default=128000 if step else 524288)
-    n_experts, top_k, expert_d_ff = experts(t, "num_local_experts" if t.has("num_local_experts") or not step
-                                            else "n_routed_experts", "num_experts_per_tok", "intermediate_size"
+    experts_key = "num_local_experts" if t.has("num_local_experts") or not step else "n_routed_experts"
+    n_experts, top_k, expert_d_ff = experts(t, experts_key, "num_experts_per_tok", "intermediate_size"
                                             if not step else "moe_intermediate_size")
     n_mtp = t.int("num_nextn_predict_layers", default=0, minimum=0, maximum=MAX_LAYERS) if step else 0
     if step:
@@ -120,7 +120,7 @@ def build_m3_text(t: Reader, step: bool, prefix: str) -> tuple[Model, int]:
                     d_ff=d_ff, ffn_matrices=3, layer_types=types, tied_embeddings=tied, sliding_window=window,
                     mixers=mixers, moe=moe_info(n_experts, top_k, expert_d_ff, 1, shared_d_ff, flags),
                     symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size" if step else "dense_intermediate_size",
-                                 k="num_experts_per_tok", d_e="moe_intermediate_size" if step else "intermediate_size",
+                                 E=experts_key, k="num_experts_per_tok", d_e="moe_intermediate_size" if step else "intermediate_size",
                                  d_s="share_expert_dim" if step else "shared_intermediate_size",
                                  **({"W": "sliding_window"} if window else {})))
     model = Model(standard_text(layers, V, d, tied), arch)

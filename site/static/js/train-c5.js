@@ -94,12 +94,6 @@
     return texts.get(path);
   }
 
-  function message(e) {   // Python's Chinese message without its exception class
-    const t = String((e && e.message) || e || "");
-    const rest = t.replace(/^[A-Za-z_][\w.]*(?:Error|Exception)?: /, "").trim();
-    return /[\u4e00-\u9fff]/.test(rest) ? rest : "内部错误，训练无法继续";
-  }
-
   function table(root, cls) {
     return JSON.parse(root.querySelector("script." + cls).textContent);
   }
@@ -213,7 +207,7 @@
         if (gen !== generation) return;
         running = false;
         session = null;              // the worker's run is gone (or never began): 开始 starts a fresh one
-        W.showError(root, message(e));
+        W.showError(root, W.learnerMessage(e));
         setState("error", "（训练出错，已停止）");
       }
     }

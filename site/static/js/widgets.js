@@ -531,7 +531,7 @@
     timings: timings, answered: answered, mount: mount, getState: getState, setState: setState, setParams: setParams,
     whenParsed: whenParsed, models: models, el: el, whenReady: whenReady, live: live, pickAlias: pickAlias, showError: showError,
     latest: latest, chart: chart, call: call, bind: bind, wire: wire, fill: fill, make: make, rows: rows,
-    options: options,
+    options: options, learnerMessage: learnerMessage,
   };
   // A page whose widgets need the models at once preloads data/models.json from <head> (sitegen/widgets.py): read it
   // now, while the head is parsed, so that it is in hand when the first widget is used, not queued behind the parser.
