@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from browser_fixtures import COUNT_UPDATES, open_lesson, updates, wait_runtime_ready, wait_update
+from browser_fixtures import COUNT_UPDATES, open_lesson, updates, wait_runtime_ready, wait_update, wait_widgets_idle
 from experiments.lessons.c6_model_size import BUDGETS, calc
 
 PAGE = "c6-model-size.html"
@@ -151,7 +151,7 @@ def test_axe_clean(module_guard, site, scheme):
     p.emulate_media(color_scheme=scheme)
     p.goto(site + PAGE)
     wait_runtime_ready(p)
-    p.wait_for_timeout(300)
+    wait_widgets_idle(p)
     bad = [f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']]}"
            for v in Axe().run(p).response["violations"] if v["impact"] in ("moderate", "serious", "critical")]
     p.close()
