@@ -26,6 +26,9 @@ FIRST_KEYS = ("hidden_size", "num_hidden_layers", "intermediate_size", "vocab_si
               "num_key_value_heads", "head_dim", "moe_intermediate_size", "num_experts", "n_routed_experts",
               "num_experts_per_tok", "num_local_experts", "kv_lora_rank", "max_position_embeddings")
 OPS = ("*2", "*1/2", "+1", "-1", "*3/2", "*3", "*4", "*6", "*10", "*1/10", "*100")   # moves tried on a number
+# data documents whose measured values lessons cite (data/train_runs.json: the trainer's stored runs); a change
+# moves one recorded series or figure, as a different run would have come out (never a run's settings, /spec/)
+MEASURED = ("train_runs",)
 # true/false keys that most families read with a default when the config leaves them out
 ABSENT_FLAGS = ("tie_word_embeddings", "attention_bias", "mlp_bias")
 
@@ -102,6 +105,10 @@ def changes(models, data):
         for name in sorted(data.get("citations") or {}):
             yield Change(f"cited:{name}", op)
     yield from _default_changes()
+    for name in MEASURED:
+        for path in _measured_paths(data.get(name)):
+            for op in ("*2", "*1/2", "*10"):
+                yield Change(f"data:{name}:{path}", op)
     per_model = {}
     for mid, doc in sorted(models.items()):
         paths = _ordered_paths(doc["config"])
@@ -173,10 +180,31 @@ def _with_default(change: Change):
     return moved()
 
 
+def _measured_paths(doc, path: str = ""):
+    """'/'-joined paths of every number and every list of numbers in a data document, runs' settings left out."""
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            if key != "spec":
+                yield from _measured_paths(value, f"{path}/{key}")
+    elif isinstance(doc, list):
+        if doc and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in doc):
+            yield path
+        else:
+            for i, value in enumerate(doc):
+                yield from _measured_paths(value, f"{path}/{i}")
+    elif isinstance(doc, (int, float)) and not isinstance(doc, bool):
+        yield path
+
+
 def _moved(value, op: str):
     """The value after the move, or None when the move does not apply (an odd count halved)."""
     if op == "not":
         return (not value) if isinstance(value, bool) else None
+    if isinstance(value, list):
+        moved = [_moved(v, op) for v in value]
+        return None if None in moved else moved
+    if isinstance(value, float):
+        return value * float(Fraction(op[1:])) if op[0] == "*" else None
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         return None
     x = Fraction(value)                  # cited decimals are written as text ("0.02")
@@ -191,6 +219,19 @@ def _moved(value, op: str):
 def apply(change: Change, models, data):
     """The inputs after the change (copies), or None when the change cannot be made (an odd value halved)."""
     kind, _, rest = change.target.partition(":")
+    if kind == "data":
+        name, _, path = rest.partition(":")
+        doc = copy.deepcopy(data[name])
+        *parents, last = path.strip("/").split("/")
+        node = doc
+        for p in parents:
+            node = node[int(p)] if isinstance(node, list) else node[p]
+        key = int(last) if isinstance(node, list) else last
+        new = _moved(node[key], change.op)
+        if new is None:
+            return None
+        node[key] = new
+        return models, {**data, name: doc}
     if kind == "cited":
         cit = copy.deepcopy(data["citations"])
         new = _moved(cit[rest]["value"], change.op)
