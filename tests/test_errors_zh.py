@@ -250,7 +250,8 @@ def test_every_pattern_is_reached_by_a_real_config_or_listed_here(errors):
                  r"a string of (?P<n>-?\d[\d,]*) letters F / S \((?P<key>[A-Za-z_][\w.]*)\)", r"a list of two integers >= 1",
                  r"a number > 0 and <= (?P<n>-?\d[\d,]*)", r"at most (?P<n>-?\d[\d,]*) layers",
                  r"a divisor of (?P<a>[A-Za-z_][\w.]*) × (?P<b>[A-Za-z_][\w.]*) \((?P<n>-?\d[\d,]*)\)",
-                 r"a list of at least (?P<n>-?\d[\d,]*) entries 0 / 4 / 128 \((?P<key>[A-Za-z_][\w.]*)\)"}
+                 r"a list of at least (?P<n>-?\d[\d,]*) entries 0 / 4 / 128 \((?P<key>[A-Za-z_][\w.]*)\)",
+                 r"a file of at most (?P<n>-?\d[\d,]*) bytes \(this one has (?P<m>-?\d[\d,]*)\)"}
     missed = [p for i, (p, _) in enumerate(PHRASES) if i not in reached and p not in elsewhere]
     assert not missed, missed
 
