@@ -193,16 +193,18 @@ def test_user_input_never_reaches_html(site_dir, base, browser, pages_of):
     widget = page.locator(".widget[data-widget=byo-config]").first
     page.wait_for_selector(".widget[data-widget=byo-config] [data-testid=byo-config-run]:not([disabled])")
     config = json.loads((REPO / "data" / "models" / "llama-2-7b" / "config.json").read_text(encoding="utf-8"))
-    # (a model_type the engine does not know is read by its `architectures` class if that one is known: the
-    # hostile model_type comes with a hostile class name too, so that the config is refused)
-    for hostile in ({**config, "model_type": HOSTILE, "architectures": [HOSTILE]}, {**config, "hidden_size": HOSTILE},
-                    HOSTILE):
+    # a model_type and class the engine does not know, with the usual keys: an estimate whose note names the
+    # model_type (as text); a bad width and a text that is not JSON: refused, the message quoting them (as text)
+    estimate = widget.locator(".byo-estimate")
+    for hostile, shown in (({**config, "model_type": HOSTILE, "architectures": [HOSTILE]}, estimate),
+                           ({**config, "hidden_size": HOSTILE}, widget.locator(".byo-error")),
+                           (HOSTILE, widget.locator(".byo-error"))):
         widget.locator("[data-testid=byo-config-input]").fill(hostile if isinstance(hostile, str) else json.dumps(hostile))
         widget.locator("[data-testid=byo-config-run]").click()
-        widget.locator(".byo-error").wait_for(state="visible")
+        shown.wait_for(state="visible")
         widget.locator("[data-testid=byo-config-input]").fill(json.dumps(config))
         widget.locator("[data-testid=byo-config-run]").click()
-        widget.locator(".byo-error").wait_for(state="hidden")
+        shown.wait_for(state="hidden")
     widget.locator("[data-testid=byo-config-input]").fill(json.dumps({**config, "architectures": [HOSTILE]}))
     page.evaluate("""() => new Promise((done) => {   // run it and wait for the widget's answer (course:updated)
       const w = document.querySelector(".widget[data-widget=byo-config]");
