@@ -30,7 +30,7 @@ PAGE = """<!doctype html>
 <link rel="icon" href="data:,">
 <script defer src="static/js/runtime-client.js" data-worker="{worker}"></script>
 </head><body>
-<p data-testid="pyodide-status" role="status" aria-live="polite"></p>
+<p class="runtime-status" data-testid="pyodide-status" role="status" aria-live="polite"></p>
 </body></html>
 """
 
