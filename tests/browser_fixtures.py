@@ -299,3 +299,18 @@ def table(page, selector: str) -> list[list[str]]:
     """Every body row of the table under selector, as lists of trimmed cell texts."""
     return page.eval_on_selector_all(f"{selector} tbody tr",
                                      "rows => rows.map(r => [...r.cells].map(c => c.textContent.trim()))")
+
+
+def axe_problems(context, url: str, scheme: str) -> list[str]:
+    """axe's moderate, serious and critical violations on a lesson page in one colour scheme, once its runtime is
+    ready and its widgets are idle (one line each: rule, impact, the nodes)."""
+    from axe_playwright_python.sync_playwright import Axe
+    p = context.new_page()
+    p.emulate_media(color_scheme=scheme)
+    p.goto(url)
+    wait_runtime_ready(p)
+    wait_widgets_idle(p)
+    bad = [f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']]}"
+           for v in Axe().run(p).response["violations"] if v["impact"] in ("moderate", "serious", "critical")]
+    p.close()
+    return bad

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_fixtures import COUNT_UPDATES, open_lesson, updates, wait_runtime_ready, wait_update, wait_widgets_idle
+from browser_fixtures import axe_problems, COUNT_UPDATES, open_lesson, updates, wait_runtime_ready, wait_update
 from experiments.lessons.c11_moe_linear import calc
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -182,13 +182,5 @@ def test_one_change_writes_the_url_once(module_guard, site):
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_axe_clean(module_guard, site, scheme):
-    from axe_playwright_python.sync_playwright import Axe
-    p = module_guard.context.new_page()
-    p.emulate_media(color_scheme=scheme)
-    p.goto(site + PAGE)
-    wait_runtime_ready(p)
-    wait_widgets_idle(p)
-    bad = [f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']]}"
-           for v in Axe().run(p).response["violations"] if v["impact"] in ("moderate", "serious", "critical")]
-    p.close()
+    bad = axe_problems(module_guard.context, site + PAGE, scheme)
     assert not bad, "\n".join(bad)

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from browser_fixtures import COUNT_UPDATES, open_lesson, updates, wait_runtime_ready, wait_update, wait_widgets_idle
+from browser_fixtures import axe_problems, COUNT_UPDATES, open_lesson, updates, wait_runtime_ready, wait_update
 from experiments.lessons.c6_model_size import BUDGETS, calc
 
 PAGE = "c6-model-size.html"
@@ -146,15 +146,7 @@ def test_code_cell_runs_in_the_browser(page):
 # -- accessibility and phones ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_axe_clean(module_guard, site, scheme):
-    from axe_playwright_python.sync_playwright import Axe
-    p = module_guard.context.new_page()
-    p.emulate_media(color_scheme=scheme)
-    p.goto(site + PAGE)
-    wait_runtime_ready(p)
-    wait_widgets_idle(p)
-    bad = [f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']]}"
-           for v in Axe().run(p).response["violations"] if v["impact"] in ("moderate", "serious", "critical")]
-    p.close()
+    bad = axe_problems(module_guard.context, site + PAGE, scheme)
     assert not bad, "\n".join(bad)
 
 
