@@ -27,12 +27,12 @@ from typing import Any
 
 from experiments.errors import ConfigError, CourseError, Problem
 from experiments.ledger import jsontext
-from sitegen.errors import BuildError, LessonError, SourceError
 from sitegen import changes, markdown, pages, swap
+from sitegen import widgets as widget_renderers
 from sitegen.claims import claim_names
+from sitegen.errors import BuildError, LessonError, SourceError
 from sitegen.models import browser_json
 from sitegen.offline import write_offline
-from sitegen import widgets as widget_renderers
 
 ROOT = Path(__file__).resolve().parent
 CHAPTER_STATUSES = ("written", "planned")
@@ -47,7 +47,7 @@ class Site:
     root: Path
     out: Path
     widgets: dict[str, markdown.WidgetRenderer]
-    steps: list[Callable[["Site", Path], None]]
+    steps: list[Callable[[Site, Path], None]]
     declared: tuple = ()                                         # the lesson packages' Lesson declarations
     models: dict[str, dict] = field(default_factory=dict)        # id -> data/models/<id>/ as {meta, config}
     data: dict[str, Any] = field(default_factory=dict)           # name -> data/<name>.json (course, ...)

@@ -52,7 +52,7 @@ class ConfigError(CourseError):
         self.file = file
         super().__init__(self.lines()[0] if self.problems else "invalid config")
 
-    def with_file(self, file: str) -> "ConfigError":
+    def with_file(self, file: str) -> ConfigError:
         return ConfigError(self.problems, file)
 
     def lines(self) -> list[str]:

@@ -3,7 +3,6 @@ of the classic estimate's gap. Tables, formulas, widgets and the browser all lab
 """
 from __future__ import annotations
 
-
 # what each purpose category of the ledger (ledger.views.CATEGORIES) is called, in tables and in formulas
 PART_ZH = {"embedding": "嵌入 embedding", "attention": "全注意力", "linear_attention": "线性注意力 (Gated DeltaNet)",
            "ffn": "FFN", "norm": "归一化", "lm_head": "lm_head（不共享）", "mtp": "MTP", "vision": "视觉塔",

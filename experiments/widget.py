@@ -23,8 +23,9 @@ before numpy has loaded and holds only such calls until it has (site/static/js/w
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from .errors import CourseError
 

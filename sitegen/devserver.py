@@ -104,7 +104,8 @@ def build_and_record(root: Path, out: Path, state: BuildState, log=print) -> Non
 
 def watch(root: Path, out: Path, state: BuildState, stop: threading.Event, log=print) -> None:
     """Rebuild after every batch of changes under the watched folders, until `stop` is set."""
-    from watchfiles import DefaultFilter, watch as watch_changes
+    from watchfiles import DefaultFilter
+    from watchfiles import watch as watch_changes
     paths = [root / name for name in WATCHED if (root / name).is_dir()]
     for changes in watch_changes(*paths, watch_filter=DefaultFilter(), stop_event=stop, debounce=DEBOUNCE_MS,
                                  step=50, yield_on_timeout=False):

@@ -44,12 +44,13 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 from mdit_py_plugins.myst_role import myst_role_plugin
 
 from experiments.errors import CourseError
-
-from .claims import claims_plugin
-from .errors import BuildError, LessonError
 from experiments.format import STYLES, valid_style
 from experiments.numbers import derivation_rows, format_number
 from experiments.widget import LAST_SCRIPTS
+
+from .claims import claims_plugin
+from .errors import BuildError, LessonError
+
 CALLOUTS = {  # name -> (icon, default title)
     "warning": ("⚠", "常见误解"),
     "note": ("🔍", "细看一层"),

@@ -31,8 +31,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import io
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys

@@ -105,7 +105,8 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from sitegen.serve import CACHE_DIR, CompressedBodies, CompressingHandler, Server as _ServeServer, warm  # noqa: E402
+from sitegen.serve import CACHE_DIR, CompressedBodies, CompressingHandler, warm  # noqa: E402
+from sitegen.serve import Server as _ServeServer
 from tests.browser_fixtures import CHROMIUM, CHROMIUM_ARGS, _QuietHandler, _QuietServer  # noqa: E402
 
 READY_TIMEOUT_MS = 240_000   # a phone's first visit downloads ~17 MB at 1.25 MB/s

@@ -97,9 +97,7 @@ def browser():
     """Headless Debian Chromium driven by Playwright (sync API), one per session."""
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: run `apt-get install -y chromium`")
-    from playwright.sync_api import sync_playwright
-
-    from playwright.sync_api import expect
+    from playwright.sync_api import expect, sync_playwright
     expect.set_options(timeout=DRAW_TIMEOUT_MS)   # (Playwright's own default, 5 s, is a wait a busy machine misses)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)

@@ -51,7 +51,7 @@ class Change:
         return f"{self.target} {self.op}"
 
     @classmethod
-    def parse(cls, text: str) -> "Change":
+    def parse(cls, text: str) -> Change:
         target, op = text.rsplit(" ", 1)
         return cls(target, op)
 
@@ -126,9 +126,10 @@ def changes(models, data):
 
 def _lesson_defaults():
     """(package, dict name, key) of every numeric setting in a lesson's ``*_DEFAULTS`` (its widgets' first state)."""
-    import experiments.lessons as lessons
     import importlib
     import pkgutil
+
+    import experiments.lessons as lessons
     for info in pkgutil.iter_modules(lessons.__path__):
         if not info.ispkg:
             continue

@@ -34,7 +34,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import sys
 import time
 from pathlib import Path
 

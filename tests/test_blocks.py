@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from experiments.ledger.blocks import (attention, decoder_layer, gated_deltanet, gelu_mlp, linear, mla, moe, norm,
-                                       swiglu)
+from experiments.ledger.blocks import attention, decoder_layer, gated_deltanet, gelu_mlp, linear, mla, moe, norm, swiglu
 from experiments.ledger.tree import Node
 
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.claim_inputs import (Change, compute, holds, lesson_claims, load_inputs, numbers_after,
-                                read_witnesses)
+from tests.claim_inputs import Change, compute, holds, lesson_claims, load_inputs, numbers_after, read_witnesses
 
 CLAIMS = lesson_claims()
 WITNESSES = read_witnesses()

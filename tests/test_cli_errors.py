@@ -9,8 +9,8 @@ import subprocess
 import sys
 
 import pytest
-from build_fixtures import REPO
 
+from build_fixtures import REPO
 from experiments.errors import ConfigError
 
 GOOD = REPO / "data" / "models" / "llama-2-7b" / "config.json"

@@ -19,7 +19,6 @@ import pytest
 
 from browser_fixtures import wait_runtime_ready
 from build_fixtures import REPO, build_in_temp_copy
-
 from sitegen.dist import content_hash
 
 

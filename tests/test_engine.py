@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from experiments.ledger import views
 from experiments.errors import ConfigError
-from experiments.ledger import build_ledger, unwrap
 from experiments.format import format_value
+from experiments.ledger import build_ledger, unwrap, views
 from sitegen.models import load_model
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from experiments.ledger import views
 from experiments.errors import ConfigError
-from experiments.ledger import build_ledger
-from experiments.ledger.cli import main
+from experiments.ledger import build_ledger, views
 from experiments.ledger.arch import MoE
+from experiments.ledger.cli import main
 from sitegen.models import load_model
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,8 +21,16 @@ from pathlib import Path
 import pytest
 
 from experiments.errors import ConfigError, Problem
-from experiments.errors_zh import (FALLBACK, GENERIC, MISSING_SUFFIX, PHRASES, has_chinese, learner_message,
-                                   phrase_zh, problem_zh)
+from experiments.errors_zh import (
+    FALLBACK,
+    GENERIC,
+    MISSING_SUFFIX,
+    PHRASES,
+    has_chinese,
+    learner_message,
+    phrase_zh,
+    problem_zh,
+)
 from experiments.ledger import build_ledger
 from experiments.ledger.registry import REGISTRY
 

@@ -14,8 +14,22 @@ from fractions import Fraction
 
 import pytest
 
-from experiments.expr import (BinOp, Const, Exp, Expr, Neg, Pow, RealDiv, Sqrt, Sym, evaluate, group_digits, lift,
-                              to_python, total)
+from experiments.expr import (
+    BinOp,
+    Const,
+    Exp,
+    Expr,
+    Neg,
+    Pow,
+    RealDiv,
+    Sqrt,
+    Sym,
+    evaluate,
+    group_digits,
+    lift,
+    to_python,
+    total,
+)
 
 d, d_ff, L = Sym("d", 5120), Sym("d_ff", 17408), Sym("L", 64)
 a, b, c = Sym("a", 12), Sym("b", 5), Sym("c", 3)

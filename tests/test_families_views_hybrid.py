@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 from experiments.errors import ConfigError
-from experiments.ledger import build_ledger
-from experiments.ledger import views
+from experiments.ledger import build_ledger, views
 
 MODELS = Path(__file__).resolve().parent / "fixtures" / "models"
 

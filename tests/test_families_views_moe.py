@@ -215,9 +215,10 @@ def test_kimi_k2_is_read_by_the_deepseek_v3_family_and_the_cli_says_so():
 
 # -- ERNIE-4.5 MoE on transformers' defaults ---------------------------------------------------------------------
 def test_ernie4_5_moe_matches_transformers_on_its_config_defaults():
+    from transformers import Ernie4_5_MoeConfig
+
     from hf_reference import hf_param_count
     from hf_tree import tree_mismatches
-    from transformers import Ernie4_5_MoeConfig
 
     cfg = Ernie4_5_MoeConfig().to_dict()               # hidden 2560, 28 layers, 64 experts top-6, 2 shared
     ledger = build_ledger(cfg)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hf_reference import (all_reference_counts, hf_buffer_shapes, hf_param_count, reference_json, supported)
+from hf_reference import all_reference_counts, hf_buffer_shapes, hf_param_count, reference_json, supported
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "data" / "models"
@@ -141,8 +141,8 @@ VARIANTS = {
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_moe_variants_match_transformers(name):
     """hf_count, the per-part counts and one layer of every group agree with transformers for each variant."""
-    from hf_reference import reference_counts
     from experiments.ledger import build_ledger
+    from hf_reference import reference_counts
 
     config = VARIANTS[name]
     ledger, ref = build_ledger(config), reference_counts(config)
@@ -166,8 +166,8 @@ def test_whole_tree_matches_transformers(path):
 
 def test_tree_comparison_names_a_misplaced_module():
     """The comparison is not a sum: the same total with a tensor in another module is reported by name."""
-    from hf_tree import engine_view, hf_view
     from experiments.ledger import build_ledger
+    from hf_tree import engine_view, hf_view
 
     config = _config(MODELS / "llama-2-7b" / "config.json")
     layers, other, vision = engine_view(build_ledger(config))

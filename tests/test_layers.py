@@ -48,7 +48,7 @@ def modules() -> dict[str, Path]:
     return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py")) if "__pycache__" not in p.parts}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _raw_imports(name: str, path: Path) -> tuple[tuple[int, str, tuple[str, ...]], ...]:
     """(line, module, names imported from it) of every import statement anywhere in the file (read once)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_fixtures import axe_problems, COUNT_UPDATES, open_lesson, updates, wait_runtime_ready, wait_update
+from browser_fixtures import COUNT_UPDATES, axe_problems, open_lesson, updates, wait_runtime_ready, wait_update
 from experiments.lessons.c11_moe_linear import calc
 
 ROOT = Path(__file__).resolve().parent.parent

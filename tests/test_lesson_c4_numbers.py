@@ -16,8 +16,8 @@ import pytest
 
 from experiments.course_numbers import Registry, compute_numbers
 from experiments.expr import evaluate
-from experiments.ledger import build_ledger
 from experiments.format import valid_style
+from experiments.ledger import build_ledger
 from experiments.numbers import format_number
 from sitegen.models import load_model, model_folders
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from experiments.toolkit import scaling as S
 from experiments.course_numbers import compute_course
 from experiments.ledger import build_ledger
 from experiments.lessons.c6_model_size import BUDGETS, PLACED, calc
+from experiments.toolkit import scaling as S
 from sitegen.models import load_models
 
 ROOT = Path(__file__).resolve().parent.parent

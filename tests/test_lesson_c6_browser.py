@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from browser_fixtures import axe_problems, COUNT_UPDATES, open_lesson, updates, wait_runtime_ready, wait_update
+from browser_fixtures import COUNT_UPDATES, axe_problems, open_lesson, updates, wait_runtime_ready, wait_update
 from experiments.lessons.c6_model_size import BUDGETS, calc
 
 PAGE = "c6-model-size.html"

@@ -19,13 +19,12 @@ from pathlib import Path
 import pytest
 
 from experiments import api
-from experiments.lessons.c4_ffn_deep_read import calc as ffn
 from experiments import format as fmt
-from experiments.ledger import views
 from experiments.course_numbers import compute_numbers
 from experiments.expr import evaluate
-from experiments.ledger import build_ledger
 from experiments.format import valid_style
+from experiments.ledger import build_ledger, views
+from experiments.lessons.c4_ffn_deep_read import calc as ffn
 from experiments.numbers import format_number
 from sitegen.models import load_model, load_models
 

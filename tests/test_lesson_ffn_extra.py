@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import html
 import json
-import re
 import math
+import re
 from fractions import Fraction
 from pathlib import Path
 

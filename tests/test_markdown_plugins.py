@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.errors import BuildError
 from experiments.expr import Const, Sym
 from experiments.format import exact_text
 from experiments.numbers import Number
 from sitegen import markdown
+from sitegen.errors import BuildError
 from sitegen.pages import ledger_entries
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "markdown"

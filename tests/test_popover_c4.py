@@ -1,7 +1,6 @@
 """On the real C4 page: a number's derivation opens on hover and by keyboard (Tab to its paragraph, then → ←), and is
 announced as its description."""
 from browser_fixtures import wait_runtime_ready
-
 from experiments.expr import to_python
 
 

@@ -18,13 +18,18 @@ from pathlib import Path
 import pytest
 
 from browser_fixtures import DRAW_TIMEOUT_MS, _is_local, _QuietHandler, _QuietServer, wait_runtime_ready
-from sitegen.widgets import read_precomputed
 from experiments import lessons
 from experiments.ledger import build_ledger
 from experiments.lessons.c4_ffn_deep_read import DEPTH_DEFAULTS, extra
 from experiments.lessons.c4_ffn_deep_read import calc as ffn
 from experiments.lessons.c4_ffn_deep_read.widgets import BATCH_CHOICES, DTYPE_CHOICES
-from experiments.lessons.c4_transformer_block.widgets import crossover_series, ledger_compare, ledger_layer, ledger_total
+from experiments.lessons.c4_transformer_block.widgets import (
+    crossover_series,
+    ledger_compare,
+    ledger_layer,
+    ledger_total,
+)
+from sitegen.widgets import read_precomputed
 
 ROOT = Path(__file__).resolve().parent.parent
 C4, FFN, C11 = "c4-transformer-block.html", "c4-ffn-deep-read.html", "c11-moe-linear-attention.html"

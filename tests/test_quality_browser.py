@@ -22,8 +22,15 @@ from pathlib import Path
 
 import pytest
 
-from browser_fixtures import (CHROMIUM, CHROMIUM_ARGS, DRAW_TIMEOUT_MS, PageGuard, scroll_through, wait_runtime_ready,
-                              wait_widgets_idle)
+from browser_fixtures import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    DRAW_TIMEOUT_MS,
+    PageGuard,
+    scroll_through,
+    wait_runtime_ready,
+    wait_widgets_idle,
+)
 from build_fixtures import REPO, copy_course, run_build
 from sitegen.pages import CSP
 

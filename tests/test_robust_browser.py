@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from browser_fixtures import wait_runtime_ready
 from build_fixtures import REPO
 

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from build_fixtures import BUILD_TIMEOUT_S, REPO, copy_course, tree_digest
 
 LESSON = "lessons/c4-fixture.md"

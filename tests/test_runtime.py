@@ -17,8 +17,16 @@ import pytest
 
 from experiments.errors import CourseError
 from sitegen import runtime
-from sitegen.runtime import (PINNED_SHA256, RUNTIME_FILES, NUMPY_WHEEL, RuntimeFetchError, ensure_runtime,
-                             pack_experiments, sha256_file, verify_runtime)
+from sitegen.runtime import (
+    NUMPY_WHEEL,
+    PINNED_SHA256,
+    RUNTIME_FILES,
+    RuntimeFetchError,
+    ensure_runtime,
+    pack_experiments,
+    sha256_file,
+    verify_runtime,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 

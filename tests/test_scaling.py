@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments.toolkit import scaling as s
 from experiments.ledger import ledger_of, views
+from experiments.toolkit import scaling as s
 
 ROOT = Path(__file__).resolve().parents[1]
 GOPHER_C = 5.76e23          # Chinchilla's and Gopher's budget (Hoffmann et al. 2022, table 3)

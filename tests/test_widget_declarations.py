@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from build_fixtures import copy_course
 
+from build_fixtures import copy_course
 from experiments import lessons
 from experiments.widget import Lesson, Widget, WidgetData
 from sitegen.errors import BuildError

@@ -20,18 +20,27 @@ import statistics
 import subprocess
 import sys
 import time
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from browser_fixtures import CHROMIUM, CHROMIUM_ARGS, DRAW_TIMEOUT_MS, PageGuard, wait_runtime_ready, wait_widgets_idle
 from experiments import api
 from experiments.baseline import summary
 from experiments.ledger import build_ledger
-from experiments.lessons.c4_transformer_block.widgets import (baseline_view, crossover_at, crossover_series, ledger_compare, ledger_layer,
-                                      ledger_total, tracker_settings, tracker_stages)
+from experiments.lessons.c4_transformer_block.widgets import (
+    baseline_view,
+    crossover_at,
+    crossover_series,
+    ledger_compare,
+    ledger_layer,
+    ledger_total,
+    tracker_settings,
+    tracker_stages,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSON = "c4-transformer-block.html"
@@ -43,7 +52,7 @@ DRAWN = re.compile(r"\bchart\b.*\bdrawn\b")   # a figure charts.js has drawn (it
 # -- fixtures and helpers --------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def ledger(models):
-    @lru_cache(maxsize=None)
+    @cache
     def get(alias):
         return build_ledger(models[alias]["config"])
     return get
@@ -75,7 +84,13 @@ def widget(page, name: str):
 
 def idle(page, root) -> None:
     """Wait until the widget has no recompute pending (data-busy is set synchronously by every input)."""
-    page.wait_for_function("(el) => !el.dataset.busy", arg=root.element_handle(), timeout=DRAW_TIMEOUT_MS)
+    try:
+        page.wait_for_function("(el) => !el.dataset.busy", arg=root.element_handle(), timeout=DRAW_TIMEOUT_MS)
+    except PlaywrightTimeout:   # say what the widget and the runtimes were doing, for the next reader of the log
+        seen = root.evaluate("""(el) => JSON.stringify({dataset: Object.assign({}, el.dataset),
+            text: el.innerText.slice(0, 400), runtime: window.courseRuntime && courseRuntime.state,
+            cells: window.courseRuntime && courseRuntime.cells.state})""")
+        pytest.fail(f"the widget stayed busy for {DRAW_TIMEOUT_MS} ms: {seen}", pytrace=False)
 
 
 def visible_table(root, selector: str = "table") -> list[list[str]]:

@@ -11,13 +11,24 @@ from pathlib import Path
 import pytest
 
 from experiments import api
-from experiments.ledger import views
 from experiments.baseline import CONFIG as BASELINE_CONFIG
 from experiments.baseline import summary
-from experiments.ledger import build_ledger, unwrap
-from experiments.lessons.c4_transformer_block.widgets import (baseline_view, byo_error, crossover_at, crossover_series, ledger_compare,
-                                      ledger_layer, ledger_total, log_points, parse_config_text, shape_str, signed,
-                                      tracker_actual, tracker_stages)
+from experiments.ledger import build_ledger, unwrap, views
+from experiments.lessons.c4_transformer_block.widgets import (
+    baseline_view,
+    byo_error,
+    crossover_at,
+    crossover_series,
+    ledger_compare,
+    ledger_layer,
+    ledger_total,
+    log_points,
+    parse_config_text,
+    shape_str,
+    signed,
+    tracker_actual,
+    tracker_stages,
+)
 from sitegen.models import load_model
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -76,7 +76,7 @@ class MoE:
     dense_layers_key: str | None = None
     expert_d_ff_own: bool | None = None
 
-    def keyed(self, arch: "Arch") -> "MoE":
+    def keyed(self, arch: Arch) -> MoE:
         """These facts with every key the family left out taken from its symbols, n_dense_layers defaulting to
         the layers without routed experts, and whether the expert width's key is its own."""
         symbols = arch.symbols

@@ -118,7 +118,7 @@ class Reader:
             return []
         return value
 
-    def sub(self, key: str, default=MISSING) -> "Reader | None":
+    def sub(self, key: str, default=MISSING) -> Reader | None:
         self.read.add(self.path(key))
         value = self.config.get(key, MISSING)
         if value is MISSING or value is None:

@@ -17,8 +17,18 @@ from __future__ import annotations
 from .arch import Model
 from .blocks import attention, moe, swiglu
 from .config import Reader
-from .families._common import (BASE_SYMBOLS, build_layers, gqa_arch, gqa_heads, group_names, layer_norms, moe_info,
-                               sizes, standard_text, tied_context)
+from .families._common import (
+    BASE_SYMBOLS,
+    build_layers,
+    gqa_arch,
+    gqa_heads,
+    group_names,
+    layer_norms,
+    moe_info,
+    sizes,
+    standard_text,
+    tied_context,
+)
 
 # the usual keys: without all of them a config is not read as a decoder at all
 REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")

@@ -7,8 +7,8 @@ experiments/ledger/registry.py discovers every module's ``FAMILIES``; nothing li
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 
 @dataclass(frozen=True)

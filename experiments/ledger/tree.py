@@ -16,7 +16,7 @@ class Node:
     name: str
     kind: str = ""
     shape: tuple[int, ...] | None = None
-    children: tuple["Node", ...] = ()
+    children: tuple[Node, ...] = ()
     n: int = 1
     n_active: int | None = None
     matmul: bool = False          # a weight multiplied by an activation (2 FLOPs per weight per token)
@@ -46,7 +46,7 @@ class Node:
         for c in self.children:
             yield from c.walk()
 
-    def find(self, key: str) -> "Node":
+    def find(self, key: str) -> Node:
         """The node whose key is ``key``. Keys are the paths of names from the root (with_keys), so only the
         children whose key starts that path are looked into."""
         found = self._find(key)
@@ -54,7 +54,7 @@ class Node:
             raise KeyError(key)
         return found
 
-    def _find(self, key: str) -> "Node | None":
+    def _find(self, key: str) -> Node | None:
         if self.key == key:
             return self
         for c in self.children:
@@ -64,18 +64,18 @@ class Node:
                     return found
         return None
 
-    def get(self, key: str) -> "Node | None":
+    def get(self, key: str) -> Node | None:
         try:
             return self.find(key)
         except KeyError:
             return None
 
-    def with_keys(self, prefix: str = "") -> "Node":
+    def with_keys(self, prefix: str = "") -> Node:
         """A copy of this subtree with every node's key (the path of names from the root); self is left alone."""
         key = f"{prefix}/{self.name}" if prefix else self.name
         return self._copy(key, tuple(c.with_keys(key) for c in self.children))
 
-    def keyed_in_place(self, prefix: str = "") -> "Node":
+    def keyed_in_place(self, prefix: str = "") -> Node:
         """with_keys for a tree fresh from a family's builder, which nothing else has seen yet (build_ledger's last
         step): a node without a key gets it in place, since copying every node was about 40% of what a ledger cost.
         A node that already has a key (used twice in one tree, or kept from another tree) is copied, never changed."""
@@ -91,7 +91,7 @@ class Node:
             return self
         return self._copy(key, kids)
 
-    def _copy(self, key: str, children: tuple["Node", ...]) -> "Node":
+    def _copy(self, key: str, children: tuple[Node, ...]) -> Node:
         return Node(self.name, self.kind, self.shape, children, self.n, self.n_active, self.matmul, self.label, key)
 
     def multiplicity(self, key: str) -> int:

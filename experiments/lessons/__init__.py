@@ -9,14 +9,14 @@ Lesson) contributes its numbers and its widgets. Adding a lesson means adding a 
 from __future__ import annotations
 
 import functools
-import inspect
 import importlib
+import inspect
 import pkgutil
 
 from ..widget import Lesson, Widget, resolve
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def all_lessons() -> tuple[Lesson, ...]:
     found = []
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
@@ -28,7 +28,7 @@ def all_lessons() -> tuple[Lesson, ...]:
     return tuple(found)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def widgets() -> dict[str, Widget]:
     out: dict[str, Widget] = {}
     for lesson in all_lessons():
@@ -39,7 +39,7 @@ def widgets() -> dict[str, Widget]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def entry_points() -> dict[str, tuple[Widget, str]]:
     out: dict[str, tuple[Widget, str]] = {}
     for w in widgets().values():

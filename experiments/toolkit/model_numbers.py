@@ -24,7 +24,6 @@ from ..labels import PART_ZH
 from ..ledger import Ledger, ledger_of, views
 from ..numbers import Number
 
-
 LEDGER = "（由课程的账本引擎逐张量现算）"
 GAP_ZH = {"ffn": "FFN", "mixer/full_attention": "全注意力层", "mixer/linear_attention": "GDN 层",
           "embedding": "embedding", "norm": "归一化", "lm_head": "lm_head", "mtp": "MTP", "vision": "视觉塔"}

@@ -16,7 +16,7 @@ class CharTokenizer:
     chars: str
 
     @classmethod
-    def from_text(cls, text: str) -> "CharTokenizer":
+    def from_text(cls, text: str) -> CharTokenizer:
         return cls("".join(sorted(set(text))))
 
     @property

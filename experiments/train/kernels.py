@@ -16,8 +16,8 @@ Batched attention products are always `@` (Kernels.bmm).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -59,7 +59,7 @@ def for_platform(platform: str | None = None) -> Kernels:
     return EINSUM if (platform or sys.platform) == "emscripten" else MATMUL
 
 
-def get(kernels: "Kernels | str | None") -> Kernels:
+def get(kernels: Kernels | str | None) -> Kernels:
     if kernels is None:
         return for_platform()
     if isinstance(kernels, Kernels):

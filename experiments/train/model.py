@@ -57,7 +57,7 @@ class ModelConfig:
     def head_dim(self) -> int:
         return self.d_model // self.n_heads
 
-    def validate(self) -> "ModelConfig":
+    def validate(self) -> ModelConfig:
         problems = []
         for key in ("d_model", "n_layers", "n_heads", "d_ff", "vocab_size"):
             v = getattr(self, key)
@@ -76,7 +76,7 @@ class ModelConfig:
         return self
 
     @classmethod
-    def from_hf(cls, config: dict, **options) -> "ModelConfig":
+    def from_hf(cls, config: dict, **options) -> ModelConfig:
         """From a llama-style config.json (the course baseline's data/models/baseline/config.json)."""
         if not config.get("tie_word_embeddings", False):
             raise ValueError("tie_word_embeddings: expected true (the trainer's head is tied), got "
@@ -90,7 +90,7 @@ class ModelConfig:
                    vocab_size=config["vocab_size"], rms_eps=config.get("rms_norm_eps", 1e-5),
                    rope_base=config.get("rope_theta", 10000.0), **options).validate()
 
-    def with_(self, **changes) -> "ModelConfig":
+    def with_(self, **changes) -> ModelConfig:
         return replace(self, **changes).validate()
 
     def to_json(self) -> dict:

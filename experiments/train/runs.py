@@ -105,6 +105,7 @@ def run(spec, train_ids, held_ids, steps: int, eval_every: int = 0, detail_first
 
 def compute(text: str, inputs_sha256: str, progress=None) -> dict:
     import numpy as np
+
     from .data import CharTokenizer, split
     tok = CharTokenizer.from_text(text)
     train_ids, held_ids = split(tok.encode(text), 0.1)

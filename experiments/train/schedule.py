@@ -27,7 +27,7 @@ class Schedule:
     min_ratio: float = 0.1
     decay_fraction: float = 0.2
 
-    def validate(self) -> "Schedule":
+    def validate(self) -> Schedule:
         problems = []
         if self.kind not in KINDS:
             problems.append(f"kind: expected one of {list(KINDS)}, got {self.kind!r}")

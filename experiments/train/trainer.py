@@ -40,7 +40,7 @@ class RunSpec:
         return d
 
     @classmethod
-    def from_json(cls, d: dict) -> "RunSpec":
+    def from_json(cls, d: dict) -> RunSpec:
         return cls(model=M.ModelConfig(**d["model"]).validate(), optimizer=d["optimizer"],
                    hyper=tuple(sorted(d.get("hyper", {}).items())),
                    schedule=Schedule(**d["schedule"]).validate(), batch_size=d["batch_size"],

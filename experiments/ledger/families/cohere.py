@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from ..family import Family
 from ..arch import Model
 from ..blocks import attention, norm, parallel_decoder_layer, swiglu, with_norms
 from ..config import Reader
+from ..family import Family
 from ..tree import leaf
 from ._common import BASE_SYMBOLS, gqa_arch, gqa_heads, layer_runs, sizes, standard_text, tied_context
 from ._windows import pattern_layer_types, window_of

@@ -27,13 +27,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from ..family import Family
 from ..arch import Arch, Mixer, Model
 from ..blocks import dsa_indexer, mla, moe, norm, swiglu
 from ..config import MAX_LAYERS, Reader
+from ..family import Family
 from ..tree import Node, group, leaf
-from ._common import (build_layers, dense_d_ff, experts, group_names, layer_norms, layer_runs, moe_arch, sizes,
-                      standard_text, tied_context)
+from ._common import (
+    build_layers,
+    dense_d_ff,
+    experts,
+    group_names,
+    layer_norms,
+    layer_runs,
+    moe_arch,
+    sizes,
+    standard_text,
+    tied_context,
+)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -13,14 +13,24 @@ ERNIE-4.5-21B-A3B's sizes), tests/test_families_views_moe.py.
 """
 from __future__ import annotations
 
-
-from ..family import Family
 from ..arch import Model
 from ..blocks import attention, moe, norm, swiglu
 from ..config import Reader
+from ..family import Family
 from ..tree import group, leaf
-from ._common import (build_layers, dense_d_ff, embed_tokens, experts, gqa_arch, gqa_sizes, group_names, layer_norms,
-                      moe_arch, text_tree, tied_context)
+from ._common import (
+    build_layers,
+    dense_d_ff,
+    embed_tokens,
+    experts,
+    gqa_arch,
+    gqa_sizes,
+    group_names,
+    layer_norms,
+    moe_arch,
+    text_tree,
+    tied_context,
+)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -9,11 +9,10 @@ as "LLLG" (L local = sliding, G global, repeated over the layers).
 """
 from __future__ import annotations
 
-
-from ..family import Family
 from ..arch import Model
 from ..blocks import attention, norm, swiglu
 from ..config import Reader
+from ..family import Family
 from ._common import build_layers, gqa_arch, gqa_heads, sizes, standard_text, tied_context
 from ._windows import every_nth_global, listed_layer_types, window_of, window_symbols
 

@@ -12,11 +12,10 @@ default.
 """
 from __future__ import annotations
 
-
-from ..family import Family
 from ..arch import Model
 from ..blocks import decoder_layer, fused_attention, mlp2, norm
 from ..config import Reader
+from ..family import Family
 from ..tree import leaf
 from ._common import gqa_arch, lm_head, sizes, text_tree, tied_context
 

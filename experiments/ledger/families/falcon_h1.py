@@ -9,11 +9,10 @@ parameters (the per-layer mup_vector is a non-persistent buffer).
 """
 from __future__ import annotations
 
-
-from ..family import Family
 from ..arch import Mixer, Model
 from ..blocks import attention, mamba2, mamba2_state, norm, swiglu
 from ..config import Reader
+from ..family import Family
 from ..tree import group
 from ._common import BASE_SYMBOLS, embed_tokens, gqa_arch, gqa_heads, lm_head, sizes, text_tree, tied_context
 

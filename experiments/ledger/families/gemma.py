@@ -17,13 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from ..family import Family
 from ..arch import Arch, Model
 from ..blocks import attention, norm, siglip_vision, swiglu
 from ..config import Reader
+from ..family import Family
 from ..tree import Node, group, leaf
 from ._common import build_layers, gqa_arch, standard_text
 from ._windows import every_nth_global, listed_layer_types, pattern_layer_types, window_of
+
 
 @dataclass(frozen=True)
 class GemmaVariant:

@@ -17,11 +17,10 @@ the small Gemma 4 models) and KV-shared layers (num_kv_shared_layers > 0); the e
 """
 from __future__ import annotations
 
-
-from ..family import Family
 from ..arch import Arch, Mixer, Model
 from ..blocks import linear, norm, swiglu
 from ..config import Reader
+from ..family import Family
 from ..tree import Node, group, leaf
 from ._common import layer_runs, listed_types, moe_info, sizes, standard_text
 

@@ -7,11 +7,10 @@ attention (input_layernorm), on the attention output (post_self_attn_layernorm),
 """
 from __future__ import annotations
 
-
-from ..family import Family
 from ..arch import Model
 from ..blocks import attention, decoder_layer, gated_fused, norm
 from ..config import Reader
+from ..family import Family
 from ._common import BASE_SYMBOLS, gqa_arch, gqa_heads, sizes, standard_text, tied_context
 
 

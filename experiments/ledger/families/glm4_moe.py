@@ -9,13 +9,22 @@ shared_head.norm / head, DeepSeek-V3's layout); transformers does not build them
 """
 from __future__ import annotations
 
-
-from ..family import Family
 from ..arch import Model
 from ..blocks import attention, moe, swiglu
 from ..config import MAX_LAYERS, Reader
-from ._common import (build_layers, dense_d_ff, experts, gqa_arch, gqa_sizes, group_names, layer_norms, moe_arch,
-                      standard_text, tied_context)
+from ..family import Family
+from ._common import (
+    build_layers,
+    dense_d_ff,
+    experts,
+    gqa_arch,
+    gqa_sizes,
+    group_names,
+    layer_norms,
+    moe_arch,
+    standard_text,
+    tied_context,
+)
 from .deepseek_v2 import first_dense_flags, nextn_mtp
 
 

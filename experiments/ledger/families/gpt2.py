@@ -3,11 +3,10 @@
 """
 from __future__ import annotations
 
-
-from ..family import Family
 from ..arch import Arch, Model
 from ..blocks import decoder_layer, gelu_mlp, norm
 from ..config import Reader
+from ..family import Family
 from ..tree import group, leaf
 from ._common import heads, text_tree
 

@@ -9,11 +9,10 @@ The embedding is ``embed_in``; the untied output matrix the checkpoint calls ``e
 """
 from __future__ import annotations
 
-
-from ..family import Family
 from ..arch import Arch, Model
 from ..blocks import decoder_layer, fused_attention, mlp2, norm
 from ..config import Reader
+from ..family import Family
 from ..tree import leaf
 from ._common import heads, lm_head, sizes, text_tree, tied_context
 

@@ -3,14 +3,23 @@ every layer MoE with a router bias and per-expert biases (transformers GptOssCon
 """
 from __future__ import annotations
 
-
-from ..family import Family
 from ..arch import Model
 from ..blocks import attention, moe
 from ..config import Reader
-from ._common import (BASE_SYMBOLS, build_layers, experts, gqa_arch, gqa_heads, layer_norms, listed_types, moe_info,
-                      sizes, standard_text, tied_context)
-
+from ..family import Family
+from ._common import (
+    BASE_SYMBOLS,
+    build_layers,
+    experts,
+    gqa_arch,
+    gqa_heads,
+    layer_norms,
+    listed_types,
+    moe_info,
+    sizes,
+    standard_text,
+    tied_context,
+)
 
 # ---------------------------------------------------------------------------------------------------------------
 # gpt_oss: GQA with q/k/v/o biases and one learned sink logit per head, alternating sliding / full attention

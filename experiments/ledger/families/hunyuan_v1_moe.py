@@ -12,14 +12,22 @@ models/) shapes the checkpoint as: head size hidden_size / num_attention_heads (
 """
 from __future__ import annotations
 
-
-from ..family import Family
 from ..arch import Model
 from ..blocks import attention, moe, norm
 from ..config import Reader
+from ..family import Family
 from ..tree import group
-from ._common import (BASE_SYMBOLS, build_layers, gqa_arch, gqa_heads, layer_norms, moe_info, sizes, standard_text,
-                      tied_context)
+from ._common import (
+    BASE_SYMBOLS,
+    build_layers,
+    gqa_arch,
+    gqa_heads,
+    layer_norms,
+    moe_info,
+    sizes,
+    standard_text,
+    tied_context,
+)
 
 
 # ---------------------------------------------------------------------------------------------------------------

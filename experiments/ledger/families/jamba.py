@@ -9,15 +9,26 @@ suffixed _dense / _moe.
 """
 from __future__ import annotations
 
-
 from math import ceil
 
-from ..family import Family
 from ..arch import Mixer, Model
 from ..blocks import attention, mamba1, mamba1_state, moe, norm, swiglu
 from ..config import Reader
-from ._common import (BASE_SYMBOLS, build_layers, embed_tokens, experts, gqa_arch, group_names, heads, lm_head,
-                      moe_info, sizes, text_tree, tied_context)
+from ..family import Family
+from ._common import (
+    BASE_SYMBOLS,
+    build_layers,
+    embed_tokens,
+    experts,
+    gqa_arch,
+    group_names,
+    heads,
+    lm_head,
+    moe_info,
+    sizes,
+    text_tree,
+    tied_context,
+)
 
 
 def _every(r: Reader, period_key: str, offset_key: str, period_default: int, offset_default: int, L: int):

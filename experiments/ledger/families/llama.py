@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from ..family import Family
 from ..arch import Model
 from ..blocks import attention, decoder_layer, norm, swiglu
 from ..config import Reader
+from ..family import Family
 from ._common import gqa_arch, gqa_heads, sizes, standard_text, tied_context
 
 

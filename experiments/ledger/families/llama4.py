@@ -11,14 +11,23 @@ stop growing at the chunk size (an upper bound: the chunk restarts every attenti
 """
 from __future__ import annotations
 
-
-from ..family import Family
 from ..arch import Mixer, Model
 from ..blocks import attention, linear, moe, norm, swiglu
 from ..config import Reader
+from ..family import Family
 from ..tree import Node, group, leaf
-from ._common import (build_layers, experts, gqa_arch, gqa_sizes, group_names, layer_indices, layer_norms,
-                      listed_types, moe_info, standard_text)
+from ._common import (
+    build_layers,
+    experts,
+    gqa_arch,
+    gqa_sizes,
+    group_names,
+    layer_indices,
+    layer_norms,
+    listed_types,
+    moe_info,
+    standard_text,
+)
 
 _MIXERS = ("full_attention", "chunked_attention")
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..family import Family
 from ..arch import Model
 from ..blocks import attention, decoder_layer, swiglu
 from ..config import Reader
+from ..family import Family
 from ._common import BASE_SYMBOLS, gqa_arch, gqa_heads, layer_norms, sizes, standard_text
 
 # model_type: (bias key for q/k/v/o, bias key for the MLP or None, head_dim default, tied default, qk-norm names)

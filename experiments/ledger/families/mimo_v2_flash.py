@@ -16,8 +16,19 @@ from ..arch import Mixer, Model
 from ..blocks import attention, moe, swiglu
 from ..config import Reader
 from ..family import Family
-from ._common import (BASE_SYMBOLS, build_layers, experts, gqa_arch, gqa_heads, group_names, layer_norms,
-                      moe_info, sizes, standard_text, tied_context)
+from ._common import (
+    BASE_SYMBOLS,
+    build_layers,
+    experts,
+    gqa_arch,
+    gqa_heads,
+    group_names,
+    layer_norms,
+    moe_info,
+    sizes,
+    standard_text,
+    tied_context,
+)
 from ._parts import flag_list, listed
 
 

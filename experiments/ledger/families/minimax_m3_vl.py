@@ -26,8 +26,18 @@ from ..blocks import attention, expert_matrices, gated_fused, linear, moe, norm,
 from ..config import MAX_LAYERS, Reader
 from ..family import Family
 from ..tree import Node, group, leaf
-from ._common import (BASE_SYMBOLS, build_layers, experts, gqa_arch, gqa_heads, group_names, layer_norms,
-                      moe_info, sizes, standard_text)
+from ._common import (
+    BASE_SYMBOLS,
+    build_layers,
+    experts,
+    gqa_arch,
+    gqa_heads,
+    group_names,
+    layer_norms,
+    moe_info,
+    sizes,
+    standard_text,
+)
 from ._parts import flag_list, listed, nested, text_config
 from .deepseek_v2 import nextn_mtp
 

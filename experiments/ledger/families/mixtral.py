@@ -17,13 +17,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from ..family import Family
 from ..arch import Model
 from ..blocks import attention, moe, norm
 from ..config import Reader
+from ..family import Family
 from ..tree import group, leaf
-from ._common import (BASE_SYMBOLS, build_layers, experts, gqa_arch, gqa_heads, layer_norms, moe_info, sizes,
-                      standard_text, tied_context)
+from ._common import (
+    BASE_SYMBOLS,
+    build_layers,
+    experts,
+    gqa_arch,
+    gqa_heads,
+    layer_norms,
+    moe_info,
+    sizes,
+    standard_text,
+    tied_context,
+)
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,10 @@ mamba_num_heads × mamba_head_dim. The MoE router keeps its e_score_correction_b
 """
 from __future__ import annotations
 
-
-from ..family import Family
 from ..arch import Mixer, Model
 from ..blocks import attention, mamba2, mamba2_state, moe, norm, up_down_mlp
 from ..config import MAX_LAYERS, Reader
+from ..family import Family
 from ..tree import group, leaf
 from ._common import experts, gqa_arch, gqa_heads, layer_runs, lm_head, moe_info, text_tree, tied_context
 

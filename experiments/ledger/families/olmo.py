@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from ..family import Family
 from ..arch import Model
 from ..blocks import attention, decoder_layer, norm, swiglu, with_norms
 from ..config import Reader
+from ..family import Family
 from ..tree import Node, group, leaf
 from ._common import BASE_SYMBOLS, embed_tokens, gqa_arch, gqa_heads, lm_head, sizes, text_tree, tied_context
 

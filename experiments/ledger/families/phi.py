@@ -12,14 +12,22 @@ phi3: pre-norm RMSNorm blocks with q, k and v fused into one ``qkv_proj`` and ga
 """
 from __future__ import annotations
 
-
-from ..family import Family
 from ..arch import Model
 from ..blocks import attention, decoder_layer, fused_attention, gated_fused, mlp2, norm
 from ..config import Reader
+from ..family import Family
 from ..tree import group, leaf
-from ._common import (BASE_SYMBOLS, embed_tokens, every_layer_windowed, gqa_arch, gqa_heads, sizes, standard_text,
-                      text_tree, tied_context)
+from ._common import (
+    BASE_SYMBOLS,
+    embed_tokens,
+    every_layer_windowed,
+    gqa_arch,
+    gqa_heads,
+    sizes,
+    standard_text,
+    text_tree,
+    tied_context,
+)
 
 
 def build_phi(r: Reader) -> Model:

@@ -6,14 +6,22 @@ gate (``shared_expert_gate``: hidden -> 1); dense layers by ``mlp_only_layers`` 
 """
 from __future__ import annotations
 
-
-from ..family import Family
 from ..arch import Model
 from ..blocks import attention, moe, swiglu
 from ..config import Reader
-from ._common import (build_layers, gqa_arch, gqa_sizes, group_names, layer_norms, listed_types, moe_arch,
-                      qwen_moe_sizes, standard_text, tied_context)
-
+from ..family import Family
+from ._common import (
+    build_layers,
+    gqa_arch,
+    gqa_sizes,
+    group_names,
+    layer_norms,
+    listed_types,
+    moe_arch,
+    qwen_moe_sizes,
+    standard_text,
+    tied_context,
+)
 
 # ---------------------------------------------------------------------------------------------------------------
 # qwen2_moe: Qwen2 attention + routed experts + one gated shared expert

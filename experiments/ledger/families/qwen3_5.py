@@ -6,16 +6,25 @@ shared expert) in every layer and in the MTP layer; transformers' Qwen3_5MoeText
 """
 from __future__ import annotations
 
-
 from functools import partial
 
-from ..family import Family
 from ..arch import Model
 from ..blocks import attention, decoder_layer, norm, swiglu
 from ..config import MAX_LAYERS, Reader
+from ..family import Family
 from ..tree import Node
-from ._common import (experts, gdn_from, gqa_arch, gqa_heads, hybrid_layer_types, layer_runs, moe_arch, mtp_tree,
-                      sizes, standard_text)
+from ._common import (
+    experts,
+    gdn_from,
+    gqa_arch,
+    gqa_heads,
+    hybrid_layer_types,
+    layer_runs,
+    moe_arch,
+    mtp_tree,
+    sizes,
+    standard_text,
+)
 from ._parts import qwen_moe_ffn, text_config
 from ._vision import qwen3_vl_vision
 

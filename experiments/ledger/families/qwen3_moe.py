@@ -3,13 +3,21 @@
 """
 from __future__ import annotations
 
-
-from ..family import Family
 from ..arch import Model
 from ..blocks import attention, moe, swiglu
 from ..config import Reader
-from ._common import (build_layers, gqa_arch, gqa_sizes, group_names, layer_norms, moe_arch, qwen_moe_sizes,
-                      standard_text, tied_context)
+from ..family import Family
+from ._common import (
+    build_layers,
+    gqa_arch,
+    gqa_sizes,
+    group_names,
+    layer_norms,
+    moe_arch,
+    qwen_moe_sizes,
+    standard_text,
+    tied_context,
+)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -3,14 +3,26 @@ gated shared expert, MTP layer(s) stored under mtp.* (transformers Qwen3NextConf
 """
 from __future__ import annotations
 
-
-from ..family import Family
 from ..arch import Model
 from ..blocks import attention, decoder_layer, moe, swiglu
 from ..config import MAX_LAYERS, Reader
+from ..family import Family
 from ..tree import Node, group, leaf
-from ._common import (build_layers, gdn_from, gqa_arch, gqa_heads, group_names, hybrid_layer_types, layer_norms,
-                      moe_arch, mtp_tree, qwen_moe_sizes, sizes, standard_text, tied_context)
+from ._common import (
+    build_layers,
+    gdn_from,
+    gqa_arch,
+    gqa_heads,
+    group_names,
+    hybrid_layer_types,
+    layer_norms,
+    moe_arch,
+    mtp_tree,
+    qwen_moe_sizes,
+    sizes,
+    standard_text,
+    tied_context,
+)
 
 
 # ---------------------------------------------------------------------------------------------------------------

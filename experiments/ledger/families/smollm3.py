@@ -7,11 +7,10 @@ those layers count the same; layer types are transformers': ``layer_types`` if l
 """
 from __future__ import annotations
 
-
-from ..family import Family
 from ..arch import Model
 from ..blocks import attention, swiglu
 from ..config import Reader
+from ..family import Family
 from ._common import build_layers, gqa_arch, gqa_heads, layer_norms, sizes, standard_text, tied_context
 from ._windows import listed_layer_types, window_of, window_symbols
 

@@ -7,11 +7,10 @@ layer and builds a sliding-window mask), so every layer is a sliding-window laye
 """
 from __future__ import annotations
 
-
-from ..family import Family
 from ..arch import Model
 from ..blocks import attention, decoder_layer, mlp2, norm
 from ..config import Reader
+from ..family import Family
 from ._common import embed_tokens, every_layer_windowed, gqa_arch, gqa_heads, lm_head, sizes, text_tree, tied_context
 
 

@@ -14,13 +14,12 @@ import copy
 import math
 from fractions import Fraction
 
-from . import MOE_MODELS
-from . import calc
-from ...toolkit.model_numbers import LEDGER
 from ...expr import Const, Sym
 from ...ledger import build_ledger, views
 from ...toolkit.config_text import text_config_of
+from ...toolkit.model_numbers import LEDGER
 from ...toolkit.moe import get_key, moe_keys
+from . import MOE_MODELS, calc
 
 GB, MB = Const(10**9), Const(10**6)
 BF16 = Const(2)

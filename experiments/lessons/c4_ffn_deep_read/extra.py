@@ -26,8 +26,8 @@ from fractions import Fraction
 
 from ...format import format_value, gb, ms, n, pct, per_second, signed_pct, trim_decimal
 from ...ledger import build_ledger, views
-from . import calc
 from ...toolkit.inputs import parse_fraction, parse_int
+from . import calc
 
 # ==============================================================================================================
 # 1. prefill vs decode

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from . import DEPTH_DEFAULTS, INT4_DEFAULTS, MEMORY_DEFAULTS, PREFILL_DEFAULTS, TRAINING_DEFAULTS
-from . import calc as ffn
-from . import extra
-from ...toolkit.model_numbers import LEDGER
-from ...ledger import views
 from ...expr import Const, Sym, group_digits
+from ...ledger import views
+from ...toolkit.model_numbers import LEDGER
+from . import DEPTH_DEFAULTS, INT4_DEFAULTS, MEMORY_DEFAULTS, PREFILL_DEFAULTS, TRAINING_DEFAULTS, extra
+from . import calc as ffn
 
 GB = Const(10**9)
 TERA = Const(10**12)

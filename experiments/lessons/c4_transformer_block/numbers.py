@@ -15,11 +15,10 @@ skipped while the gpt_oss family cannot be built (its model is then absent from 
 """
 from __future__ import annotations
 
-
-from ...toolkit.model_numbers import LEDGER
-from ...toolkit.config_text import text_config_of
-from ...toolkit.shared_numbers import layer_tensor
 from ...expr import Const, Exp, Neg, RealDiv, Sqrt, Sym
+from ...toolkit.config_text import text_config_of
+from ...toolkit.model_numbers import LEDGER
+from ...toolkit.shared_numbers import layer_tensor
 
 
 # -- helpers ---------------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from ...toolkit.config_text import parse_config_text
 from ...toolkit.derivations import derivations
 from ...widget import model_ref, uses
 
+
 # -- 总账 -------------------------------------------------------------------------------------------------------
 def ledger_total(ledger: Ledger, name: str = "") -> dict:
     """总账: every part with its share of the whole checkpoint and (text parts only) of the text backbone."""

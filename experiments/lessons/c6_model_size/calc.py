@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import math
 
-from ...toolkit import scaling as S
 from ...format import format_value, n, sci
+from ...toolkit import scaling as S
 from ...widget import uses
 
 FIT_ZH = {"chinchilla": "Chinchilla 原文拟合（四舍五入值）", "epoch": "Epoch AI 重新拟合"}

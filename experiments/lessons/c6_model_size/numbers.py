@@ -7,9 +7,9 @@ with the fit named in its source. Models appear only where their meta.yaml has a
 """
 from __future__ import annotations
 
+from ...expr import Const, Sym
 from ...toolkit import scaling as S
 from ...toolkit.model_numbers import LEDGER
-from ...expr import Const, Sym
 
 FIT_SRC = {"chinchilla": "Hoffmann 等 2022 的方法三拟合（四舍五入后的发表值），闭式解 N_opt = G·(C/6)^(β/(α+β))",
            "epoch": "Besiroglu 等 2024（Epoch AI）重新拟合的系数，同一个闭式解"}
