@@ -4,10 +4,13 @@ A config whose model_type and architectures name no family, but which has a deco
 built by a generic decoder reading and marked as an estimate (``Ledger.estimate``, ``--json``'s ``estimate``),
 saying what it assumed and which keys it did not read. Measured against transformers 5.23 on the meta device,
 on configs of families the engine leaves out (tests/fixtures/estimate/README.md):
-  stablelm (StableLM-3B-4E1T)   2,795,276,800 vs 2,795,443,200   -0.006 %  (its per-layer LayerNorm biases)
-  phimoe (Phi-3.5-MoE)         41,872,855,040 vs 41,873,153,344   -0.0007 % (its LayerNorm biases, lm_head bias)
-  minicpm3 (MiniCPM3-4B)        5,049,090,560 vs 4,073,875,968  +23.9 %   (MLA attention, not read: its keys
-                                                                          q_lora_rank ... are listed as unread)
+  helium (HeliumConfig defaults)      2,172,643,840 vs  2,172,643,840    0 %      (a llama layout)
+  bitnet (BitNetConfig defaults)      2,740,871,680 vs  2,741,155,840   -0.010 %  (its sub-layer norms)
+  exaone_moe (ExaoneMoeConfig defaults) 28,160,561,152 vs 28,550,639,616 -1.37 %  (shared experts, not read)
+  minicpm3 (MiniCPM3-4B)              5,049,090,560 vs  4,073,875,968  +23.9 %    (MLA attention, not read: its keys
+                                                                                  q_lora_rank ... are listed as unread)
+  lfm2 (Lfm2Config defaults)          3,712,125,440 vs  2,705,497,600  +37.2 %    (short-conv layers read as attention,
+                                                                                  its FFN width rule not read)
 A config without those keys is refused as before; an empty object is told that model_type is missing.
 """
 import json
@@ -27,8 +30,9 @@ def _config(name):
     return json.loads((ESTIMATE / f"{name}.json").read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("name, low, high", [("stablelm_3b", -0.0001, 0), ("phimoe", -0.0001, 0),
-                                             ("minicpm3_4b", 0.2, 0.3)])
+@pytest.mark.parametrize("name, low, high", [("helium_defaults", 0, 0), ("bitnet_defaults", -0.0002, 0),
+                                             ("exaone_moe_defaults", -0.02, -0.01), ("minicpm3_4b", 0.2, 0.3),
+                                             ("lfm2_defaults", 0.3, 0.4)])
 def test_estimate_error_against_transformers(name, low, high):
     from experiments.ledger import build_ledger
     config = _config(name)
@@ -44,7 +48,7 @@ def test_estimate_says_what_it_assumed_and_did_not_read():
     assert {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim"} <= set(ledger.estimate["unread_keys"])
     assert "hidden_size" not in ledger.estimate["unread_keys"]
     assert any("通用解码器" in line for line in ledger.estimate["assumed"])
-    assert build_ledger(_config("stablelm_3b")).estimate["unread_keys"] == ["use_qkv_bias"]
+    assert build_ledger(_config("helium_defaults")).estimate["unread_keys"] == ["mlp_bias"]
 
 
 def test_a_known_family_is_never_an_estimate():

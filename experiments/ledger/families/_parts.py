@@ -26,6 +26,12 @@ def text_config(r: Reader, inherit: tuple[str, ...] = ()) -> Reader:
     return Reader(dict(t.config, **top), t.prefix, r.problems, r.rejected) if top else t
 
 
+def sub_or_defaults(r: Reader, key: str) -> Reader:
+    """The nested config ``key`` (``vision_config``), or an empty one when the config has none: the part is then
+    built from its configuration class's defaults, as transformers builds it (a wrapper always has its tower)."""
+    return r.sub(key) if r.has(key) else Reader({}, key, r.problems, r.rejected)
+
+
 def nested(model: Model, family: str, prefix: str = "text_config.") -> Model:
     """A text family's Model read from a wrapper's text_config: the Arch renamed to the wrapper's model_type and
     every symbol's config key given its path in the wrapper's config."""

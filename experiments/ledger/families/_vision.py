@@ -87,3 +87,23 @@ def qwen2_vl_vision(v: Reader) -> Node:
     return group("vision", [leaf("patch_embed.proj.weight", w, c_in, tp, p, p, matmul=True), block,
                             group("merger", [norm("ln_q", w, True)] + linear("mlp.0", merged, merged, True)
                                   + linear("mlp.2", merged, out, True))], kind="vision")
+
+
+def qwen2_5_vl_vision(v: Reader) -> Node:
+    """Qwen2.5-VL's ViT (Qwen2_5_VisionTransformerPretrainedModel): Qwen2-VL's layout with RMSNorms (no bias) in the
+    blocks and the merger, and a biased SwiGLU MLP (gate/up/down) of ``intermediate_size`` instead of the GELU one;
+    the merger maps into ``out_hidden_size`` (the text width). Window attention changes no tensor. Defaults are
+    Qwen2_5_VLVisionConfig's."""
+    depth, w = v.int("depth", default=32, maximum=MAX_LAYERS), v.int("hidden_size", default=3584)
+    w_ff, out = v.int("intermediate_size", default=3420), v.int("out_hidden_size", default=3584)
+    v.int("num_heads", default=16)
+    c_in, p, tp = v.int("in_channels", default=3), v.int("patch_size", default=14), v.int("temporal_patch_size", default=2)
+    merge = v.int("spatial_merge_size", default=2)
+    block = group("blocks", [norm("norm1", w), norm("norm2", w),
+                             group("attn", linear("qkv", w, 3 * w, True) + linear("proj", w, w, True)),
+                             group("mlp", linear("gate_proj", w, w_ff, True) + linear("up_proj", w, w_ff, True)
+                                   + linear("down_proj", w_ff, w, True))], n=depth)
+    merged = w * merge * merge
+    return group("vision", [leaf("patch_embed.proj.weight", w, c_in, tp, p, p, matmul=True), block,
+                            group("merger", [norm("ln_q", w)] + linear("mlp.0", merged, merged, True)
+                                  + linear("mlp.2", merged, out, True))], kind="vision")

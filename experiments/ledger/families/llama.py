@@ -1,5 +1,7 @@
-"""The llama family (llama, mistral, qwen2, qwen3): RMSNorm, SwiGLU, GQA, with each model_type's bias, window and
-qk-norm conventions as data (``VARIANTS``; transformers LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config).
+"""The llama family (llama, mistral, qwen2, qwen3, seed_oss): RMSNorm, SwiGLU, GQA, with each model_type's bias,
+window and qk-norm conventions as data (``VARIANTS``; transformers LlamaConfig, MistralConfig, Qwen2Config,
+Qwen3Config, SeedOssConfig). Seed-OSS (ByteDance Seed) puts biases on q/k/v with ``attention_bias`` (default true)
+and on o_proj only with ``attention_out_bias``; its defaults are SeedOssConfig's.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from ..blocks import attention, decoder_layer, norm, swiglu
 from ..config import Reader
 from ..family import Family
 from ._common import gqa_arch, gqa_heads, sizes, standard_text, tied_context
+from ._parts import with_defaults
 
 
 @dataclass(frozen=True)
@@ -21,6 +24,9 @@ class LlamaVariant:
     mlp_bias: bool = False          # reads mlp_bias: biases on the FFN's three matrices
     sliding_window: bool = False    # reads sliding_window: every layer attends to at most that many tokens
     qk_norm: bool = False           # per-head RMSNorm on q and k (Qwen3)
+    o_bias_key: str | None = None   # o_proj's bias has its own key (Seed-OSS: attention_out_bias)
+    attention_bias_default: bool = False
+    defaults: tuple[tuple[str, int], ...] = ()   # the config class's defaults for keys a config may leave out
     architectures: tuple[str, ...] = ()   # the transformers classes a config names it by
 
 
@@ -29,18 +35,27 @@ VARIANTS = {
     "mistral": LlamaVariant(sliding_window=True, architectures=("MistralForCausalLM",)),
     "qwen2": LlamaVariant(qkv_bias=True, architectures=("Qwen2ForCausalLM",)),
     "qwen3": LlamaVariant(attention_bias=True, qk_norm=True, architectures=("Qwen3ForCausalLM",)),
+    "seed_oss": LlamaVariant(attention_bias=True, mlp_bias=True, o_bias_key="attention_out_bias",
+                             attention_bias_default=True,
+                             defaults=(("vocab_size", 155136), ("hidden_size", 4096), ("intermediate_size", 27648),
+                                       ("num_hidden_layers", 64), ("num_attention_heads", 80),
+                                       ("num_key_value_heads", 8), ("head_dim", 128),
+                                       ("max_position_embeddings", 524288)),
+                             architectures=("SeedOssForCausalLM",)),
 }
 
 
 def build_llama_like(r: Reader, model_type: str, variant: LlamaVariant | None = None) -> Model:
     v = variant or VARIANTS[model_type]
+    r = with_defaults(r, dict(v.defaults)) if v.defaults else r
     d, L, V, d_ff = sizes(r, "intermediate_size")
     n_heads, n_kv, head_dim = gqa_heads(r, d)
-    attn_bias = r.bool("attention_bias", default=False) if v.attention_bias else False
+    attn_bias = r.bool("attention_bias", default=v.attention_bias_default) if v.attention_bias else False
+    o_bias = r.bool(v.o_bias_key, default=False) if v.o_bias_key else attn_bias
     mlp_bias = r.bool("mlp_bias", default=False) if v.mlp_bias else False
     tied, ctx = tied_context(r, False, 4096)
     window = r.int("sliding_window", default=None) if v.sliding_window else None
-    mixer = attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias or v.qkv_bias, o_bias=attn_bias,
+    mixer = attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias or v.qkv_bias, o_bias=o_bias,
                       qk_norm=v.qk_norm)
     kind = "sliding_attention" if window else "full_attention"
     layer = decoder_layer(mixer, swiglu(d, d_ff, mlp_bias),

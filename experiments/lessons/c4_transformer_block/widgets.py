@@ -143,21 +143,22 @@ def crossover_at(ledger: Ledger, T: int) -> dict:
     """The crossover widget's readout for one context length T."""
     ffn = views.ffn_flops_per_token(ledger)
     att = views.attention_score_flops(ledger, T)
-    return {"T": n(T), "ffn": n(ffn), "attention": n(att), "ratio": format_value(Fraction(att, ffn), "x2"),
+    ratio = format_value(Fraction(att, ffn), "x2") if ffn else "—"      # a state-space model has no FFN
+    return {"T": n(T), "ffn": n(ffn), "attention": n(att), "ratio": ratio,
             "attention_wins": att > ffn}
 
 
 def crossover_series(ledger: Ledger, t_max: int | None = None, name: str = "") -> dict:
     """FFN vs attention-score FLOPs per generated token as context grows, the crossover and the ratio at t_max
     (the model's native context unless given)."""
-    t_max = t_max or ledger.arch.context_length
+    t_max = t_max or ledger.arch.context_length or 1      # Mamba's configs state no context length
     ts = log_points(t_max)
     ffn = views.ffn_flops_per_token(ledger)
     cross = views.crossover_T(ledger)
     attention = [views.attention_score_flops(ledger, t) for t in ts]
     at_max = attention[-1]
     cross_text = None if cross is None else n(round(cross))
-    ratio = format_value(Fraction(at_max, ffn), "x")
+    ratio = format_value(Fraction(at_max, ffn), "x") if ffn else "—"
     chart = {"kind": "crossover", "T": ts, "ffn": [ffn] * len(ts), "attention": attention,
              "hover_ffn": [f"T = {n(t)}：FFN {n(ffn)} FLOPs" for t in ts],
              "hover_attention": [f"T = {n(t)}：全注意力打分 {n(a)} FLOPs" for t, a in zip(ts, attention)],
@@ -173,7 +174,8 @@ def crossover_series(ledger: Ledger, t_max: int | None = None, name: str = "") -
             "crossover": cross_text, "crossover_exact": cross is not None and cross.denominator == 1,
             "crossover_point": point,
             "t_max": n(t_max), "t_max_raw": t_max, "ratio_at_t_max": ratio,
-            "native": f"在原生上下文 T = {n(t_max)} 处，全注意力打分是 FFN 的 {ratio} 倍。",
+            "native": (f"在原生上下文 T = {n(t_max)} 处，全注意力打分是 FFN 的 {ratio} 倍。" if ffn else
+                       "这个模型的层里没有 FFN（每层只有一个状态空间混合器），这个比值无从谈起。"),
             "at_max": crossover_at(ledger, t_max),
             "n_full": ledger.arch.n_full, "n_layers": ledger.arch.n_layers, "chart": chart}
 
