@@ -109,6 +109,7 @@ class Ledger:
             "text_backbone": self.text_backbone,
             "active_per_token": self.active_per_token,
             "hf_count": self.hf_count,
+            "hf_buffers": self.hf_buffers,
             "ffn": self.ffn,
             "tree": self.root.to_json(),
         }

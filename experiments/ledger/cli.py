@@ -87,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"(model_type not known: read as {ledger.arch.family}, the family of {ledger.via_class})")
         print(f"\ntotal {ledger.total:,} = text backbone {ledger.text_backbone:,} + MTP {ledger.mtp:,}"
               f" + vision {ledger.vision:,}; active per token {ledger.active_per_token:,}")
+        print(f"transformers parameters {ledger.hf_count:,} = total - MTP {ledger.mtp:,}"
+              f" - checkpoint buffers {ledger.hf_buffers:,} (router e_score_correction_bias and the like)")
     return 0
 
 

@@ -42,6 +42,20 @@ def _breakdown(ledger: Ledger, active: bool) -> dict[str, int]:
     return {cat: out.get(cat, 0) for cat in order if out.get(cat) or cat in ("embedding", "attention", "ffn", "norm")}
 
 
+def denominators(ledger: Ledger) -> dict[str, int]:
+    """The figures a parameter count can mean, one rule for every family (docs/adding-a-family.md, "Denominators"):
+    ``checkpoint`` every tensor the published checkpoint holds (= ledger.total: text backbone, MTP layers, vision
+    tower, and the persistent buffers transformers keeps outside parameters(), such as a router's
+    e_score_correction_bias); ``mtp`` and ``buffers`` those two parts of it; ``transformers`` what transformers
+    builds as parameters (checkpoint − mtp − buffers); ``text_backbone``; ``active`` the text parameters one token
+    passes through, and ``active_without_embedding`` the same without the input embedding table (labs publish
+    both)."""
+    embedding = ledger.part("text").sum_where(lambda leaf, kinds: category_of(kinds) == "embedding")
+    return {"checkpoint": ledger.total, "mtp": ledger.mtp, "buffers": ledger.hf_buffers,
+            "transformers": ledger.hf_count, "text_backbone": ledger.text_backbone, "vision": ledger.vision,
+            "active": ledger.active_per_token, "active_without_embedding": ledger.active_per_token - embedding}
+
+
 def mixer_per_layer(ledger: Ledger, layer_type: str) -> int:
     """Token-mixer parameters of one layer of a type (attention, GDN or Mamba, incl. their internal norms)."""
     node = ledger.layer(layer_type)

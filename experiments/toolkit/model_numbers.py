@@ -102,6 +102,28 @@ class ModelNumbers:
         mark = "✓" if ref == value else "✗"
         return f"transformers 实现在 meta 设备上实例化数得 {ref:,} {mark}"
 
+    def published_checks(self, total: int) -> str | None:
+        """The checkpoint total beside what others published (meta.yaml): ``checkpoint_total`` (a sum over the
+        published safetensors tensors) must equal it; ``published_total`` (the publisher's figure) must equal it,
+        or, with ``published_total_rounded``, lie within one unit of its last stated digit (46.7B: ±0.1B). An exact
+        published_total equal to the total is not shown: it came with the config and checks nothing."""
+        out = []
+        ck = self.meta.get("checkpoint_total")
+        if isinstance(ck, int) and not isinstance(ck, bool):
+            out.append(f"checkpoint 各张量合计 {ck:,} {'✓' if ck == total else '✗'}")
+        pub = self.meta.get("published_total")
+        if isinstance(pub, int) and not isinstance(pub, bool):
+            if self.meta.get("published_total_rounded"):
+                unit = 1
+                while pub % (unit * 10) == 0:
+                    unit *= 10
+                near = abs(total - pub) < unit
+                out.append(f"发布方公布约 {pub:,}（只给到 {unit:,} 这一位），相差"
+                           + ("不到一个末位单位 ✓" if near else "超过一个末位单位 ✗"))
+            elif pub != total:
+                out.append(f"发布方公布的总数 {pub:,} 与此不同 ✗")
+        return "；".join(out) or None
+
     # the generic set ------------------------------------------------------------------------------------------
     def register(self):
         L, c = self.ledger, self.cfg()
@@ -117,15 +139,12 @@ class ModelNumbers:
         self.add("text_backbone", "文本主干参数", total(text_syms), L.text_backbone,
                  check=self.check_hf(L.text_backbone, "text_backbone"))
         top = [Sym("文本主干", L.text_backbone)] + [Sym(part_zh[k], parts[k]) for k in ("mtp", "vision") if k in parts]
-        published = self.meta.get("published_total")
         check = self.check_hf(L.hf_count, "hf_count")
         if check and L.hf_count != L.total:
-            check = (f"其中 transformers 构建的部分 {L.hf_count:,}（总数减去它不构建的 MTP 等 "
+            check = (f"其中 transformers 构建的部分 {L.hf_count:,}（总数减去它不构建的 MTP 层和缓冲区 "
                      f"{L.total - L.hf_count:,}）：{check}")
-        if published and isinstance(published, int) and not self.meta.get("published_total_rounded") \
-                and published != L.total:     # equal: the same source as the config, no independent check
-            pub = f"发布方公布的总数 {published:,} 与此不同 ✗"
-            check = f"{check}；{pub}" if check else pub
+        published = self.published_checks(L.total)
+        check = "；".join(c for c in (check, published) if c) or None
         self.add("total", "checkpoint 全部参数", total(top), L.total, check=check)
         self.add("hf_count", "transformers 实现构建的参数（不含 MTP）", value=L.hf_count,
                  check=self.check_hf(L.hf_count, "hf_count"))

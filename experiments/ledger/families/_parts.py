@@ -32,6 +32,20 @@ def sub_or_defaults(r: Reader, key: str) -> Reader:
     return r.sub(key) if r.has(key) else Reader({}, key, r.problems, r.rejected)
 
 
+def wrapper_vision(r: Reader, text_only_class: str | None = None) -> Reader | None:
+    """The vision tower's config of a multimodal wrapper: its ``vision_config``, or, when it has none, the vision
+    configuration class's defaults, because transformers builds the default tower then (Llama-4, Qwen-VL, Gemma 4
+    without a vision_config still have one). None only when transformers builds the wrapper's text-only class
+    (``text_only_class`` named in ``architectures``, or no architectures where that class is the causal-LM default:
+    Llama4ForCausalLM, Qwen3_5ForCausalLM)."""
+    if r.has("vision_config"):
+        return r.sub("vision_config")
+    archs = [a for a in r.config.get("architectures") or [] if isinstance(a, str)]
+    if text_only_class and (text_only_class in archs or not archs):
+        return None
+    return sub_or_defaults(r, "vision_config")
+
+
 def nested(model: Model, family: str, prefix: str = "text_config.") -> Model:
     """A text family's Model read from a wrapper's text_config: the Arch renamed to the wrapper's model_type and
     every symbol's config key given its path in the wrapper's config."""

@@ -17,12 +17,15 @@ from ..tree import Node, group, leaf
 
 
 def qwen3_vl_vision(v: Reader, deepstack: bool) -> Node:
-    depth, w, w_ff = v.int("depth", maximum=MAX_LAYERS), v.int("hidden_size"), v.int("intermediate_size")
-    c_in, p, tp = v.int("in_channels", default=3), v.int("patch_size"), v.int("temporal_patch_size", default=2)
-    merge, out = v.int("spatial_merge_size", default=2), v.int("out_hidden_size")
-    n_pos = v.int("num_position_embeddings")
-    v.int("num_heads")
-    n_deep = len(v.int_list("deepstack_visual_indexes", default=[])) if deepstack else 0
+    # defaults: Qwen3VLVisionConfig's (Qwen3_5VisionConfig has the same sizes and no DeepStack)
+    depth, w = v.int("depth", default=27, maximum=MAX_LAYERS), v.int("hidden_size", default=1152)
+    w_ff = v.int("intermediate_size", default=4304)
+    c_in, p = v.int("in_channels", default=3), v.int("patch_size", default=16)
+    tp = v.int("temporal_patch_size", default=2)
+    merge, out = v.int("spatial_merge_size", default=2), v.int("out_hidden_size", default=3584)
+    n_pos = v.int("num_position_embeddings", default=2304)
+    v.int("num_heads", default=16)
+    n_deep = len(v.int_list("deepstack_visual_indexes", default=[8, 16, 24])) if deepstack else 0
     block = group("blocks", [norm("norm1", w, True), norm("norm2", w, True),
                              group("attn", linear("qkv", w, 3 * w, True) + linear("proj", w, w, True)),
                              group("mlp", linear("linear_fc1", w, w_ff, True) + linear("linear_fc2", w_ff, w, True))],

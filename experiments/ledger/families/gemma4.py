@@ -31,8 +31,8 @@ def build_gemma4(r: Reader) -> Model:
     t = r.sub("text_config")
     tied = r.bool("tie_word_embeddings", default=t.bool("tie_word_embeddings", default=True))
     model = _build_text(t, tied)
-    if r.has("vision_config"):
-        model.vision = build_vision(r.sub("vision_config"), model.arch.d_model)
+    # Gemma4Model builds no tower when vision_config is null or absent (unlike Llama-4's or Qwen-VL's wrappers)
+    model.vision = build_vision(r.sub("vision_config"), model.arch.d_model) if r.has("vision_config") else None
     return model
 
 
@@ -121,13 +121,13 @@ def _build_text(t: Reader, tied: bool) -> Model:
 
 
 def build_vision(v: Reader, d_text: int) -> Node:
-    """Gemma4VisionModel + Gemma4MultimodalEmbedder (embed_vision)."""
-    w, w_ff = v.int("hidden_size"), v.int("intermediate_size")
-    depth = v.int("num_hidden_layers", maximum=10**4)
-    n_heads = v.int("num_attention_heads")
+    """Gemma4VisionModel + Gemma4MultimodalEmbedder (embed_vision); defaults are Gemma4VisionConfig's."""
+    w, w_ff = v.int("hidden_size", default=768), v.int("intermediate_size", default=3072)
+    depth = v.int("num_hidden_layers", default=16, maximum=10**4)
+    n_heads = v.int("num_attention_heads", default=12)
     n_kv = v.int("num_key_value_heads", default=n_heads)
     hd = v.int("head_dim", default=w // n_heads)
-    patch, n_pos = v.int("patch_size"), v.int("position_embedding_size")
+    patch, n_pos = v.int("patch_size", default=16), v.int("position_embedding_size", default=10240)
     clipped = v.bool("use_clipped_linears", default=False)
     standardize = v.bool("standardize", default=False)
 

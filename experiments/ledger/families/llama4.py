@@ -28,6 +28,7 @@ from ._common import (
     moe_info,
     standard_text,
 )
+from ._parts import wrapper_vision
 
 _MIXERS = ("full_attention", "chunked_attention")
 
@@ -37,7 +38,8 @@ def build_llama4(r: Reader) -> Model:
     t = r.sub("text_config")
     tied = r.bool("tie_word_embeddings", default=False)
     model = _build_text(t, tied, prefix="text_config.")
-    model.vision = build_vision(r.sub("vision_config"), model.arch.d_model) if r.has("vision_config") else None
+    v = wrapper_vision(r, text_only_class="Llama4ForCausalLM")      # the default tower without vision_config
+    model.vision = build_vision(v, model.arch.d_model) if v is not None else None
     return model
 
 

@@ -6,6 +6,11 @@ modeling_nemotron_h.py (NemotronHBlock: ``norm`` + ``mixer``).
 Layer groups are named by what the block does: ``mamba`` (Mamba-2: a fixed SSM state + conv buffer, no KV cache),
 ``full_attention``, ``mlp`` and ``moe`` (no token mixer: ``Mixer()``). The Mamba-2 inner width is
 mamba_num_heads × mamba_head_dim. The MoE router keeps its e_score_correction_bias as a buffer (kind hf_buffer).
+
+``num_nextn_predict_layers`` MTP steps (Nemotron-3 Super) are in the checkpoint but not built by transformers, as
+DeepSeek-V3's: each fuses the normalised embedding and hidden state (enorm, hnorm, eh_proj 2d -> d), runs the
+blocks of ``mtp_hybrid_override_pattern`` (default attention then MoE) and a final_layernorm, sharing the main
+model's embedding and head (vLLM nemotron_h_mtp.py). They form the ledger's ``mtp`` part.
 """
 from __future__ import annotations
 
@@ -55,12 +60,29 @@ def layer_types(r: Reader) -> list[str]:
     return types
 
 
+def mtp_types(r: Reader) -> list[str]:
+    """The blocks of one MTP step: ``mtp_hybrid_override_pattern`` (as hybrid_override_pattern) or
+    ``mtp_layers_block_type``, by default attention then MoE (NemotronHConfig)."""
+    if r.has("mtp_hybrid_override_pattern"):
+        pattern = r.str("mtp_hybrid_override_pattern")
+        if not pattern or set(pattern) - set(_PATTERN):
+            r.fail("mtp_hybrid_override_pattern", "a non-empty string of M, *, - and E", pattern)
+            return ["full_attention", "moe"]
+        return [_PATTERN[c] for c in pattern]
+    if r.has("mtp_layers_block_type"):
+        listed = [_BLOCK_TYPES[t] for t in r.str_list("mtp_layers_block_type", choices=tuple(_BLOCK_TYPES))]
+        return listed or ["full_attention", "moe"]
+    return ["full_attention", "moe"]
+
+
 def build_nemotron_h(r: Reader) -> Model:
     d, V = r.int("hidden_size"), r.int("vocab_size")
     types = layer_types(r)
     L = len(types)
     tied, ctx = tied_context(r, False, 4096)
-    used = set(types)
+    n_mtp = r.int("num_nextn_predict_layers", default=0, minimum=0, maximum=MAX_LAYERS)
+    step_types = mtp_types(r) if n_mtp else []
+    used = set(types) | set(step_types)
 
     n_heads = n_kv = head_dim = 0
     if "full_attention" in used:
@@ -101,6 +123,12 @@ def build_nemotron_h(r: Reader) -> Model:
     layers = [group(kind, [block(kind), norm("norm", d)], n=n) for kind, n in layer_runs(types)]
     text = text_tree([leaf("embeddings.weight", V, d, matmul=False)], layers, norm("norm_f", d),
                      lm_head(V, d, tied))
+    mtp = None
+    if n_mtp:      # in the checkpoint, not built by transformers; embedding and head shared with the main model
+        step = group("layers", [norm("enorm", d), norm("hnorm", d), group("eh_proj", [leaf("weight", d, 2 * d)])]
+                     + [group(f"{i}.{kind}", [block(kind), norm("norm", d)]) for i, kind in enumerate(step_types)]
+                     + [norm("final_layernorm", d)], n=n_mtp)
+        mtp = group("mtp", [step], kind="mtp")
     symbols = {"d": "hidden_size", "L": "hybrid_override_pattern (length)", "V": "vocab_size",
                "T_max": "max_position_embeddings", "h": "num_attention_heads", "h_kv": "num_key_value_heads",
                "d_h": "head_dim", "h_ssm": "mamba_num_heads", "d_ssm_head": "mamba_head_dim",
@@ -118,7 +146,7 @@ def build_nemotron_h(r: Reader) -> Model:
                     moe=moe_info(n_experts, top_k, expert_d_ff, 1, shared_d_ff, [t == "moe" for t in types],
                                  n_dense_layers=types.count("mlp")),
                     symbols=symbols)
-    return Model(text, arch)
+    return Model(text, arch, mtp=mtp)
 
 
 # the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py

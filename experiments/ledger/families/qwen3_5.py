@@ -25,7 +25,7 @@ from ._common import (
     sizes,
     standard_text,
 )
-from ._parts import qwen_moe_ffn, text_config
+from ._parts import qwen_moe_ffn, text_config, wrapper_vision
 from ._vision import qwen3_vl_vision
 
 
@@ -64,7 +64,8 @@ def build_qwen3_5(r: Reader, model_type: str = "qwen3_5", moe_model: bool = Fals
     text = standard_text(layers, V, d, tied)
     mtp = mtp_tree(n_mtp, d, decoder_layer(full_attn(), ffn(), layer_norms(), "full_attention", n_mtp)) \
         if n_mtp else None
-    vision = build_vision(r.sub("vision_config")) if r.has("vision_config") else None
+    v = wrapper_vision(r, text_only_class="Qwen3_5MoeForCausalLM" if moe_model else "Qwen3_5ForCausalLM")
+    vision = build_vision(v) if v is not None else None
     if moe_model:
         moe_fields = moe_arch([True] * L, None, expert_d_ff, n_experts, top_k, 1 if shared_d_ff else 0, shared_d_ff)
         moe_fields.pop("symbols")

@@ -481,6 +481,26 @@ def estimate_note(ledger) -> str:
             + ("没有读取的键：" + "、".join(unread) + "（它们可能改变参数量）。" if unread else "config 里可能影响参数量的键都读过了。"))
 
 
+def denominator_rows(ledger) -> dict:
+    """数字口径: what each figure of the pasted model counts, one row per figure (views.denominators)."""
+    f = views.denominators(ledger)
+    rows = [{"label": "checkpoint 里的全部张量", "count": n(f["checkpoint"]),
+             "note": "文本主干 + MTP 层 + 视觉塔 + 缓冲区：下载下来的权重文件装的就是这些"},
+            {"label": "其中 MTP 层", "count": n(f["mtp"]),
+             "note": "多 token 预测层：checkpoint 里有，transformers 不构建" if f["mtp"] else "这个模型没有"},
+            {"label": "其中缓冲区（buffer）", "count": n(f["buffers"]),
+             "note": "如 MoE 路由的 e_score_correction_bias：存在 checkpoint 里，但 transformers 当缓冲区而不是参数"
+             if f["buffers"] else "这个模型没有"},
+            {"label": "transformers 的参数", "count": n(f["transformers"]),
+             "note": "sum(p.numel() for p in model.parameters())：全部张量减去 MTP 层和缓冲区"},
+            {"label": "文本主干", "count": n(f["text_backbone"]), "note": "去掉视觉塔和 MTP 层的语言模型"},
+            {"label": "每个 token 激活", "count": n(f["active"]),
+             "note": "一个 token 实际经过的文本参数（路由专家只算选中的 top-k），含词嵌入表"},
+            {"label": "每个 token 激活（不含词嵌入表）", "count": n(f["active_without_embedding"]),
+             "note": "有的实验室公布的激活参数不含词嵌入表"}]
+    return {"rows": rows}
+
+
 def byo_views_call(text, others=None) -> dict:
     """[config text, [[alias, name, config], ...]] -> {ok: true, the three ledgers (the pasted model side by side
     with the given ones) and the crossover} or {ok: false, title, problems} naming what is wrong."""
@@ -491,6 +511,7 @@ def byo_views_call(text, others=None) -> dict:
         return byo_error(e)
     out = views_of(ledger, "你的模型")
     out["estimate_note"] = estimate_note(ledger)
+    out["denominators"] = denominator_rows(ledger)
     out["compare"] = ledger_compare([(a, name, _ledger(cfg)) for a, name, cfg in others or []]
                                     + [("byo", "你的模型", ledger)])
     try:

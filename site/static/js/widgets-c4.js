@@ -306,6 +306,7 @@
       fill(ledgers.querySelector(".byo-estimate"), v);
       fill(ledgers.querySelector(".byo-summary"), v.ledger_total);
       fill(ledgers.querySelector(".byo-total-table"), v.ledger_total);
+      fill(ledgers.querySelector(".byo-denominators"), v.denominators);
       layerBody(ledgers.querySelector(".byo-layer"), v.ledger_layer);
       fill(ledgers.querySelector(".byo-compare"), v.compare);
       fill(ledgers.querySelector(".byo-crossover"), v.crossover);

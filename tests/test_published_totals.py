@@ -1,0 +1,72 @@
+"""The checkpoint total beside what was published (data/models/*/meta.yaml): a model whose meta.yaml records a
+published total (``published_total``, rounded or exact, or ``checkpoint_total``, a sum over the published tensors)
+shows it in the 数字口径 check of its total, with its own ✓ or ✗, next to the transformers count's."""
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from experiments.toolkit.model_numbers import ModelNumbers, Registry
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = sorted(p.parent.name for p in (ROOT / "data" / "models").glob("*/meta.yaml"))
+
+
+def _doc(model_id: str) -> dict:
+    folder = ROOT / "data" / "models" / model_id
+    return {"meta": yaml.safe_load((folder / "meta.yaml").read_text(encoding="utf-8")),
+            "config": json.loads((folder / "config.json").read_text(encoding="utf-8"))}
+
+
+def _total_check(doc: dict, reference: dict | None = None) -> str | None:
+    reg = Registry()
+    ModelNumbers(reg, "m", "m", doc, reference).register()
+    return reg.numbers["m.total"].check
+
+
+PUBLISHED = [m for m in MODELS if {"published_total", "checkpoint_total"} & set(_doc(m)["meta"])]
+
+
+def test_the_models_with_a_published_total():
+    assert {"mixtral-8x7b", "qwen3-30b-a3b", "gpt-oss-120b", "qwen2.5-7b", "deepseek-v3",
+            "qwen3-next-80b-a3b"} <= set(PUBLISHED)
+    for m in PUBLISHED:
+        meta = _doc(m)["meta"]
+        assert meta.get("published_total_source") or meta.get("checkpoint_total_source"), m
+
+
+@pytest.mark.parametrize("model_id", PUBLISHED)
+def test_each_published_total_agrees_and_says_so(model_id):
+    doc = _doc(model_id)
+    meta = doc["meta"]
+    check = _total_check(doc)
+    exact_same = meta.get("published_total") and not meta.get("published_total_rounded") \
+        and "checkpoint_total" not in meta
+    if exact_same:       # came with the config: nothing independent to show
+        assert check is None or "发布方" not in check
+        return
+    assert check and "✗" not in check and "✓" in check
+    if meta.get("published_total_rounded"):
+        assert f"发布方公布约 {meta['published_total']:,}" in check
+    if "checkpoint_total" in meta:
+        assert f"checkpoint 各张量合计 {meta['checkpoint_total']:,} ✓" in check
+
+
+def test_a_wrong_published_total_is_marked():
+    doc = _doc("mixtral-8x7b")
+    doc["meta"] = dict(doc["meta"], published_total=46_500_000_000)      # 46.5B: 0.2B off at a 0.1B digit
+    assert "超过一个末位单位 ✗" in _total_check(doc)
+    doc["meta"] = dict(doc["meta"], published_total=47_000_000_000)      # 47B: within one unit (1B)
+    assert "不到一个末位单位 ✓" in _total_check(doc)
+    doc["meta"] = dict(doc["meta"], published_total_rounded=False, published_total=46_702_792_705)
+    assert "与此不同 ✗" in _total_check(doc)
+
+
+def test_both_checks_side_by_side():
+    """The transformers count's ✓ and the publisher's ✓ are two statements in one check, each naming its source."""
+    doc = _doc("mixtral-8x7b")
+    check = _total_check(doc, {"hf_count": 46_702_792_704})
+    first, second = check.split("；")
+    assert first.startswith("transformers 实现") and first.endswith("✓")
+    assert second.startswith("发布方公布约 46,700,000,000") and second.endswith("✓")
