@@ -100,16 +100,18 @@ def build_deepseek_v4(r: Reader) -> Model:
         shared = group("shared_experts", expert_matrices(d, expert_d_ff, mlp_bias))
         return moe(d, n_experts, top_k, expert_d_ff, router_extra=(buffer,), block_extra=(shared,))
 
+    # the hyper-connection mixers are residual-stream bookkeeping beside the norms: they are summed with them (kind
+    # norm), so every tensor has a purpose category (views.breakdown, the page's 总账)
     def hyper(name):
         return group(name, [leaf("fn", n_mix, hc * d), leaf("base", n_mix, matmul=False),
-                            leaf("scale", 3, matmul=False)])
+                            leaf("scale", 3, matmul=False)], kind="norm")
 
     names = [t + ("_hash" if h else "") for t, h in zip(types, hashed)]
     layers = build_layers(names, types, hashed, mixer, ffn, lambda: layer_norms(d) + [hyper("attn_hc"),
                                                                                       hyper("ffn_hc")])
     text = standard_text(layers, V, d, tied)
     head = group("hc_head", [leaf("hc_fn", hc, hc * d), leaf("hc_base", hc, matmul=False),
-                             leaf("hc_scale", 1, matmul=False)])
+                             leaf("hc_scale", 1, matmul=False)], kind="norm")
     text = group("text", list(text.children[:3]) + [head] + list(text.children[3:]))
     score = 2 * n_heads * head_dim
     mixers = {"sliding_attention": Mixer(kv_elems_per_token=head_dim, score_width=score, window=window),

@@ -11,7 +11,7 @@ mamba2 (the classes' defaults).
   Falcon-Mamba's RMSNorms on dt, B and C are weightless (non-persistent buffers of ones): nothing to count, the
   same tree as Mamba's.
 - mamba2: the Mamba-2 mixer (blocks.mamba2) of num_heads × head_dim, n_groups B/C groups, a gated RMSNorm.
-Layer groups are ``mamba1`` / ``mamba2``: a fixed state per sequence, no KV cache (``Mixer(state_elems=...)``).
+Layer groups are ``mamba1`` (Mamba-1) / ``mamba`` (Mamba-2, as Nemotron-H names them): a fixed state per sequence, no KV cache (``Mixer(state_elems=...)``).
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from ._common import lm_head, sizes, text_tree, tied_context
 @dataclass(frozen=True)
 class MambaVariant:
     """Which mixer one model_type stacks, and its config class's defaults."""
-    mixer: str                      # "mamba1" or "mamba2"
+    layer: str                      # the layer group: "mamba1" (a Mamba-1 mixer) or "mamba" (Mamba-2, as Nemotron-H's)
     tied_default: bool
     architectures: tuple[str, ...] = ()
 
@@ -38,7 +38,7 @@ class MambaVariant:
 VARIANTS = {
     "mamba": MambaVariant("mamba1", tied_default=True, architectures=("MambaForCausalLM",)),
     "falcon_mamba": MambaVariant("mamba1", tied_default=True, architectures=("FalconMambaForCausalLM",)),
-    "mamba2": MambaVariant("mamba2", tied_default=False, architectures=("Mamba2ForCausalLM",)),
+    "mamba2": MambaVariant("mamba", tied_default=False, architectures=("Mamba2ForCausalLM",)),
 }
 
 _SYMBOLS = {"d": "hidden_size", "L": "num_hidden_layers", "V": "vocab_size", "N": "state_size",
@@ -54,12 +54,12 @@ def _dt_rank(r: Reader, d: int) -> int:
 def build_mamba(r: Reader, model_type: str, variant: MambaVariant | None = None) -> Model:
     v = variant or VARIANTS[model_type]
     d, L, V = sizes(r)
-    d_state, kernel = r.int("state_size", default=16 if v.mixer == "mamba1" else 128), r.int("conv_kernel", default=4)
+    d_state, kernel = r.int("state_size", default=16 if v.layer == "mamba1" else 128), r.int("conv_kernel", default=4)
     expand = r.int("expand", default=2)
     bias, conv_bias = r.bool("use_bias", default=False), r.bool("use_conv_bias", default=True)
     tied, _ = tied_context(r, v.tied_default, 0)
     symbols = dict(_SYMBOLS)
-    if v.mixer == "mamba1":
+    if v.layer == "mamba1":
         d_inner = r.int("intermediate_size", default=expand * d)
         dt_rank = _dt_rank(r, d)
         mixer = mamba1(d, d_inner, d_state, dt_rank, kernel, conv_bias=conv_bias, proj_bias=bias, name="mixer")
@@ -79,11 +79,11 @@ def build_mamba(r: Reader, model_type: str, variant: MambaVariant | None = None)
                        conv_bias=conv_bias, out_bias=bias)
         state = mamba2_state(n_heads, head_dim, d_state, n_groups, kernel, d_inner=d_inner)
         symbols.update(h_ssm="num_heads", d_h_ssm="head_dim", G="n_groups")
-    layer = group(v.mixer, [norm("norm", d), mixer], n=L)
+    layer = group(v.layer, [norm("norm", d), mixer], n=L)
     text = text_tree([leaf("embeddings.weight", V, d, matmul=False)], [layer], norm("norm_f", d), lm_head(V, d, tied))
     arch = Arch(family=model_type, d_model=d, n_layers=L, vocab_size=V, context_length=0, n_heads=n_heads,
-                n_kv_heads=0, head_dim=head_dim, d_ff=d_inner, ffn_matrices=0, layer_types=[v.mixer] * L,
-                tied_embeddings=tied, linear_state_elems=state, mixers={v.mixer: Mixer(state_elems=state)},
+                n_kv_heads=0, head_dim=head_dim, d_ff=d_inner, ffn_matrices=0, layer_types=[v.layer] * L,
+                tied_embeddings=tied, linear_state_elems=state, mixers={v.layer: Mixer(state_elems=state)},
                 symbols=symbols)
     return Model(text, arch)
 
