@@ -173,7 +173,7 @@ def test_lesson_page_toc_ledger_and_footer(built_site):
         '<li>= 27,781,427,952</li>'
         '<li class="sources">来源：<code>Qwen3.8-27B 的 config.json（由课程的账本引擎逐张量现算）</code></li>'
         '<li class="check ok">核对：其中 transformers 构建的部分 27,356,728,560'
-        '（总数减去它不构建的 MTP 等 424,699,392）：'
+        '（总数减去它不构建的 MTP 层和缓冲区 424,699,392）：'
         'transformers 实现在 meta 设备上实例化数得 27,356,728,560 ✓</li></ul></li>')
     assert "num-popover" not in text
     footer = text.split('class="site-footer"')[1]
