@@ -100,8 +100,8 @@ def qwen2_5_vl_vision(v: Reader) -> Node:
     depth, w = v.int("depth", default=32, maximum=MAX_LAYERS), v.int("hidden_size", default=3584)
     w_ff, out = v.int("intermediate_size", default=3420), v.int("out_hidden_size", default=3584)
     v.int("num_heads", default=16)
-    c_in, p, tp = v.int("in_channels", default=3), v.int("patch_size", default=14), v.int("temporal_patch_size", default=2)
-    merge = v.int("spatial_merge_size", default=2)
+    c_in, p = v.int("in_channels", default=3), v.int("patch_size", default=14)
+    tp, merge = v.int("temporal_patch_size", default=2), v.int("spatial_merge_size", default=2)
     block = group("blocks", [norm("norm1", w), norm("norm2", w),
                              group("attn", linear("qkv", w, 3 * w, True) + linear("proj", w, w, True)),
                              group("mlp", linear("gate_proj", w, w_ff, True) + linear("up_proj", w, w_ff, True)

@@ -11,7 +11,8 @@ mamba2 (the classes' defaults).
   Falcon-Mamba's RMSNorms on dt, B and C are weightless (non-persistent buffers of ones): nothing to count, the
   same tree as Mamba's.
 - mamba2: the Mamba-2 mixer (blocks.mamba2) of num_heads × head_dim, n_groups B/C groups, a gated RMSNorm.
-Layer groups are ``mamba1`` (Mamba-1) / ``mamba`` (Mamba-2, as Nemotron-H names them): a fixed state per sequence, no KV cache (``Mixer(state_elems=...)``).
+Layer groups are ``mamba1`` (Mamba-1) / ``mamba`` (Mamba-2, as Nemotron-H names them): a fixed state per sequence,
+no KV cache (``Mixer(state_elems=...)``).
 """
 from __future__ import annotations
 

@@ -174,8 +174,8 @@ def crossover_series(ledger: Ledger, t_max: int | None = None, name: str = "") -
             "crossover": cross_text, "crossover_exact": cross is not None and cross.denominator == 1,
             "crossover_point": point,
             "t_max": n(t_max), "t_max_raw": t_max, "ratio_at_t_max": ratio,
-            "native": (f"在原生上下文 T = {n(t_max)} 处，全注意力打分是 FFN 的 {ratio} 倍。" if ffn else
-                       "这个模型的层里没有 FFN（每层只有一个状态空间混合器），这个比值无从谈起。"),
+            "native": (f"在原生上下文 T = {n(t_max)} 处，全注意力打分是 FFN 的 {ratio} 倍。"
+                       if ffn else "这个模型的层里没有 FFN（每层只有一个状态空间混合器），这个比值无从谈起。"),
             "at_max": crossover_at(ledger, t_max),
             "n_full": ledger.arch.n_full, "n_layers": ledger.arch.n_layers, "chart": chart}
 
