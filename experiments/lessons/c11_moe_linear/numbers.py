@@ -19,7 +19,7 @@ from ...ledger import build_ledger, views
 from ...toolkit.config_text import text_config_of
 from ...toolkit.model_numbers import LEDGER
 from ...toolkit.moe import get_key, moe_keys
-from . import MOE_MODELS, calc
+from . import MOE_MODELS, RECALL_DEFAULTS, calc, layouts, recall
 
 GB, MB = Const(10**9), Const(10**6)
 BF16 = Const(2)
@@ -30,7 +30,7 @@ GRANULARITY = {"m1_8": "1/8", "m1_4": "1/4", "m1": "1", "m4": "4"}
 GRAN_MODEL = "qwen3_30b_a3b"
 
 
-def register(reg, models, course=None) -> None:
+def register(reg, models, course=None, data=None) -> None:
     for alias in MOE_MODELS:
         if alias in models:
             _moe_model(reg, models[alias])
@@ -52,6 +52,10 @@ def register(reg, models, course=None) -> None:
     for alias in ("gpt_oss_120b", "gemma_2_9b"):
         if alias in models:
             _sliding(reg, models[alias])
+    if "anchor" in models:
+        _anchor_key_dim(reg, models["anchor"])
+    _recall(reg)
+    _layouts(reg, (data or {}).get("hybrid_layouts") or {})
 
 
 def _syms(mn) -> dict:
@@ -443,3 +447,52 @@ def _sliding(reg, mn) -> None:
             kind="bytes", style="x2", symbols=keys, sources=(mn.where + LEDGER,))
     reg.add(f"{p}.cache_ratio", f"{mn.name} 的缓存是全用全注意力时的几成", Sym("混合", mixed.value) / Sym("全注意力", full.value),
             kind="ratio", style="pct", sources=(mn.where + LEDGER,))
+
+
+# -- the associative-recall experiment (recall.py) at the recall widget's first setting ---------------------------
+def _anchor_key_dim(reg, mn) -> None:
+    g, gkeys = _gdn_syms(mn)
+    reg.add("c11.gdn_d_k", "锚点模型 GDN 每个头的键维数 d_k", g["d_k"], kind="config", symbols=gkeys,
+            sources=(f"{mn.where}：{gkeys['d_k']}",))
+
+
+def _recall(reg) -> None:
+    d, seed, gate = recall.parse_settings(RECALL_DEFAULTS["d_k"], RECALL_DEFAULTS["seed"], RECALL_DEFAULTS["gate"])
+    c = recall.recall_counts(d, seed, gate)
+    src = (f"课程的联想记忆实验（numpy，d_k = {d}，种子 {seed}，α = {recall._gate_text(gate)}），构建时运行",)
+    reg.add("c11.recall.d_k", "联想记忆实验的键维数 d_k", value=d, kind="config", sources=src)
+    reg.add("c11.recall.n_max", "联想记忆实验最多存入的键值对数", value=recall.N_POINTS[-1], kind="config", sources=src)
+    for m in recall.MEMORIES:
+        for n in recall.N_POINTS:
+            reg.add(f"c11.recall.{m}.n{n}", f"联想记忆实验：存入 {n} 对时{recall.MEMORY_ZH[m]}的找回率",
+                    value=Fraction(c[m][n], n), kind="ratio", style="pct0", sources=src)
+    n_max = recall.N_POINTS[-1]
+    for m in ("linear", "delta"):
+        reg.add(f"c11.recall.{m}_recent", f"联想记忆实验：存入 {n_max} 对时，{recall.MEMORY_ZH[m]}在最后写入的 d_k 对里的找回率",
+                value=Fraction(c[m + "_recent"], d), kind="ratio", style="pct0", sources=src)
+        reg.add(f"c11.recall.{m}_older", f"联想记忆实验：存入 {n_max} 对时，{recall.MEMORY_ZH[m]}在更早写入的对里的找回率",
+                value=Fraction(c[m + "_older"], n_max - d), kind="ratio", style="pct0", sources=src)
+
+
+# -- hybrid layouts of models the engine does not read (data/hybrid_layouts.json, counted by layouts.py) ----------
+LAYOUT_NAMES = {"minimax-m1-80k": "minimax", "kimi-linear-48b-a3b": "kimi"}
+
+
+def _layouts(reg, docs: dict) -> None:
+    for model_id, short in LAYOUT_NAMES.items():
+        doc = docs.get(model_id)
+        if not isinstance(doc, dict):
+            continue
+        n = layouts.layer_counts(doc["config"])
+        where = f"{doc['source_zh']}：{doc['layer_key']}"
+        p = f"c11.{short}"
+        lin = reg.add(f"{p}.n_linear", f"{doc['name']} 的线性注意力层数", value=n["linear"], kind="config",
+                      sources=(where,))
+        full = reg.add(f"{p}.n_full", f"{doc['name']} 的全注意力层数", value=n["full"], kind="config", sources=(where,))
+        reg.add(f"{p}.L", f"{doc['name']} 的层数", value=n["L"], kind="config",
+                sources=(f"{doc['source_zh']}：num_hidden_layers",))
+        reg.add(f"{p}.full_share", f"{doc['name']} 全注意力层占全部层的比例",
+                Sym("全注意力层数", full.value) / Sym("层数", n["L"]), kind="ratio", style="pct", sources=(where,))
+        reg.add(f"{p}.linear_per_full", f"{doc['name']} 每层全注意力对应几层线性注意力",
+                Sym("线性注意力层数", lin.value) / Sym("全注意力层数", full.value), kind="ratio", style="x2",
+                sources=(where,))
