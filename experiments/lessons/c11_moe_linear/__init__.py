@@ -2,8 +2,10 @@
 
 calc.py holds the calculators (the build's first states and answers, and the browser's), numbers.py the
 lesson's numbers (c11.*), widgets.py the build-time views. Each widget's defaults are declared here, once.
-recall.py is the associative-recall experiment (numpy, in the page's worker as at build time). The decode-bandwidth calculator counts with the toolkit's (experiments/toolkit/decode.py: step_weights,
-StepWeights.touched_extra / read), and the expert controls change the config keys the engine's MoE facts name.
+recall.py is the associative-recall experiment (numpy, in the page's worker as at build time), layouts.py counts
+the layer types of hybrid configs the engine does not read. The decode-bandwidth calculator counts with the
+toolkit's (experiments/toolkit/decode.py: step_weights, StepWeights.touched_extra / read), and the expert controls
+change the config keys the engine's MoE facts name.
 """
 from ...widget import Lesson, Widget
 

@@ -120,7 +120,8 @@ def _moe_model(reg, mn) -> None:
     always = active - Sym("激活的路由专家", s["routed_active"])
     reg.add(f"{p}.always", f"{mn.name} 每个 token 都要经过的参数（激活参数减去被选中的路由专家）", always,
             value=s["always"], sources=(mn.where + LEDGER,))
-    reg.add(f"{p}.always_share", f"{mn.name} 激活参数里「人人都用」的部分所占比例", Sym("人人都用", s["always"]) / active,
+    reg.add(f"{p}.always_share", f"{mn.name} 激活参数里「人人都用」的部分所占比例",
+            Sym("人人都用", s["always"]) / active,
             kind="ratio", style="pct", sources=(mn.where + LEDGER,))
     reg.add(f"{p}.active_share", f"{mn.name} 每 token 激活参数占文本主干的比例", active / backbone, kind="ratio",
             style="pct", sources=(mn.where + LEDGER,))
@@ -182,7 +183,8 @@ def _granularity(reg, mn) -> None:
     for key, m in GRANULARITY.items():
         cfg = calc.with_experts(mn.doc["config"], split=m)
         s = calc.moe_summary(build_ledger(cfg))
-        src = (f"{mn.where} 把每个专家按 {m} 倍拆分（专家数 × {m}、top-k × {m}、专家宽度 ÷ {m}）后，由课程的账本引擎重数",)
+        src = (f"{mn.where} 把每个专家按 {m} 倍拆分（专家数 × {m}、top-k × {m}、专家宽度 ÷ {m}）后，"
+               "由课程的账本引擎重数",)
         p = f"c11.gran.{key}"
         reg.add(f"{p}.E", f"拆分 {m} 倍后的专家数", Sym("E", get_key(cfg, keys[0])), kind="config", sources=src,
                 symbols={"E": keys[0]})
@@ -208,7 +210,8 @@ def _hand_count(reg, mn) -> None:
     src = _src(mn, keys["d"], keys["h"], keys["h_kv"], keys["d_h"])
     reg.add("c11.hand.attn", "Qwen3-30B-A3B 一层注意力：q、k、v、o 投影 + q_norm、k_norm", attn,
             value=views.mixer_per_layer(L, "full_attention"), sources=src, **kw)
-    reg.add("c11.hand.router", "Qwen3-30B-A3B 一层路由器 E × d", y["E"] * c["d"], sources=_src(mn, keys["E"], keys["d"]), **kw)
+    reg.add("c11.hand.router", "Qwen3-30B-A3B 一层路由器 E × d", y["E"] * c["d"],
+            sources=_src(mn, keys["E"], keys["d"]), **kw)
     reg.add("c11.hand.expert", "Qwen3-30B-A3B 一个专家 3 × d × w", Const(3) * c["d"] * y["w"],
             value=_one_expert(mn), sources=_src(mn, keys["d"], keys["w"]), **kw)
     reg.add("c11.hand.norms", "每层两个 RMSNorm 2 × d", Const(2) * c["d"], sources=_src(mn, keys["d"]), **kw)
@@ -233,7 +236,8 @@ def _hand_count(reg, mn) -> None:
 # -- a decode step of B tokens --------------------------------------------------------------------------------
 def _batch(reg, mn) -> None:
     p = f"c11.batch.{mn.p}"
-    src = (mn.where + LEDGER + "；每个 token 独立、均匀地从 E 个专家里选 k 个时，一步碰到的专家数期望为 E·(1 − (1 − k/E)^B)",)
+    src = (mn.where + LEDGER + "；每个 token 独立、均匀地从 E 个专家里选 k 个时，"
+           "一步碰到的专家数期望为 E·(1 − (1 − k/E)^B)",)
     for B in BATCHES:
         x = calc.batch_point(mn.doc["config"], B)
         reg.add(f"{p}.b{B}.batch", "批大小 B（示意设定）", Sym("B", B), kind="config", symbols={"B": "示意设定"},
@@ -264,7 +268,8 @@ def _anchor_hybrid(reg, mn) -> None:
     c, a = mn.cfg(), mn.arch
     g, gkeys = _gdn_syms(mn)
     keys = {**mn.keys, **gkeys}
-    state = g["n_v"] * g["d_k"] * g["d_v"] + (g["K"] - Const(1)) * (Const(2) * g["n_k"] * g["d_k"] + g["n_v"] * g["d_v"])
+    conv = Const(2) * g["n_k"] * g["d_k"] + g["n_v"] * g["d_v"]
+    state = g["n_v"] * g["d_k"] * g["d_v"] + (g["K"] - Const(1)) * conv
     gsrc = (f"{mn.where}：" + "、".join(gkeys.values()),)
     reg.add("c11.gdn_state_elems", "锚点模型一层 GDN 的固定状态：n_v·d_k·d_v 的记忆矩阵 + (K − 1) 步卷积缓冲",
             state, value=a.linear_state_elems, symbols=keys, sources=gsrc)
@@ -292,9 +297,11 @@ def _anchor_hybrid(reg, mn) -> None:
                 symbols={"n_full": "改写后的 layer_types"}, sources=src_of[f])
         reg.add(f"{p}.n_linear", "这一混合比例的 GDN 层数", Sym("L", a.n_layers) - Sym("n_full", f), kind="config",
                 symbols={"L": "text_config.num_hidden_layers", "n_full": "改写后的 layer_types"}, sources=src_of[f])
-        reg.add(f"{p}.state_gb", f"{calc.ratio_label(f, a.n_layers)}：固定状态（BF16，GB）", value=Fraction(pt["state"], 10**9),
+        reg.add(f"{p}.state_gb", f"{calc.ratio_label(f, a.n_layers)}：固定状态（BF16，GB）",
+                value=Fraction(pt["state"], 10**9),
                 kind="bytes", style="x2", sources=src_of[f])
-        reg.add(f"{p}.state_mb", f"{calc.ratio_label(f, a.n_layers)}：固定状态（BF16，MB）", value=Fraction(pt["state"], 10**6),
+        reg.add(f"{p}.state_mb", f"{calc.ratio_label(f, a.n_layers)}：固定状态（BF16，MB）",
+                value=Fraction(pt["state"], 10**6),
                 kind="bytes", style="x1", sources=src_of[f])
         reg.add(f"{p}.total", f"{calc.ratio_label(f, a.n_layers)}：checkpoint 全部参数", value=pt["total"],
                 sources=src_of[f])
@@ -334,10 +341,12 @@ def _next(reg, mn) -> None:
     reg.add("c11.next.n_linear", f"{mn.name} 的 GDN 层数", value=a.layer_types.count("linear_attention"),
             kind="config", sources=src)
     reg.add("c11.next.n_full", f"{mn.name} 的全注意力层数", value=a.n_full, kind="config", sources=src)
-    reg.add("c11.next.T_max", f"{mn.name} 的原生上下文长度", value=T, kind="config", sources=_src(mn, "max_position_embeddings"))
+    reg.add("c11.next.T_max", f"{mn.name} 的原生上下文长度", value=T, kind="config",
+            sources=_src(mn, "max_position_embeddings"))
     reg.add("c11.next.cache_gb", f"{mn.name} 一条满长序列的缓存（BF16，GB）", value=Fraction(mine["cache"], 10**9),
             kind="bytes", style="x1", sources=src)
-    reg.add("c11.next.full_cache_gb", f"{mn.name} 若全部 {a.n_layers} 层都用全注意力，一条满长序列的 KV cache（BF16，GB）",
+    reg.add("c11.next.full_cache_gb",
+            f"{mn.name} 若全部 {a.n_layers} 层都用全注意力，一条满长序列的 KV cache（BF16，GB）",
             value=Fraction(full["cache"], 10**9), kind="bytes", style="x1", sources=wsrc)
 
 
@@ -414,7 +423,8 @@ def _mla(reg, mn) -> None:
     src = (f"{mn.where}：" + "、".join(keys.values()),)
     latent = reg.add("c11.mla.latent_elems", "DeepSeek-V3 每个 token 每层缓存的元素：压缩潜向量 + 共享的 RoPE 键",
                      r + rope, symbols=keys, sources=src)
-    mha = reg.add("c11.mla.mha_elems", "同样头数的多头注意力每个 token 每层要缓存的 K、V 元素 h·(d_nope + d_rope + d_v)",
+    mha = reg.add("c11.mla.mha_elems",
+                  "同样头数的多头注意力每个 token 每层要缓存的 K、V 元素 h·(d_nope + d_rope + d_v)",
                   h * (nope + rope + dv), symbols=keys, sources=src)
     reg.add("c11.mla.ratio", "多头注意力与 MLA 每个 token 缓存之比", Sym("多头", mha.value) / Sym("MLA", latent.value),
             kind="ratio", style="x0", sources=src)
@@ -445,7 +455,8 @@ def _sliding(reg, mn) -> None:
             style="x2", symbols=keys, sources=(mn.where + LEDGER,))
     reg.add(f"{p}.full_cache_gb", f"{mn.name} 若每层都是全注意力，同一序列的 KV cache（BF16，GB）", full / GB,
             kind="bytes", style="x2", symbols=keys, sources=(mn.where + LEDGER,))
-    reg.add(f"{p}.cache_ratio", f"{mn.name} 的缓存是全用全注意力时的几成", Sym("混合", mixed.value) / Sym("全注意力", full.value),
+    reg.add(f"{p}.cache_ratio", f"{mn.name} 的缓存是全用全注意力时的几成",
+            Sym("混合", mixed.value) / Sym("全注意力", full.value),
             kind="ratio", style="pct", sources=(mn.where + LEDGER,))
 
 
@@ -468,9 +479,11 @@ def _recall(reg) -> None:
                     value=Fraction(c[m][n], n), kind="ratio", style="pct0", sources=src)
     n_max = recall.N_POINTS[-1]
     for m in ("linear", "delta"):
-        reg.add(f"c11.recall.{m}_recent", f"联想记忆实验：存入 {n_max} 对时，{recall.MEMORY_ZH[m]}在最后写入的 d_k 对里的找回率",
+        reg.add(f"c11.recall.{m}_recent",
+                f"联想记忆实验：存入 {n_max} 对时，{recall.MEMORY_ZH[m]}在最后写入的 d_k 对里的找回率",
                 value=Fraction(c[m + "_recent"], d), kind="ratio", style="pct0", sources=src)
-        reg.add(f"c11.recall.{m}_older", f"联想记忆实验：存入 {n_max} 对时，{recall.MEMORY_ZH[m]}在更早写入的对里的找回率",
+        reg.add(f"c11.recall.{m}_older",
+                f"联想记忆实验：存入 {n_max} 对时，{recall.MEMORY_ZH[m]}在更早写入的对里的找回率",
                 value=Fraction(c[m + "_older"], n_max - d), kind="ratio", style="pct0", sources=src)
 
 

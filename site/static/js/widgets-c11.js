@@ -1,6 +1,6 @@
 /*
- * widgets-c11.js - lesson C11's widgets (MoE ledgers, hybrid cache, batch -> experts, associative recall), in the one dialect of
- * widgets.js: mount, call, latest, fill, getState / setState, pickAlias, models, whenReady, chart.
+ * widgets-c11.js - lesson C11's widgets (MoE ledgers, hybrid cache, batch -> experts, associative recall), in the
+ * one dialect of widgets.js: mount, call, latest, fill, getState / setState, pickAlias, models, whenReady, chart.
  *
  * Every number comes from Python (experiments/lessons/c11_moe_linear/calc.py). Where a control has few enough
  * positions the build answered each of them ahead of time (the widgets' `states`), so call() answers those
