@@ -204,14 +204,34 @@ def test_hand_count(numbers):
     assert v(numbers, "c11.hand.expert") == 3 * c["hidden_size"] * c["moe_intermediate_size"]
 
 
-def code_cell_source() -> str:
+def code_cell_source(index: int) -> str:
+    """The lesson's code cells in page order: 0 the delta rule by hand, 1 the two ledgers from a config."""
     text = LESSON.read_text(encoding="utf-8")
-    block = re.search(r"```\{widget\} code\n(.*?)\n```", text, re.S).group(1)
-    return yaml.safe_load(block)["source"]
+    blocks = re.findall(r"```\{widget\} code\n(.*?)\n```", text, re.S)
+    return yaml.safe_load(blocks[index])["source"]
+
+
+def run_cell(src: str) -> tuple[dict, str]:
+    ns: dict = {}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(src, "cell", "exec"), ns)   # noqa: S102 - the lesson's own code cell
+    return ns, out.getvalue()
+
+
+def test_the_delta_rule_cell_recalls_like_the_experiment():
+    """The hand-written delta rule: a pair just written reads back exactly, and past d_k pairs the state keeps the
+    last-written ones (the same finding as the recall experiment, from the learner's own dozen lines)."""
+    import numpy as np
+    ns, out = run_cell(code_cell_source(0))
+    K, V, S, hit, d, N = ns["K"], ns["V"], ns["S"], ns["hit"], ns["d"], ns["N"]
+    assert np.allclose(S @ K[-1], V[-1])
+    assert f"找回 {hit.sum()} / {N} 对" in out and N > d
+    assert hit[-d:].mean() > hit[:-d].mean()
 
 
 def test_code_cell_prints_the_engines_two_ledgers():
-    src = code_cell_source()
+    src = code_cell_source(1)
     c = cfg("qwen3-30b-a3b")
     ns: dict = {}
     out = io.StringIO()

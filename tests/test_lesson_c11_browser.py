@@ -157,12 +157,27 @@ def test_recall_bad_seed_shows_a_chinese_error(page):
 def test_code_cell_runs_in_the_browser(page):
     from experiments.ledger import build_ledger
     led = build_ledger(cfg("qwen3-30b-a3b"))
-    cell = page.locator(".code-cell").first
+    out = run_cell(page, 1)
+    assert f"{led.total:,}" in out and f"{led.active_per_token:,}" in out
+
+
+def run_cell(page, index: int) -> str:
+    cell = page.locator(".code-cell").nth(index)
     before = updates(page, "code-cell")
     cell.locator(".code-run").click()
     wait_update(page, "code-cell", before)
-    out = cell.locator(".code-output").inner_text()
-    assert f"{led.total:,}" in out and f"{led.active_per_token:,}" in out
+    return cell.locator(".code-output").inner_text()
+
+
+def test_the_delta_rule_cell_prints_what_cpython_prints(page):
+    import contextlib
+    import io
+
+    from test_lesson_c11 import code_cell_source
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code_cell_source(0), "cell", "exec"), {})   # noqa: S102 - the lesson's own code cell
+    assert run_cell(page, 0).strip() == out.getvalue().strip()
 
 
 # -- state from the URL, build-time answers before Python, axe ---------------------------------------------------------------
