@@ -575,3 +575,13 @@ def test_recall_view_and_states(numbers):
     x = widgets.recall_view(dict(RECALL_DEFAULTS), None)["x"]
     assert x == recall.recall_experiment("32", "0", "1")
     assert [r["n"] for r in x["rows"]] == [f"{n:,}" for n in recall.N_POINTS]
+
+
+def test_a_bad_layout_document_is_a_course_error_naming_file_and_key():
+    from experiments.errors import CourseError
+    from experiments.lessons.c11_moe_linear import numbers as c11_numbers
+    from experiments.toolkit.model_numbers import Registry
+    doc = copy.deepcopy(layouts_doc())
+    doc["minimax-m1-80k"]["config"]["attn_type_list"][0] = 7
+    with pytest.raises(CourseError, match=r"data/hybrid_layouts\.json: key 'minimax-m1-80k\.config': attn_type_list"):
+        c11_numbers._layouts(Registry(), doc)

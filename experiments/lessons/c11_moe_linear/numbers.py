@@ -14,6 +14,7 @@ import copy
 import math
 from fractions import Fraction
 
+from ...errors import CourseError
 from ...expr import Const, Sym
 from ...ledger import build_ledger, views
 from ...toolkit.config_text import text_config_of
@@ -496,7 +497,10 @@ def _layouts(reg, docs: dict) -> None:
         doc = docs.get(model_id)
         if not isinstance(doc, dict):
             continue
-        n = layouts.layer_counts(doc["config"])
+        try:
+            n = layouts.layer_counts(doc.get("config") or {})
+        except ValueError as e:
+            raise CourseError(f"data/hybrid_layouts.json: key '{model_id}.config': {e}") from None
         where = f"{doc['source_zh']}：{doc['layer_key']}"
         p = f"c11.{short}"
         lin = reg.add(f"{p}.n_linear", f"{doc['name']} 的线性注意力层数", value=n["linear"], kind="config",
