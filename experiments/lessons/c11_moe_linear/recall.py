@@ -34,6 +34,7 @@ GATE_CHOICES = ("1", "0.99", "0.95", "0.9")
 MEMORIES = ("softmax", "linear", "delta")
 MEMORY_ZH = {"softmax": "softmax 注意力（存下全部 N 对）", "linear": "线性注意力（只做加法的状态）",
              "delta": "delta 规则（Gated DeltaNet 式的状态）"}
+MEMORY_SHORT = {"softmax": "softmax 注意力", "linear": "加法状态", "delta": "delta 规则"}   # the table's headers
 
 
 def _dots(a, b):

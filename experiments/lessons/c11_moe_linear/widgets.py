@@ -98,7 +98,7 @@ def recall_view(o: dict, data) -> dict:
     """The recall experiment's first state, computed with numpy at build time as the page's worker computes it."""
     d, seed, gate = _recall_settings(o, data)
     return {"x": recall.recall_experiment(str(d), str(seed), gate), "d_k": d, "seed": seed, "gate": gate,
-            "d_choices": recall.D_K_CHOICES, "gate_choices": recall.GATE_CHOICES, "memories": recall.MEMORY_ZH}
+            "d_choices": recall.D_K_CHOICES, "gate_choices": recall.GATE_CHOICES, "memories": recall.MEMORY_SHORT}
 
 
 def recall_states(o: dict, data) -> list:
