@@ -471,10 +471,10 @@ def test_mla_and_sliding_window_caches(numbers):
 # -- hybrid layouts read from published configs the engine does not read (data/hybrid_layouts.json) -------------
 def test_minimax_layout_is_the_model_cards():
     """MiniMax-Text-01's card: 80 layers, a softmax layer after every 7 lightning layers; the config says the same."""
-    doc = layouts_doc()["minimax-m1-80k"]
+    doc = layouts_doc()["minimax-m1"]
     c = doc["config"]
     assert c["attn_type_list"] == [1 if (i + 1) % 8 == 0 else 0 for i in range(80)] and c["num_hidden_layers"] == 80
-    assert doc["source"].startswith("https://huggingface.co/MiniMaxAI/") and doc["found"]
+    assert doc["source"].startswith("https://github.com/MiniMax-AI/MiniMax-M1/") and doc["found"]
 
 
 def test_kimi_linear_layout_and_numbers(numbers):
@@ -496,7 +496,7 @@ def test_kimi_linear_layout_and_numbers(numbers):
 ])
 def test_a_malformed_minimax_layout_is_refused_by_key(change, key):
     from experiments.lessons.c11_moe_linear.layouts import layer_counts
-    c = copy.deepcopy(layouts_doc()["minimax-m1-80k"]["config"])
+    c = copy.deepcopy(layouts_doc()["minimax-m1"]["config"])
     change(c)
     with pytest.raises(ValueError, match=key):
         layer_counts(c)
@@ -582,6 +582,6 @@ def test_a_bad_layout_document_is_a_course_error_naming_file_and_key():
     from experiments.lessons.c11_moe_linear import numbers as c11_numbers
     from experiments.toolkit.model_numbers import Registry
     doc = copy.deepcopy(layouts_doc())
-    doc["minimax-m1-80k"]["config"]["attn_type_list"][0] = 7
-    with pytest.raises(CourseError, match=r"data/hybrid_layouts\.json: key 'minimax-m1-80k\.config': attn_type_list"):
+    doc["minimax-m1"]["config"]["attn_type_list"][0] = 7
+    with pytest.raises(CourseError, match=r"data/hybrid_layouts\.json: key 'minimax-m1\.config': attn_type_list"):
         c11_numbers._layouts(Registry(), doc)

@@ -489,7 +489,7 @@ def _recall(reg) -> None:
 
 
 # -- hybrid layouts of models the engine does not read (data/hybrid_layouts.json, counted by layouts.py) ----------
-LAYOUT_NAMES = {"minimax-m1-80k": "minimax", "kimi-linear-48b-a3b": "kimi"}
+LAYOUT_NAMES = {"minimax-m1": "minimax", "kimi-linear-48b-a3b": "kimi"}
 
 
 def _layouts(reg, docs: dict) -> None:
