@@ -56,7 +56,12 @@ def computed(course):
         doc = load_model(folder)
         models[doc["meta"]["id"]] = doc
     citations = json.loads((ROOT / "data" / "citations.json").read_text(encoding="utf-8"))
-    return compute_course(models, course, citations=citations)
+    data = {f.stem: json.loads(f.read_text(encoding="utf-8")) for f in (ROOT / "data").glob("*.json")}
+    return compute_course(models, course, citations=citations, data=data)
+
+
+def layouts_doc() -> dict:
+    return json.loads((ROOT / "data" / "hybrid_layouts.json").read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
@@ -199,14 +204,34 @@ def test_hand_count(numbers):
     assert v(numbers, "c11.hand.expert") == 3 * c["hidden_size"] * c["moe_intermediate_size"]
 
 
-def code_cell_source() -> str:
+def code_cell_source(index: int) -> str:
+    """The lesson's code cells in page order: 0 the delta rule by hand, 1 the two ledgers from a config."""
     text = LESSON.read_text(encoding="utf-8")
-    block = re.search(r"```\{widget\} code\n(.*?)\n```", text, re.S).group(1)
-    return yaml.safe_load(block)["source"]
+    blocks = re.findall(r"```\{widget\} code\n(.*?)\n```", text, re.S)
+    return yaml.safe_load(blocks[index])["source"]
+
+
+def run_cell(src: str) -> tuple[dict, str]:
+    ns: dict = {}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(src, "cell", "exec"), ns)   # noqa: S102 - the lesson's own code cell
+    return ns, out.getvalue()
+
+
+def test_the_delta_rule_cell_recalls_like_the_experiment():
+    """The hand-written delta rule: a pair just written reads back exactly, and past d_k pairs the state keeps the
+    last-written ones (the same finding as the recall experiment, from the learner's own dozen lines)."""
+    import numpy as np
+    ns, out = run_cell(code_cell_source(0))
+    K, V, S, hit, d, N = ns["K"], ns["V"], ns["S"], ns["hit"], ns["d"], ns["N"]
+    assert np.allclose(S @ K[-1], V[-1])
+    assert f"找回 {hit.sum()} / {N} 对" in out and N > d
+    assert hit[-d:].mean() > hit[:-d].mean()
 
 
 def test_code_cell_prints_the_engines_two_ledgers():
-    src = code_cell_source()
+    src = code_cell_source(1)
     c = cfg("qwen3-30b-a3b")
     ns: dict = {}
     out = io.StringIO()
@@ -441,3 +466,122 @@ def test_mla_and_sliding_window_caches(numbers):
     mixed = per_layer * sum(T if k == "full_attention" else min(T, w) for k in kinds)
     assert v(numbers, "c11.swa.gpt_oss_120b.cache_gb") == Fraction(mixed, 10**9)
     assert v(numbers, "c11.swa.gpt_oss_120b.full_cache_gb") == Fraction(per_layer * len(kinds) * T, 10**9)
+
+
+# -- hybrid layouts read from published configs the engine does not read (data/hybrid_layouts.json) -------------
+def test_minimax_layout_is_the_model_cards():
+    """MiniMax-Text-01's card: 80 layers, a softmax layer after every 7 lightning layers; the config says the same."""
+    doc = layouts_doc()["minimax-m1"]
+    c = doc["config"]
+    assert c["attn_type_list"] == [1 if (i + 1) % 8 == 0 else 0 for i in range(80)] and c["num_hidden_layers"] == 80
+    assert doc["source"].startswith("https://github.com/MiniMax-AI/MiniMax-M1/") and doc["found"]
+
+
+def test_kimi_linear_layout_and_numbers(numbers):
+    c = layouts_doc()["kimi-linear-48b-a3b"]["config"]
+    full = [i for i in range(1, c["num_hidden_layers"] + 1) if i % 4 == 0 or i == c["num_hidden_layers"]]
+    assert c["linear_attn_config"]["full_attn_layers"] == full
+    kda = [i for i in range(1, 28) if i not in full]
+    assert c["linear_attn_config"]["kda_layers"] == kda
+    assert (v(numbers, "c11.kimi.n_linear"), v(numbers, "c11.kimi.n_full"), v(numbers, "c11.kimi.L")) == (20, 7, 27)
+    assert v(numbers, "c11.kimi.linear_per_full") == Fraction(20, 7)
+    assert (v(numbers, "c11.minimax.n_linear"), v(numbers, "c11.minimax.n_full")) == (70, 10)
+    assert v(numbers, "c11.minimax.full_share") == Fraction(1, 8)
+
+
+@pytest.mark.parametrize(("change", "key"), [
+    (lambda c: c["attn_type_list"].__setitem__(5, 2), "attn_type_list"),
+    (lambda c: c.__setitem__("num_hidden_layers", 81), "attn_type_list"),
+    (lambda c: c.__setitem__("num_hidden_layers", "80"), "num_hidden_layers"),
+])
+def test_a_malformed_minimax_layout_is_refused_by_key(change, key):
+    from experiments.lessons.c11_moe_linear.layouts import layer_counts
+    c = copy.deepcopy(layouts_doc()["minimax-m1"]["config"])
+    change(c)
+    with pytest.raises(ValueError, match=key):
+        layer_counts(c)
+
+
+def test_a_kimi_layout_that_misses_a_layer_is_refused():
+    from experiments.lessons.c11_moe_linear.layouts import layer_counts
+    c = copy.deepcopy(layouts_doc()["kimi-linear-48b-a3b"]["config"])
+    c["linear_attn_config"]["kda_layers"].remove(26)
+    with pytest.raises(ValueError, match="kda_layers"):
+        layer_counts(c)
+
+
+# -- the associative-recall experiment ----------------------------------------------------------------------------
+def test_recall_numbers_are_the_experiments_counts(numbers):
+    from experiments.lessons.c11_moe_linear import RECALL_DEFAULTS, recall
+    d = RECALL_DEFAULTS["d_k"]
+    c = recall.recall_counts(d, RECALL_DEFAULTS["seed"], Fraction(RECALL_DEFAULTS["gate"]))
+    for m in recall.MEMORIES:
+        for n in recall.N_POINTS:
+            assert v(numbers, f"c11.recall.{m}.n{n}") == Fraction(c[m][n], n)
+    n_max = recall.N_POINTS[-1]
+    assert v(numbers, "c11.recall.delta_recent") == Fraction(c["delta_recent"], d)
+    assert v(numbers, "c11.recall.delta_older") == Fraction(c["delta_older"], n_max - d)
+    assert c["delta_recent"] + c["delta_older"] == c["delta"][n_max]
+    assert v(numbers, "c11.gdn_d_k") == cfg("qwen3.8-27b")["text_config"]["linear_key_head_dim"]
+
+
+def test_the_two_states_are_exact_on_orthogonal_keys():
+    """With orthonormal keys (N <= d_k) both fixed states return every value exactly: S k_j = v_j. The delta
+    rule with a gate α keeps the last write whole and scales each older one by α per later write."""
+    import numpy as np
+
+    from experiments.lessons.c11_moe_linear import recall
+    d = 16
+    keys = np.eye(d)[[3, 0, 7, 12, 5]]
+    values = np.random.default_rng(1).standard_normal((5, d))
+    additive = np.einsum("ia,ib->ab", values, keys)
+    assert np.allclose(np.einsum("ab,jb->ja", additive, keys), values)
+    for gate in (1.0, 0.9):
+        S = recall._delta_states(keys, values, gate, {5})[5]
+        read = np.einsum("ab,jb->ja", S, keys)
+        assert np.allclose(read, values * np.array([gate ** (4 - j) for j in range(5)])[:, None])
+
+
+def test_recall_past_capacity_from_first_principles():
+    """Past d_k pairs no d_v × d_k matrix reads every value back: the least-squares state V Kᵀ⁺ (the best any
+    linear read can do) already misses pairs at N = 4·d_k, while softmax attention over the same pairs keeps them."""
+    import numpy as np
+
+    from experiments.lessons.c11_moe_linear import recall
+    d, n = 16, 64
+    rng = np.random.default_rng(3)
+    keys, values = recall._unit_rows(rng, n, d), recall._unit_rows(rng, n, d)
+    best = np.linalg.lstsq(keys, values, rcond=None)[0]          # (d_k, d_v): keys @ best ≈ values
+    lsq_hits = int(np.count_nonzero(recall._hits(keys @ best, values)))
+    soft_hits = int(np.count_nonzero(recall._hits(recall._softmax_read(keys, values, d), values)))
+    assert lsq_hits < n and soft_hits > lsq_hits
+    c = recall.recall_counts(d, 3, Fraction(1), (n,))
+    assert c["softmax"][n] == soft_hits and c["delta"][n] < n and c["linear"][n] < n
+
+
+@pytest.mark.parametrize(("args", "words"), [(("24", "0", "1"), "d_k"), (("32", "-1", "1"), "随机种子"),
+                                             (("32", "0", "1.5"), "遗忘门"), (("32", "x", "1"), "随机种子")])
+def test_recall_bad_settings_are_refused_in_chinese(args, words):
+    from experiments.lessons.c11_moe_linear import recall
+    with pytest.raises(ValueError, match=words):
+        recall.recall_experiment(*args)
+
+
+def test_recall_view_and_states(numbers):
+    from experiments.lessons.c11_moe_linear import RECALL_DEFAULTS, recall, widgets
+    calls = widgets.recall_states(dict(RECALL_DEFAULTS), None)
+    assert ("c11_recall", ["32", "0", "1"]) in calls and ("c11_recall", ["128", "0", "1"]) in calls
+    assert ("c11_recall", ["32", "0", "0.9"]) in calls and len(calls) == len(set(map(str, calls)))
+    x = widgets.recall_view(dict(RECALL_DEFAULTS), None)["x"]
+    assert x == recall.recall_experiment("32", "0", "1")
+    assert [r["n"] for r in x["rows"]] == [f"{n:,}" for n in recall.N_POINTS]
+
+
+def test_a_bad_layout_document_is_a_course_error_naming_file_and_key():
+    from experiments.errors import CourseError
+    from experiments.lessons.c11_moe_linear import numbers as c11_numbers
+    from experiments.toolkit.model_numbers import Registry
+    doc = copy.deepcopy(layouts_doc())
+    doc["minimax-m1"]["config"]["attn_type_list"][0] = 7
+    with pytest.raises(CourseError, match=r"data/hybrid_layouts\.json: key 'minimax-m1\.config': attn_type_list"):
+        c11_numbers._layouts(Registry(), doc)

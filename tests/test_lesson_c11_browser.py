@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from browser_fixtures import COUNT_UPDATES, axe_problems, open_lesson, updates, wait_runtime_ready, wait_update
-from experiments.lessons.c11_moe_linear import calc
+from experiments.lessons.c11_moe_linear import calc, recall
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "c11-moe-linear-attention.html"
@@ -118,16 +118,66 @@ def test_batch_slider_model_and_precision(page):
     assert "c11-batch-experts.dtype=INT4" in page.url
 
 
+# -- the recall experiment: numpy at build time, in the page's worker for another seed, the same counts -------------
+def recall_shown(page) -> dict:
+    return page.eval_on_selector(".c11-recall", """r => ({
+      summary: r.querySelector('[data-f=summary]').textContent,
+      d_k: r.querySelector('[data-f=d_k]').textContent, seed: r.querySelector('[data-f=seed]').textContent,
+      gate: r.querySelector('[data-f=gate]').textContent,
+      rows: [...r.querySelectorAll('.c11-recall-table tbody tr')].map(t => [...t.cells].map(c => c.textContent))})""")
+
+
+def recall_expected(d_k: str, seed: str, gate: str) -> dict:
+    x = recall.recall_experiment(d_k, seed, gate)
+    return {"summary": x["summary"], "d_k": x["d_k"], "seed": x["seed"], "gate": x["gate"],
+            "rows": [[r["n"], r["over"], r["softmax"], r["linear"], r["delta"]] for r in x["rows"]]}
+
+
+def test_recall_build_time_browser_and_cpython_agree(page):
+    assert recall_shown(page) == recall_expected("32", "0", "1")          # the build's numpy
+    change(page, ".c11-recall", {".c11-seed": "7"}, ".c11-seed")          # Pyodide's numpy in the page's worker
+    assert recall_shown(page) == recall_expected("32", "7", "1")
+    assert "c11-recall.seed=7" in page.url
+    change(page, ".c11-recall", {".c11-gate": "0.95", ".c11-dk": "64"}, ".c11-dk")
+    assert recall_shown(page) == recall_expected("64", "7", "0.95")
+    change(page, ".c11-recall", {".c11-seed": "0", ".c11-gate": "1", ".c11-dk": "32"}, ".c11-dk")
+    assert recall_shown(page) == recall_expected("32", "0", "1")
+
+
+def test_recall_bad_seed_shows_a_chinese_error(page):
+    change(page, ".c11-recall", {".c11-seed": "-3"}, ".c11-seed")
+    err = page.locator(".c11-recall .widget-error")
+    assert err.is_visible() and "随机种子" in err.inner_text()
+    change(page, ".c11-recall", {".c11-seed": "0"}, ".c11-seed")
+    assert not err.is_visible()
+    assert recall_shown(page) == recall_expected("32", "0", "1")
+
+
 # -- the code cell -------------------------------------------------------------------------------------------------
 def test_code_cell_runs_in_the_browser(page):
     from experiments.ledger import build_ledger
     led = build_ledger(cfg("qwen3-30b-a3b"))
-    cell = page.locator(".code-cell").first
+    out = run_cell(page, 1)
+    assert f"{led.total:,}" in out and f"{led.active_per_token:,}" in out
+
+
+def run_cell(page, index: int) -> str:
+    cell = page.locator(".code-cell").nth(index)
     before = updates(page, "code-cell")
     cell.locator(".code-run").click()
     wait_update(page, "code-cell", before)
-    out = cell.locator(".code-output").inner_text()
-    assert f"{led.total:,}" in out and f"{led.active_per_token:,}" in out
+    return cell.locator(".code-output").inner_text()
+
+
+def test_the_delta_rule_cell_prints_what_cpython_prints(page):
+    import contextlib
+    import io
+
+    from test_lesson_c11 import code_cell_source
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code_cell_source(0), "cell", "exec"), {})   # noqa: S102 - the lesson's own code cell
+    assert run_cell(page, 0).strip() == out.getvalue().strip()
 
 
 # -- state from the URL, build-time answers before Python, axe ---------------------------------------------------------------
@@ -158,6 +208,11 @@ def test_enumerated_states_answer_before_python(module_guard, site):
     expect_fields(p, ".c11-hybrid", calc.hybrid_memory(cfg("qwen3.8-27b"), 8, 4096))
     change(p, ".c11-batch", {".c11-b": "10"}, ".c11-b", "input")
     expect_fields(p, ".c11-batch", calc.batch_read(cfg("qwen3-30b-a3b"), 1024))
+    assert p.eval_on_selector(".c11-recall .c11-seed", "n => n.disabled")
+    change(p, ".c11-recall", {".c11-dk": "128"}, ".c11-dk")
+    assert recall_shown(p) == recall_expected("128", "0", "1")
+    change(p, ".c11-recall", {".c11-dk": "32", ".c11-gate": "0.9"}, ".c11-gate")
+    assert recall_shown(p) == recall_expected("32", "0", "0.9")
     p.close()
 
 

@@ -2,8 +2,10 @@
 
 calc.py holds the calculators (the build's first states and answers, and the browser's), numbers.py the
 lesson's numbers (c11.*), widgets.py the build-time views. Each widget's defaults are declared here, once.
-The decode-bandwidth calculator counts with the toolkit's (experiments/toolkit/decode.py: step_weights,
-StepWeights.touched_extra / read), and the expert controls change the config keys the engine's MoE facts name.
+recall.py is the associative-recall experiment (numpy, in the page's worker as at build time), layouts.py counts
+the layer types of hybrid configs the engine does not read. The decode-bandwidth calculator counts with the
+toolkit's (experiments/toolkit/decode.py: step_weights, StepWeights.touched_extra / read), and the expert controls
+change the config keys the engine's MoE facts name.
 """
 from ...widget import Lesson, Widget
 
@@ -13,6 +15,7 @@ MOE_MODELS = ["qwen3_30b_a3b", "qwen3_235b_a22b", "deepseek_v3", "gpt_oss_120b",
 LEDGER_DEFAULTS = {"models": MOE_MODELS, "model": "qwen3_30b_a3b"}
 HYBRID_DEFAULTS = {"model": "anchor", "n_full": 16, "T": 32768}
 BATCH_DEFAULTS = {"models": MOE_MODELS, "model": "qwen3_30b_a3b", "batch": 16, "dtype": "BF16"}
+RECALL_DEFAULTS = {"d_k": 32, "seed": 0, "gate": "1"}   # the recall experiment (recall.py): key size, stream, α
 
 LESSON = Lesson(
     numbers="numbers:register",
@@ -25,5 +28,8 @@ LESSON = Lesson(
         Widget("c11-batch-experts", "c11_batch_experts.html", "widgets:batch_view", BATCH_DEFAULTS, script=_C11,
                needs=("charts.js",), states="widgets:batch_states",
                calls={"c11_batch_read": "calc:batch_read", "c11_batch_chart": "calc:batch_chart"}),
+        Widget("c11-recall", "c11_recall.html", "widgets:recall_view", RECALL_DEFAULTS, script=_C11,
+               needs=("charts.js",), states="widgets:recall_states",
+               calls={"c11_recall": "recall:recall_experiment"}),
     ),
 )

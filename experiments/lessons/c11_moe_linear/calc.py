@@ -33,7 +33,8 @@ from ...toolkit.moe import get_key, moe_keys, set_key
 
 BYTES = {"BF16": Fraction(2), "FP8": Fraction(1), "INT4": Fraction(1, 2)}   # bytes per weight the widgets offer
 KV_BYTES = 2                                                               # cache elements stored in BF16
-ROW_ZH = {"embedding": "嵌入 embedding（查表）", "attention": "注意力", "linear_attention": "Gated DeltaNet（线性注意力）",
+ROW_ZH = {"embedding": "嵌入 embedding（查表）", "attention": "注意力",
+          "linear_attention": "Gated DeltaNet（线性注意力）",
           "mamba": "Mamba 状态空间层", "router": "路由器", "shared": "共享专家", "dense_ffn": "稠密 FFN 层",
           "routed": "路由专家", "norm": "归一化", "lm_head": "lm_head"}
 ROW_ORDER = ("embedding", "attention", "linear_attention", "mamba", "router", "shared", "dense_ffn", "norm",

@@ -14,12 +14,13 @@ import copy
 import math
 from fractions import Fraction
 
+from ...errors import CourseError
 from ...expr import Const, Sym
 from ...ledger import build_ledger, views
 from ...toolkit.config_text import text_config_of
 from ...toolkit.model_numbers import LEDGER
 from ...toolkit.moe import get_key, moe_keys
-from . import MOE_MODELS, calc
+from . import MOE_MODELS, RECALL_DEFAULTS, calc, layouts, recall
 
 GB, MB = Const(10**9), Const(10**6)
 BF16 = Const(2)
@@ -30,7 +31,7 @@ GRANULARITY = {"m1_8": "1/8", "m1_4": "1/4", "m1": "1", "m4": "4"}
 GRAN_MODEL = "qwen3_30b_a3b"
 
 
-def register(reg, models, course=None) -> None:
+def register(reg, models, course=None, data=None) -> None:
     for alias in MOE_MODELS:
         if alias in models:
             _moe_model(reg, models[alias])
@@ -52,6 +53,10 @@ def register(reg, models, course=None) -> None:
     for alias in ("gpt_oss_120b", "gemma_2_9b"):
         if alias in models:
             _sliding(reg, models[alias])
+    if "anchor" in models:
+        _anchor_key_dim(reg, models["anchor"])
+    _recall(reg)
+    _layouts(reg, (data or {}).get("hybrid_layouts") or {})
 
 
 def _syms(mn) -> dict:
@@ -116,7 +121,8 @@ def _moe_model(reg, mn) -> None:
     always = active - Sym("激活的路由专家", s["routed_active"])
     reg.add(f"{p}.always", f"{mn.name} 每个 token 都要经过的参数（激活参数减去被选中的路由专家）", always,
             value=s["always"], sources=(mn.where + LEDGER,))
-    reg.add(f"{p}.always_share", f"{mn.name} 激活参数里「人人都用」的部分所占比例", Sym("人人都用", s["always"]) / active,
+    reg.add(f"{p}.always_share", f"{mn.name} 激活参数里「人人都用」的部分所占比例",
+            Sym("人人都用", s["always"]) / active,
             kind="ratio", style="pct", sources=(mn.where + LEDGER,))
     reg.add(f"{p}.active_share", f"{mn.name} 每 token 激活参数占文本主干的比例", active / backbone, kind="ratio",
             style="pct", sources=(mn.where + LEDGER,))
@@ -178,7 +184,8 @@ def _granularity(reg, mn) -> None:
     for key, m in GRANULARITY.items():
         cfg = calc.with_experts(mn.doc["config"], split=m)
         s = calc.moe_summary(build_ledger(cfg))
-        src = (f"{mn.where} 把每个专家按 {m} 倍拆分（专家数 × {m}、top-k × {m}、专家宽度 ÷ {m}）后，由课程的账本引擎重数",)
+        src = (f"{mn.where} 把每个专家按 {m} 倍拆分（专家数 × {m}、top-k × {m}、专家宽度 ÷ {m}）后，"
+               "由课程的账本引擎重数",)
         p = f"c11.gran.{key}"
         reg.add(f"{p}.E", f"拆分 {m} 倍后的专家数", Sym("E", get_key(cfg, keys[0])), kind="config", sources=src,
                 symbols={"E": keys[0]})
@@ -204,7 +211,8 @@ def _hand_count(reg, mn) -> None:
     src = _src(mn, keys["d"], keys["h"], keys["h_kv"], keys["d_h"])
     reg.add("c11.hand.attn", "Qwen3-30B-A3B 一层注意力：q、k、v、o 投影 + q_norm、k_norm", attn,
             value=views.mixer_per_layer(L, "full_attention"), sources=src, **kw)
-    reg.add("c11.hand.router", "Qwen3-30B-A3B 一层路由器 E × d", y["E"] * c["d"], sources=_src(mn, keys["E"], keys["d"]), **kw)
+    reg.add("c11.hand.router", "Qwen3-30B-A3B 一层路由器 E × d", y["E"] * c["d"],
+            sources=_src(mn, keys["E"], keys["d"]), **kw)
     reg.add("c11.hand.expert", "Qwen3-30B-A3B 一个专家 3 × d × w", Const(3) * c["d"] * y["w"],
             value=_one_expert(mn), sources=_src(mn, keys["d"], keys["w"]), **kw)
     reg.add("c11.hand.norms", "每层两个 RMSNorm 2 × d", Const(2) * c["d"], sources=_src(mn, keys["d"]), **kw)
@@ -229,7 +237,8 @@ def _hand_count(reg, mn) -> None:
 # -- a decode step of B tokens --------------------------------------------------------------------------------
 def _batch(reg, mn) -> None:
     p = f"c11.batch.{mn.p}"
-    src = (mn.where + LEDGER + "；每个 token 独立、均匀地从 E 个专家里选 k 个时，一步碰到的专家数期望为 E·(1 − (1 − k/E)^B)",)
+    src = (mn.where + LEDGER + "；每个 token 独立、均匀地从 E 个专家里选 k 个时，"
+           "一步碰到的专家数期望为 E·(1 − (1 − k/E)^B)",)
     for B in BATCHES:
         x = calc.batch_point(mn.doc["config"], B)
         reg.add(f"{p}.b{B}.batch", "批大小 B（示意设定）", Sym("B", B), kind="config", symbols={"B": "示意设定"},
@@ -260,7 +269,8 @@ def _anchor_hybrid(reg, mn) -> None:
     c, a = mn.cfg(), mn.arch
     g, gkeys = _gdn_syms(mn)
     keys = {**mn.keys, **gkeys}
-    state = g["n_v"] * g["d_k"] * g["d_v"] + (g["K"] - Const(1)) * (Const(2) * g["n_k"] * g["d_k"] + g["n_v"] * g["d_v"])
+    conv = Const(2) * g["n_k"] * g["d_k"] + g["n_v"] * g["d_v"]
+    state = g["n_v"] * g["d_k"] * g["d_v"] + (g["K"] - Const(1)) * conv
     gsrc = (f"{mn.where}：" + "、".join(gkeys.values()),)
     reg.add("c11.gdn_state_elems", "锚点模型一层 GDN 的固定状态：n_v·d_k·d_v 的记忆矩阵 + (K − 1) 步卷积缓冲",
             state, value=a.linear_state_elems, symbols=keys, sources=gsrc)
@@ -288,9 +298,11 @@ def _anchor_hybrid(reg, mn) -> None:
                 symbols={"n_full": "改写后的 layer_types"}, sources=src_of[f])
         reg.add(f"{p}.n_linear", "这一混合比例的 GDN 层数", Sym("L", a.n_layers) - Sym("n_full", f), kind="config",
                 symbols={"L": "text_config.num_hidden_layers", "n_full": "改写后的 layer_types"}, sources=src_of[f])
-        reg.add(f"{p}.state_gb", f"{calc.ratio_label(f, a.n_layers)}：固定状态（BF16，GB）", value=Fraction(pt["state"], 10**9),
+        reg.add(f"{p}.state_gb", f"{calc.ratio_label(f, a.n_layers)}：固定状态（BF16，GB）",
+                value=Fraction(pt["state"], 10**9),
                 kind="bytes", style="x2", sources=src_of[f])
-        reg.add(f"{p}.state_mb", f"{calc.ratio_label(f, a.n_layers)}：固定状态（BF16，MB）", value=Fraction(pt["state"], 10**6),
+        reg.add(f"{p}.state_mb", f"{calc.ratio_label(f, a.n_layers)}：固定状态（BF16，MB）",
+                value=Fraction(pt["state"], 10**6),
                 kind="bytes", style="x1", sources=src_of[f])
         reg.add(f"{p}.total", f"{calc.ratio_label(f, a.n_layers)}：checkpoint 全部参数", value=pt["total"],
                 sources=src_of[f])
@@ -330,10 +342,12 @@ def _next(reg, mn) -> None:
     reg.add("c11.next.n_linear", f"{mn.name} 的 GDN 层数", value=a.layer_types.count("linear_attention"),
             kind="config", sources=src)
     reg.add("c11.next.n_full", f"{mn.name} 的全注意力层数", value=a.n_full, kind="config", sources=src)
-    reg.add("c11.next.T_max", f"{mn.name} 的原生上下文长度", value=T, kind="config", sources=_src(mn, "max_position_embeddings"))
+    reg.add("c11.next.T_max", f"{mn.name} 的原生上下文长度", value=T, kind="config",
+            sources=_src(mn, "max_position_embeddings"))
     reg.add("c11.next.cache_gb", f"{mn.name} 一条满长序列的缓存（BF16，GB）", value=Fraction(mine["cache"], 10**9),
             kind="bytes", style="x1", sources=src)
-    reg.add("c11.next.full_cache_gb", f"{mn.name} 若全部 {a.n_layers} 层都用全注意力，一条满长序列的 KV cache（BF16，GB）",
+    reg.add("c11.next.full_cache_gb",
+            f"{mn.name} 若全部 {a.n_layers} 层都用全注意力，一条满长序列的 KV cache（BF16，GB）",
             value=Fraction(full["cache"], 10**9), kind="bytes", style="x1", sources=wsrc)
 
 
@@ -410,7 +424,8 @@ def _mla(reg, mn) -> None:
     src = (f"{mn.where}：" + "、".join(keys.values()),)
     latent = reg.add("c11.mla.latent_elems", "DeepSeek-V3 每个 token 每层缓存的元素：压缩潜向量 + 共享的 RoPE 键",
                      r + rope, symbols=keys, sources=src)
-    mha = reg.add("c11.mla.mha_elems", "同样头数的多头注意力每个 token 每层要缓存的 K、V 元素 h·(d_nope + d_rope + d_v)",
+    mha = reg.add("c11.mla.mha_elems",
+                  "同样头数的多头注意力每个 token 每层要缓存的 K、V 元素 h·(d_nope + d_rope + d_v)",
                   h * (nope + rope + dv), symbols=keys, sources=src)
     reg.add("c11.mla.ratio", "多头注意力与 MLA 每个 token 缓存之比", Sym("多头", mha.value) / Sym("MLA", latent.value),
             kind="ratio", style="x0", sources=src)
@@ -441,5 +456,60 @@ def _sliding(reg, mn) -> None:
             style="x2", symbols=keys, sources=(mn.where + LEDGER,))
     reg.add(f"{p}.full_cache_gb", f"{mn.name} 若每层都是全注意力，同一序列的 KV cache（BF16，GB）", full / GB,
             kind="bytes", style="x2", symbols=keys, sources=(mn.where + LEDGER,))
-    reg.add(f"{p}.cache_ratio", f"{mn.name} 的缓存是全用全注意力时的几成", Sym("混合", mixed.value) / Sym("全注意力", full.value),
+    reg.add(f"{p}.cache_ratio", f"{mn.name} 的缓存是全用全注意力时的几成",
+            Sym("混合", mixed.value) / Sym("全注意力", full.value),
             kind="ratio", style="pct", sources=(mn.where + LEDGER,))
+
+
+# -- the associative-recall experiment (recall.py) at the recall widget's first setting ---------------------------
+def _anchor_key_dim(reg, mn) -> None:
+    g, gkeys = _gdn_syms(mn)
+    reg.add("c11.gdn_d_k", "锚点模型 GDN 每个头的键维数 d_k", g["d_k"], kind="config", symbols=gkeys,
+            sources=(f"{mn.where}：{gkeys['d_k']}",))
+
+
+def _recall(reg) -> None:
+    d, seed, gate = recall.parse_settings(RECALL_DEFAULTS["d_k"], RECALL_DEFAULTS["seed"], RECALL_DEFAULTS["gate"])
+    c = recall.recall_counts(d, seed, gate)
+    src = (f"课程的联想记忆实验（numpy，d_k = {d}，种子 {seed}，α = {recall._gate_text(gate)}），构建时运行",)
+    reg.add("c11.recall.d_k", "联想记忆实验的键维数 d_k", value=d, kind="config", sources=src)
+    reg.add("c11.recall.n_max", "联想记忆实验最多存入的键值对数", value=recall.N_POINTS[-1], kind="config", sources=src)
+    for m in recall.MEMORIES:
+        for n in recall.N_POINTS:
+            reg.add(f"c11.recall.{m}.n{n}", f"联想记忆实验：存入 {n} 对时{recall.MEMORY_ZH[m]}的找回率",
+                    value=Fraction(c[m][n], n), kind="ratio", style="pct0", sources=src)
+    n_max = recall.N_POINTS[-1]
+    for m in ("linear", "delta"):
+        reg.add(f"c11.recall.{m}_recent",
+                f"联想记忆实验：存入 {n_max} 对时，{recall.MEMORY_ZH[m]}在最后写入的 d_k 对里的找回率",
+                value=Fraction(c[m + "_recent"], d), kind="ratio", style="pct0", sources=src)
+        reg.add(f"c11.recall.{m}_older",
+                f"联想记忆实验：存入 {n_max} 对时，{recall.MEMORY_ZH[m]}在更早写入的对里的找回率",
+                value=Fraction(c[m + "_older"], n_max - d), kind="ratio", style="pct0", sources=src)
+
+
+# -- hybrid layouts of models the engine does not read (data/hybrid_layouts.json, counted by layouts.py) ----------
+LAYOUT_NAMES = {"minimax-m1": "minimax", "kimi-linear-48b-a3b": "kimi"}
+
+
+def _layouts(reg, docs: dict) -> None:
+    for model_id, short in LAYOUT_NAMES.items():
+        doc = docs.get(model_id)
+        if not isinstance(doc, dict):
+            continue
+        try:
+            n = layouts.layer_counts(doc.get("config") or {})
+        except ValueError as e:
+            raise CourseError(f"data/hybrid_layouts.json: key '{model_id}.config': {e}") from None
+        where = f"{doc['source_zh']}：{doc['layer_key']}"
+        p = f"c11.{short}"
+        lin = reg.add(f"{p}.n_linear", f"{doc['name']} 的线性注意力层数", value=n["linear"], kind="config",
+                      sources=(where,))
+        full = reg.add(f"{p}.n_full", f"{doc['name']} 的全注意力层数", value=n["full"], kind="config", sources=(where,))
+        reg.add(f"{p}.L", f"{doc['name']} 的层数", value=n["L"], kind="config",
+                sources=(f"{doc['source_zh']}：num_hidden_layers",))
+        reg.add(f"{p}.full_share", f"{doc['name']} 全注意力层占全部层的比例",
+                Sym("全注意力层数", full.value) / Sym("层数", n["L"]), kind="ratio", style="pct", sources=(where,))
+        reg.add(f"{p}.linear_per_full", f"{doc['name']} 每层全注意力对应几层线性注意力",
+                Sym("线性注意力层数", lin.value) / Sym("全注意力层数", full.value), kind="ratio", style="x2",
+                sources=(where,))

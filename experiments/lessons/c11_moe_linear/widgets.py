@@ -6,7 +6,7 @@ before the browser's Python is ready. site/static/js/widgets-c11.js makes the ma
 from __future__ import annotations
 
 from ...widget import model_ref
-from . import calc
+from . import calc, recall
 
 SPLIT_CHOICES = ("1/8", "1/4", "1/2", "1", "2", "4", "8")
 
@@ -82,3 +82,27 @@ def batch_states(o: dict, data) -> list:
         out += [("c11_batch_read", [model_ref(a), 2 ** e, o["dtype"]]) for e in calc.BATCH_EXPONENTS]
         out.append(("c11_batch_chart", [model_ref(a), o["dtype"]]))
     return out
+
+
+def _recall_settings(o: dict, data) -> tuple[int, int, str]:
+    if o["d_k"] not in recall.D_K_CHOICES:
+        raise data.option_error("d_k", "one of " + ", ".join(map(str, recall.D_K_CHOICES)), o["d_k"])
+    if isinstance(o["seed"], bool) or not isinstance(o["seed"], int) or not 0 <= o["seed"] < 2**32:
+        raise data.option_error("seed", "an integer from 0 to 2**32 - 1", o["seed"])
+    if str(o["gate"]) not in recall.GATE_CHOICES:
+        raise data.option_error("gate", "one of " + ", ".join(recall.GATE_CHOICES), o["gate"])
+    return o["d_k"], o["seed"], str(o["gate"])
+
+
+def recall_view(o: dict, data) -> dict:
+    """The recall experiment's first state, computed with numpy at build time as the page's worker computes it."""
+    d, seed, gate = _recall_settings(o, data)
+    return {"x": recall.recall_experiment(str(d), str(seed), gate), "d_k": d, "seed": seed, "gate": gate,
+            "d_choices": recall.D_K_CHOICES, "gate_choices": recall.GATE_CHOICES, "memories": recall.MEMORY_SHORT}
+
+
+def recall_states(o: dict, data) -> list:
+    """Every key size at the built gate and every gate at the built key size (another seed asks Python)."""
+    d, seed, gate = _recall_settings(o, data)
+    out = [("c11_recall", [str(x), str(seed), gate]) for x in recall.D_K_CHOICES]
+    return out + [("c11_recall", [str(d), str(seed), g]) for g in recall.GATE_CHOICES if g != gate]

@@ -1,6 +1,6 @@
 /*
- * widgets-c11.js - lesson C11's widgets (MoE ledgers, hybrid cache, batch -> experts), in the one dialect of
- * widgets.js: mount, call, latest, fill, getState / setState, pickAlias, models, whenReady, chart.
+ * widgets-c11.js - lesson C11's widgets (MoE ledgers, hybrid cache, batch -> experts, associative recall), in the
+ * one dialect of widgets.js: mount, call, latest, fill, getState / setState, pickAlias, models, whenReady, chart.
  *
  * Every number comes from Python (experiments/lessons/c11_moe_linear/calc.py). Where a control has few enough
  * positions the build answered each of them ahead of time (the widgets' `states`), so call() answers those
@@ -155,5 +155,18 @@
     if (wantedModel || b || t) update();
   }
 
-  W.mount({ "c11-moe-ledger": ledger, "c11-hybrid-memory": hybrid, "c11-batch-experts": batch });
+  // -- associative recall: d_k x gate (answered by the build, numpy at build time); another seed asks Python ----------
+  function recallExperiment(root, ns) {
+    W.live(root, ".c11-dk, .c11-gate");
+    W.whenReady(root, ".c11-seed");
+    W.wire(root, ns, { d_k: ".c11-dk", seed: ".c11-seed", gate: ".c11-gate" },
+      (v) => W.call("c11_recall", [v.d_k, v.seed, v.gate]).then((x) => {
+        W.fill(root, x);
+        W.rows(root.querySelector(".c11-recall-table tbody"), x.rows);
+        W.chart(root, x.chart);
+      }));
+  }
+
+  W.mount({ "c11-moe-ledger": ledger, "c11-hybrid-memory": hybrid, "c11-batch-experts": batch,
+    "c11-recall": recallExperiment });
 })();
