@@ -85,3 +85,27 @@ def test_a_run_that_blows_up_reports_no_nan(monkeypatch):
             break
     assert r["done"] and out[-1]["loss"] is None and out[-1]["loss_text"] == "—"
     json.dumps(out, allow_nan=False)
+
+
+def test_the_trainers_baseline_is_the_courses_baseline_config():
+    """C5's numbers take the baseline's shapes from data/models/baseline/config.json (so a witness can move them);
+    the stored runs were made with the trainer's copy, BASELINE: the two must be the same model."""
+    from experiments.lessons.c5_optimization.numbers import _trainer_config
+    from experiments.train import model as M
+    from experiments.train.runs import BASELINE
+    config = json.loads((ROOT / "data" / "models" / "baseline" / "config.json").read_text(encoding="utf-8"))
+    assert _trainer_config(M, config) == M.ModelConfig.from_hf(BASELINE) == M.ModelConfig.from_hf(config)
+
+
+def test_c5_cited_figures_are_in_citations_json():
+    """Every cited figure the lesson prints is a data/citations.json entry (cited.*), none kept in the package."""
+    import re
+    cited = json.loads((ROOT / "data" / "citations.json").read_text(encoding="utf-8"))
+    text = (ROOT / "lessons" / "c5-optimization.md").read_text(encoding="utf-8")
+    used = set(re.findall(r"cited\.(\w+)", text))
+    assert {"llm_adam_b1", "llm_adam_b2", "torch_adamw_b2", "llm_weight_decay", "llm_grad_clip",
+            "muon_update_rms"} <= used <= set(cited)
+    assert "c5.cited_" not in text
+    for name in ("deepseek_lr_base", "deepseek_lr_exponent", "deepseek_batch_base", "deepseek_batch_exponent",
+                 "muon_ns_steps"):
+        assert name in cited and cited[name]["source_zh"]

@@ -215,3 +215,14 @@ def test_outline_and_links():
     refs = text.split("## 参考资料", 1)[1]
     assert len(re.findall(r"<https://", refs)) >= 10
     assert math.isfinite(S.CHINCHILLA.G)
+
+
+def test_the_lessons_fits_read_the_cited_coefficients(course):
+    """The numbers use fits built from data/citations.json (so moving a cited coefficient moves them); they are
+    the engine's own fits, which the browser's calculators use."""
+    from experiments.lessons.c6_model_size.numbers import cited_fits
+    numbers, _, _ = course
+    cited = {n[len("cited."):]: v for n, v in numbers.items() if n.startswith("cited.")}
+    fits, kaplan, deepseek = cited_fits(cited)
+    assert fits == S.FITS and kaplan == S.KAPLAN and deepseek == S.DEEPSEEK
+    assert value(numbers, "c6.epoch.N_gopher") == S.EPOCH.optimum(GOPHER)[0]
