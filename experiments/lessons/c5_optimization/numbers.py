@@ -79,7 +79,8 @@ def register(reg, models, course=None, data=None) -> None:
     reg.add("c5.std_out", "o_proj、down_proj 的初始化标准差 σ/√(2L)", std_out, sources=(TRAINER,), style="x5",
             kind="value")
     reg.add("c5.adam_ratio", "Adam 第一步每个权重约移动 lr，相对初始标准差", lr / std, style="pct0", kind="ratio")
-    reg.add("c5.adam_ratio_out", "同上，o_proj、down_proj", RealDiv(Sym("lr", float(lr.value)), std_out), style="pct0", kind="ratio")
+    reg.add("c5.adam_ratio_out", "同上，o_proj、down_proj", RealDiv(Sym("lr", float(lr.value)), std_out),
+            style="pct0", kind="ratio")
 
     # measured by the trainer: update RMS / weight RMS at step 1
     for key, run in (("nowarm", "warmup0"), ("warm", "warmup30")):
@@ -229,8 +230,8 @@ def register(reg, models, course=None, data=None) -> None:
     reg.add("c5.race_x_max", "赛跑里学习率放大的最大倍数", value=3 ** max(ks), sources=(RUNS,), style="n", kind="value")
     reg.add("c5.race_x_2", "赛跑里学习率放大的第二大倍数", value=3 ** sorted(ks)[-2], sources=(RUNS,), style="n",
             kind="value")
-    reg.add("c5.race_x_min_inv", "赛跑里学习率缩小的最大倍数（取倒数）", value=3 ** -min(ks), sources=(RUNS,), style="n",
-            kind="value")
+    reg.add("c5.race_x_min_inv", "赛跑里学习率缩小的最大倍数（取倒数）", value=3 ** -min(ks), sources=(RUNS,),
+            style="n", kind="value")
     reg.add("c5.tail", "取平均的最后几步", value=10, sources=(TRAINER,), style="n", kind="value")
     reg.add("c5.early", "比较早期 loss 的那一步", value=10, sources=(TRAINER,), style="n", kind="value")
     reg.add("c5.race_steps", "赛跑的步数", value=race["steps"], sources=(RUNS,), style="n")

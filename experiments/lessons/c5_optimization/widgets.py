@@ -218,7 +218,8 @@ def live_view(o: dict, data) -> dict:
             "V": text["vocab_size"]}
     V, d, L, F = live["V"], live["d"], live["L"], live["d_ff"]
     params = V * d + L * (4 * d * d + 3 * d * F + 2 * d) + d
-    return {"spec": chart, "live": live, "text_path": text["file"], "params": n(params), "options": [(k, v) for k, v in OPT_ZH.items()],
+    return {"spec": chart, "live": live, "text_path": text["file"], "params": n(params),
+            "options": [(k, v) for k, v in OPT_ZH.items()],
             "multipliers": [(k, multiplier_text(k)) for k in LIVE_MULTIPLIERS], "optimizer": o["optimizer"],
             "multiplier": int(o["multiplier"]), "max_steps": MAX_LIVE_STEPS,
             "baseline_final": loss_text(runs["baseline"]["warmup30"]["loss"][-1]),

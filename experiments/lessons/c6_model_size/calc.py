@@ -162,7 +162,8 @@ def budget_plan(budget, peak_tflops, gpus, mfu_percent) -> dict:
         N, D = fit.optimum(C)
         rows.append({"label": FIT_ZH[fit.key], "N": params_text(N), "D": tokens_text(D), "tpp": sig(D / N)})
     M, D = S.DEEPSEEK.optimum(C)
-    rows.append({"label": "DeepSeek LLM 拟合（M 代替 6N）", "N": f"M = {sci(M, 2)} FLOPs/token（相当于 6N 里的 N ≈ {params_text(M / 6)}）",
+    rows.append({"label": "DeepSeek LLM 拟合（M 代替 6N）",
+                 "N": f"M = {sci(M, 2)} FLOPs/token（相当于 6N 里的 N ≈ {params_text(M / 6)}）",
                  "D": tokens_text(D), "tpp": sig(D / (M / 6))})
     seconds = S.training_seconds(C, int(count), peak, mfu)
     return {"budget": sci(C, 2), "rows": rows, "days": sig(seconds / 86400), "duration": duration_zh(seconds),

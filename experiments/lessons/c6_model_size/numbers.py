@@ -62,8 +62,8 @@ def _fits(reg, cited, fits, deepseek) -> None:
                 kind="count", style="B1", sources=src)
         reg.add(f"c6.{fit.key}.D_gopher", f"按{FIT_NAME[fit.key]}在 Gopher 的算力预算下给出的最优 token 数", value=D,
                 kind="tokens", style="e2", sources=src)
-        reg.add(f"c6.{fit.key}.tpp_gopher", f"按{FIT_NAME[fit.key]}在 Gopher 的算力预算下的最优 token/参数", value=D / N,
-                kind="ratio", style="x1", sources=src)
+        reg.add(f"c6.{fit.key}.tpp_gopher", f"按{FIT_NAME[fit.key]}在 Gopher 的算力预算下的最优 token/参数",
+                value=D / N, kind="ratio", style="x1", sources=src)
         reg.add(f"c6.{fit.key}.n_growth", f"按{FIT_NAME[fit.key]}，算力翻 10 倍时最优参数量变为几倍",
                 value=10 ** fit.a, kind="ratio", style="x2", sources=src[:1])
     reg.add("c6.chinchilla_tpp", "Chinchilla 的 token/参数（1.4T ÷ 70B）",
@@ -87,7 +87,8 @@ def _fits(reg, cited, fits, deepseek) -> None:
     reg.add("c6.fit_ratio_gopher", "同一预算下 Epoch 拟合与原文拟合的最优参数量之比", value=ratio, kind="ratio",
             style="x1", sources=(FIT_SRC["chinchilla"], FIT_SRC["epoch"]))
     reg.add("c6.epoch.N_gap", "Epoch 拟合的最优参数量与 Chinchilla 实际 70B 的相对差",
-            value=abs(fits["epoch"].optimum(C)[0] - cited["chinchilla_params"].value) / cited["chinchilla_params"].value,
+            value=abs(fits["epoch"].optimum(C)[0] - cited["chinchilla_params"].value)
+            / cited["chinchilla_params"].value,
             kind="ratio", style="pct", sources=(FIT_SRC["epoch"], cited["chinchilla_params"].sources[0]))
 
 
@@ -101,7 +102,8 @@ def _baseline(reg, mn, cited, fits) -> None:
                 kind="flops", style="e2", sources=src)
     per = S.training_flops_per_token(L)
     reg.add("c6.base.seq", "课程基线的序列长度（config 的上下文长度）", value=per["seq"], kind="config", sources=src)
-    w = reg.add("c6.base.weights_per_token", "课程基线每个训练 token 的矩阵乘 FLOPs：6 × 每 token 乘过的权重（含共享的输出层）",
+    w = reg.add("c6.base.weights_per_token",
+                "课程基线每个训练 token 的矩阵乘 FLOPs：6 × 每 token 乘过的权重（含共享的输出层）",
                 Const(6) * Sym("乘过的权重", S.matmul_weights_per_token(L)), value=per["weights"], kind="flops",
                 sources=src)
     a = reg.add("c6.base.attention_per_token", "课程基线每个训练 token 的注意力打分 FLOPs（序列长 512，3 × 前向）",
@@ -152,8 +154,8 @@ def _trained(reg, mn, epoch) -> None:
             style="x3", sources=(FIT_SRC["epoch"],))
     reg.add(f"c6.{mn.p}.loss_opt", f"同算力下 Epoch 最优点的预测损失（{mn.name}）", value=loss_opt, kind="ratio",
             style="x3", sources=(FIT_SRC["epoch"],))
-    reg.add(f"c6.{mn.p}.loss_gap", f"{mn.name} 比同算力最优点多出的预测损失（相对值）", value=(loss - loss_opt) / loss_opt,
-            kind="ratio", style="pct1", sources=(FIT_SRC["epoch"],))
+    reg.add(f"c6.{mn.p}.loss_gap", f"{mn.name} 比同算力最优点多出的预测损失（相对值）",
+            value=(loss - loss_opt) / loss_opt, kind="ratio", style="pct1", sources=(FIT_SRC["epoch"],))
 
 
 def _gpt3(reg, mn, cited) -> None:
@@ -203,8 +205,8 @@ def _kaplan(reg, cited, kaplan) -> None:
     src = cited["kaplan_N_exponent"].sources
     reg.add("c6.kaplan.n_growth", "按 Kaplan 的指数，算力翻 10 倍时模型参数变为几倍（10^0.73）", value=n, kind="ratio",
             style="x2", sources=src)
-    reg.add("c6.kaplan.d_growth", "按 Kaplan 的指数，算力翻 10 倍时训练 token 变为几倍（10^0.27）", value=d, kind="ratio",
-            style="x2", sources=src)
+    reg.add("c6.kaplan.d_growth", "按 Kaplan 的指数，算力翻 10 倍时训练 token 变为几倍（10^0.27）", value=d,
+            kind="ratio", style="x2", sources=src)
 
 
 def _llama3(reg, cited) -> None:
