@@ -165,14 +165,21 @@ def test_budget_plan_and_errors():
             calc.budget_plan(*bad)
 
 
-def test_device_speed_is_consistent():
-    x = calc.device_speed(64, 2)
+def test_device_speed_times_the_trainers_step():
+    """The probe's FLOP/s is one trainer step on the baseline: its FLOPs from the ledger at that sequence length
+    (6 x the multiplied weights + the attention scores, per token) over its measured time."""
+    x = calc.device_speed(16, 1, 2)
     base = calc.baseline_budget()
-    assert x["flops"] == pytest.approx(2 * 64 ** 3 / x["seconds"])
+    L = build_ledger(cfg("baseline"))
+    per = S.training_flops_per_token(L, 16)
+    assert x["step_flops"] == 2 * 16 * per["total"] and per["weights"] == 6 * S.matmul_weights_per_token(L)
+    assert x["flops"] == pytest.approx(x["step_flops"] / x["seconds"])
     assert x["duration"] == calc.duration_zh(base["C"] / x["flops"])
     assert x["duration_exact"] == calc.duration_zh(base["C_exact"] / x["flops"])
-    with pytest.raises(ValueError):
-        calc.device_speed(4096, 1)
+    assert "训练一步（2 × 16 个 token" in x["sentence"]
+    for bad in ((4096, 1, 1), (16, 0, 1), (True, 1, 1), (16, 1, 9)):
+        with pytest.raises(ValueError):
+            calc.device_speed(*bad)
 
 
 def test_states_cover_every_budget_stop():
