@@ -404,7 +404,17 @@ def write_training_texts(site: Site, dest: Path) -> None:
         shutil.copyfile(path, target)
 
 
-OUTPUT_STEPS += [install_runtime, install_vendor, write_browser_models, write_training_texts]
+def write_browser_data(site: Site, dest: Path) -> None:
+    """dest/data/<name>.json: each data document a page's widgets may send Python a part of (a {"$data": ...}
+    placeholder in their build-time answers, experiments.widget.data_ref), fetched only when Python answers."""
+    for target in sorted({f for lesson in site.lessons for f in lesson.fetches}):
+        name = Path(target).stem
+        path = dest / target
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(browser_json(site.data[name]), encoding="utf-8")
+
+
+OUTPUT_STEPS += [install_runtime, install_vendor, write_browser_models, write_training_texts, write_browser_data]
 OUTPUT_STEPS.append(write_offline)   # last: sw.js lists (and its version hashes) every file written before it
 
 

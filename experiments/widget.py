@@ -114,6 +114,26 @@ def model_ref(alias: str) -> dict:
     return {MODEL_REF: alias}
 
 
+DATA_REF = "$data"                # {"$data": "train_runs/race"} in a call's args: that part of a data document
+
+
+def data_ref(path: str) -> dict:
+    """The placeholder for a part of a data document (data/<document>.json, then keys joined by '/'), e.g. lesson
+    C5's stored training runs: the build passes the part itself to the entry point and keys the answer by the
+    placeholder; the browser sends the placeholder, and only when Python has to answer does widgets.js fetch the
+    document (the build publishes it as data/<document>.json) and send the part instead."""
+    return {DATA_REF: path}
+
+
+def data_part(files: Mapping[str, Any], path: str) -> Any:
+    """The part of a data document a data_ref names (KeyError when there is none)."""
+    document, *keys = path.split("/")
+    value = files[document]
+    for key in keys:
+        value = value[key]
+    return value
+
+
 @dataclass
 class WidgetData:
     """What a widget's build-time view (and states) may read: the course's models (alias ->

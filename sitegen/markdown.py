@@ -92,6 +92,8 @@ class Page:
     scripts: list[tuple[str, ...]] = field(default_factory=list)  # each widget's static/js files, in load order
     calls: list[str] = field(default_factory=list)  # browser entry points its widgets call (the worker warms them)
     preload: list[str] = field(default_factory=list)  # site files its widgets fetch at once (<link rel=preload>)
+    fetches: list[str] = field(default_factory=list)  # data files its widgets may fetch later (experiments.widget
+                                                      # data_ref): the build publishes them
     claims: list[tuple[int, str, bool]] = field(default_factory=list)  # (line, claim, holds), sitegen/claims.py
     first_widget_marked: bool = False  # FIRST_WIDGET_MARK written after the first widget with build-time answers
     _counters: dict[str, int] = field(default_factory=dict)
@@ -147,6 +149,7 @@ class Lesson:
     calls: list[str] = field(default_factory=list)     # browser entry points its widgets call
     preload: list[str] = field(default_factory=list)   # site files fetched as soon as the page loads
     first_paint_after: str | None = None   # the id the first paint waits for (FIRST_WIDGET_MARK), if any
+    fetches: list[str] = field(default_factory=list)   # data files its widgets may fetch later (published by the build)
 
     @property
     def id(self) -> str:
@@ -207,7 +210,7 @@ def render_lesson(text: str, page: Page) -> Lesson:
     body, wait_for = first_paint_target(body)
     return Lesson(page.file, meta, body, table_of_contents(tokens), in_page_order(page.used, body),
                   script_order(page.scripts), list(dict.fromkeys(page.calls)), list(dict.fromkeys(page.preload)),
-                  wait_for)
+                  wait_for, list(dict.fromkeys(page.fetches)))
 
 
 def first_paint_target(body: str) -> tuple[str, str | None]:

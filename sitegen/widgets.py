@@ -14,7 +14,9 @@ type="application/gzip+base64"> holding {key: answer} for every (entry point, ar
 computed by calling experiments.api exactly as the browser would. The JSON is gzipped (then base64): the answers
 repeat the same labels and counts across models, and gzip keeps a lesson page with a hundred of them far below
 its 400 KiB budget; the browser inflates it with DecompressionStream (where that is missing, Python answers). key = entry point name + " " + canonical(args) with every
-built-in model's config written as {"$model": alias}; site/static/js/widgets.js builds the same key for a call
+built-in model's config written as {"$model": alias} and a part of a data document as {"$data": path}
+(experiments.widget.data_ref: the page's script sends the placeholder, the build publishes the document for when
+Python must answer); site/static/js/widgets.js builds the same key for a call
 (canon()) and answers from the table at once, asking Python only for what is not in it. This is the one way a
 widget answers before Python.
 
@@ -34,7 +36,7 @@ from markupsafe import Markup
 
 from experiments import lessons
 from experiments.errors import ConfigError, Problem
-from experiments.widget import MODEL_REF, OptionError, Widget, WidgetData, resolve
+from experiments.widget import DATA_REF, MODEL_REF, OptionError, Widget, WidgetData, data_part, resolve
 
 from .errors import LessonError
 from .markdown import number_html, render_markdown
@@ -126,14 +128,28 @@ def canonical(value) -> str:
 
 
 def _with_configs(value, data: WidgetData):
-    """args with every {"$model": alias} replaced by that model's config (what the browser sends)."""
+    """args with every {"$model": alias} replaced by that model's config (what the browser sends), and every
+    {"$data": path} by that part of a data document (what the browser sends when Python answers)."""
     if isinstance(value, dict):
         if set(value) == {MODEL_REF}:
             return data.models[value[MODEL_REF]].doc["config"]
+        if set(value) == {DATA_REF}:
+            return data_part(data.files, value[DATA_REF])
         return {k: _with_configs(v, data) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_with_configs(v, data) for v in value]
     return value
+
+
+def data_documents(value) -> list[str]:
+    """The data documents the {"$data": path} placeholders in a call's args name."""
+    if isinstance(value, dict):
+        if set(value) == {DATA_REF}:
+            return [value[DATA_REF].split("/", 1)[0]]
+        return [d for v in value.values() for d in data_documents(v)]
+    if isinstance(value, (list, tuple)):
+        return [d for v in value for d in data_documents(v)]
+    return []
 
 
 def precompute(widget: Widget, options: dict, data: WidgetData) -> dict:
@@ -167,6 +183,8 @@ def renderer(widget: Widget):
         ctx.page.calls.extend(widget.calls)
         if answers:   # widgets.js reads data/models.json at once to key the answers: start it from <head>
             ctx.page.preload.append(MODELS_JSON)
+        for key in answers:   # documents Python is sent a part of when it answers (published as data/<name>.json)
+            ctx.page.fetches.extend(f"data/{d}.json" for d in data_documents(json.loads(key.split(" ", 1)[1])))
         ctx.answered = bool(answers)
         out = _env.get_template(widget.template).render(**_tools(ctx), **values, id=ctx.page.next_id(widget.name))
         return out + (str(precomputed_script(answers)) if answers else "")

@@ -14,10 +14,8 @@ from tests.claim_inputs import Change, compute, holds, lesson_claims, load_input
 
 CLAIMS = lesson_claims()
 WITNESSES = read_witnesses()
-# Lessons whose claims are not all witnessed yet, with how many still lack one: the count may only fall. (C5's
-# remaining ones restate definitions, or rest on the figures C5 keeps in its numbers module rather than in
-# data/citations.json, where the search could move them.)
-PENDING = {"c5-optimization.md": 18, "c6-model-size.md": 7}
+# Lessons whose claims are not all witnessed yet, with how many still lack one: the count may only fall (none now).
+PENDING: dict[str, int] = {}
 
 
 @pytest.fixture(scope="module")

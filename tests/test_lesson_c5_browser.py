@@ -1,6 +1,7 @@
 """Lesson C5's widgets in real headless Chromium: the live run trains in a worker of its own and its loss falls;
 pause and reset work; the other widgets answer meanwhile; the browser's first 20 steps equal CPython's within
-float32 rounding; the race and schedule controls answer from the build's tables before Python is ready; the
+float32 rounding; the race and schedule controls answer from the build's states before Python is ready (and
+the race from Python, sent the published stored runs, without them); the
 first-step panel computes the baseline's step in the page; axe stays clean after training; nothing scrolls
 sideways at 375 px.
 
@@ -98,7 +99,7 @@ def test_other_widgets_answer_while_training(page):
     wait_update(page, "c5-race", before)
     assert page.eval_on_selector(".c5-race-label", "n => n.textContent") == "×27"
     rows = table(page, ".c5-race-rows")
-    want = C5.race_tables(json.loads((ROOT / "data" / "train_runs.json").read_text(encoding="utf-8")))["3"]["rows"]
+    want = C5.race(3, json.loads((ROOT / "data" / "train_runs.json").read_text(encoding="utf-8"))["race"])["rows"]
     assert rows == [[r["name"], r["lr"], r["final"], r["held_out"]] for r in want]
     before = updates(page, "c5-schedule")
     page.select_option('[data-testid="c5-sched-kind"]', "wsd")
@@ -164,6 +165,24 @@ def test_race_and_schedule_answer_before_python(guarded_page, site):
     p.select_option('[data-testid="c5-sched-warmup"]', "0")
     wait_update(p, "c5-schedule", before)
     assert "不预热" in p.eval_on_selector(".c5-sched-readout", "n => n.textContent")
+
+
+def test_race_is_answered_by_python_from_the_published_runs(guarded_page, site):
+    """Without the build's answers (no DecompressionStream), the race's call goes to Python, which is sent the
+    stored race from the published data/train_runs.json: the same rows as CPython's."""
+    p = guarded_page
+    p.add_init_script("delete window.DecompressionStream;" + COUNT_UPDATES)
+    fetched = []
+    p.on("request", lambda r: fetched.append(r.url) if r.url.endswith("/data/train_runs.json") else None)
+    p.goto(site + PAGE)
+    p.wait_for_selector(".widget[data-widget=c5-race][data-mounted]", state="attached")
+    before = updates(p, "c5-race")
+    p.eval_on_selector('[data-testid="c5-race-k"]', "s => { s.value = '5'; s.dispatchEvent(new Event('input')); }")
+    wait_update(p, "c5-race", before)
+    assert p.eval_on_selector(".c5-race-label", "n => n.textContent") == "×9"
+    want = C5.race(2, json.loads((ROOT / "data" / "train_runs.json").read_text(encoding="utf-8"))["race"])["rows"]
+    assert table(p, ".c5-race-rows") == [[r["name"], r["lr"], r["final"], r["held_out"]] for r in want]
+    assert len(fetched) == 1 and p.evaluate("window.courseWidgets.answered.python") >= 1
 
 
 def test_phone_width_and_axe_while_training(guarded_pages, site):

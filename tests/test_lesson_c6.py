@@ -81,7 +81,8 @@ def test_trained_models_use_exact_N_and_published_D(course):
         assert numbers[f"c6.{alias}.C"].value == 6 * N * D
         N_opt, D_opt = S.EPOCH.optimum(6 * N * D)
         assert value(numbers, f"c6.{alias}.vs_opt") == pytest.approx(N / N_opt)
-        assert value(numbers, f"c6.{alias}.loss") == pytest.approx(1.8172 + 482.01 / N ** 0.3478 + 2085.43 / D ** 0.3658)
+        assert value(numbers, f"c6.{alias}.loss") == pytest.approx(
+            1.8172 + 482.01 / N ** 0.3478 + 2085.43 / D ** 0.3658)
     # the issue's figures: GPT-3 ~1.7, Llama 2 7B ~297, Llama 3 8B ~1,875 tokens per parameter
     assert round(value(numbers, "c6.gpt3.tpp"), 1) == 1.7
     assert round(value(numbers, "c6.llama7b.tpp")) == 297
@@ -164,14 +165,21 @@ def test_budget_plan_and_errors():
             calc.budget_plan(*bad)
 
 
-def test_device_speed_is_consistent():
-    x = calc.device_speed(64, 2)
+def test_device_speed_times_the_trainers_step():
+    """The probe's FLOP/s is one trainer step on the baseline: its FLOPs from the ledger at that sequence length
+    (6 x the multiplied weights + the attention scores, per token) over its measured time."""
+    x = calc.device_speed(16, 1, 2)
     base = calc.baseline_budget()
-    assert x["flops"] == pytest.approx(2 * 64 ** 3 / x["seconds"])
+    L = build_ledger(cfg("baseline"))
+    per = S.training_flops_per_token(L, 16)
+    assert x["step_flops"] == 2 * 16 * per["total"] and per["weights"] == 6 * S.matmul_weights_per_token(L)
+    assert x["flops"] == pytest.approx(x["step_flops"] / x["seconds"])
     assert x["duration"] == calc.duration_zh(base["C"] / x["flops"])
     assert x["duration_exact"] == calc.duration_zh(base["C_exact"] / x["flops"])
-    with pytest.raises(ValueError):
-        calc.device_speed(4096, 1)
+    assert "训练一步（2 × 16 个 token" in x["sentence"]
+    for bad in ((4096, 1, 1), (16, 0, 1), (True, 1, 1), (16, 1, 9)):
+        with pytest.raises(ValueError):
+            calc.device_speed(*bad)
 
 
 def test_states_cover_every_budget_stop():
@@ -215,3 +223,14 @@ def test_outline_and_links():
     refs = text.split("## 参考资料", 1)[1]
     assert len(re.findall(r"<https://", refs)) >= 10
     assert math.isfinite(S.CHINCHILLA.G)
+
+
+def test_the_lessons_fits_read_the_cited_coefficients(course):
+    """The numbers use fits built from data/citations.json (so moving a cited coefficient moves them); they are
+    the engine's own fits, which the browser's calculators use."""
+    from experiments.lessons.c6_model_size.numbers import cited_fits
+    numbers, _, _ = course
+    cited = {n[len("cited."):]: v for n, v in numbers.items() if n.startswith("cited.")}
+    fits, kaplan, deepseek = cited_fits(cited)
+    assert fits == S.FITS and kaplan == S.KAPLAN and deepseek == S.DEEPSEEK
+    assert value(numbers, "c6.epoch.N_gopher") == S.EPOCH.optimum(GOPHER)[0]

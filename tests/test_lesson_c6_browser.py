@@ -120,10 +120,13 @@ def test_calculator_in_the_browser_equals_cpython(page):
 
 
 # -- the device probe ------------------------------------------------------------------------------------------------
+DEVICE_MS = 180_000   # a bound only: the probe runs two of the trainer's steps on the baseline, and the machine may be busy
+
+
 def test_device_speed_measured_in_the_page(page):
     before = updates(page, "c6-device")
     page.locator(".c6-measure").click()
-    wait_update(page, "c6-device", before)
+    page.wait_for_function("([k, n]) => (window.__updates[k] || 0) > n", arg=["c6-device", before], timeout=DEVICE_MS)
     result = page.locator(".c6-device-result")
     assert result.is_visible()
     gflops = float(page.eval_on_selector(".c6-device", "r => r.dataset.gflops"))
@@ -131,7 +134,7 @@ def test_device_speed_measured_in_the_page(page):
     sentence = result.inner_text()
     base = calc.baseline_budget()
     assert calc.duration_zh(base["C"] / (gflops * 1e9)) in sentence
-    assert re.search(r"256 × 256 的 float32 矩阵乘用了 [\d.,]+ 毫秒", sentence)
+    assert re.search(r"训练一步（4 × 32 个 token，[\d.]+ × 10[⁰¹²³⁴⁵⁶⁷⁸⁹]+ FLOPs）用了 [\d.,]+ 毫秒", sentence)
 
 
 def test_code_cell_runs_in_the_browser(page):
@@ -155,7 +158,7 @@ def test_phone_width(guarded_pages, site):
     p.goto(site + PAGE)
     wait_runtime_ready(p)
     p.locator(".c6-measure").tap()
-    p.locator(".c6-device-result").wait_for(state="visible", timeout=60_000)
+    p.locator(".c6-device-result").wait_for(state="visible", timeout=DEVICE_MS)
     state = p.evaluate("""() => {
       const d = document.documentElement;
       const wide = [...document.querySelectorAll('body *')].filter((e) => {

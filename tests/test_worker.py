@@ -18,7 +18,7 @@ import pytest
 from browser_fixtures import CHROMIUM, CHROMIUM_ARGS, DRAW_TIMEOUT_MS, PageGuard, wait_runtime_ready
 from experiments import api
 from experiments.lessons import entry_points
-from experiments.widget import MODEL_REF
+from experiments.widget import DATA_REF, MODEL_REF, data_part
 from sitegen.runtime import install_site_runtime, plan_runtime
 from sitegen.widgets import read_precomputed
 
@@ -185,7 +185,10 @@ def calls_without_numpy(out: Path) -> list[tuple[str, list]]:
     others, with a built-in model's config or the page's own values."""
     models = json.loads((out / "data" / "models.json").read_text(encoding="utf-8"))
     config = lambda alias: models[alias]["config"]  # noqa: E731
+    published = lambda path: data_part(   # noqa: E731  ({"$data": path}: that part of the published document)
+        {path.split("/")[0]: json.loads((out / "data" / f"{path.split('/')[0]}.json").read_text("utf-8"))}, path)
     resolve = lambda v: (config(v[MODEL_REF]) if isinstance(v, dict) and set(v) == {MODEL_REF}   # noqa: E731
+                         else published(v[DATA_REF]) if isinstance(v, dict) and set(v) == {DATA_REF}
                          else [resolve(x) for x in v] if isinstance(v, list)
                          else {k: resolve(x) for k, x in v.items()} if isinstance(v, dict) else v)
     calls = []

@@ -317,11 +317,12 @@ def tracker_view(o: dict, data) -> dict:
 
 
 def later_links(tracker: dict, course: dict) -> list[dict]:
-    """The tracker's stages left for a later chapter whose lesson is written: {title, chapter, chapter_title, href}
-    (the page links each one under the stage list)."""
+    """The tracker's stages left for a later chapter whose lesson is written, then the training stages that come
+    after the forward pass (data/course.json tracker.training_stages: not drawn as stages, only linked):
+    {title, chapter, chapter_title, href} (the page links each one under the stage list)."""
     chapters = {c["id"]: c for c in course.get("chapters", [])}
     out = []
-    for s in tracker.get("stages", []):
+    for s in tracker.get("stages", []) + tracker.get("training_stages", []):
         for ch in (chapters.get(c) for c in s.get("chapters") or [s.get("chapter", "")]):
             if s.get("status") == "later" and ch and ch.get("status") == "written" and ch.get("lesson"):
                 out.append({"title": s["title"], "chapter": ch["id"], "chapter_title": ch.get("title", ""),

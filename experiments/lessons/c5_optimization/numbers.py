@@ -1,8 +1,8 @@
 """C5 优化 — the lesson's numbers (c5.*): from the trainer (experiments/train/), its precomputed runs
 (data/train_runs.json, passed in as data["train_runs"]), the baseline config, and cited figures.
 
-Cited figures are registered here with their source (kind "cited"), named c5.cited_*. Numbers measured by the
-trainer name the run they come from in their sources. Exact decimals are Fractions, so a claim such as
+Cited figures come from data/citations.json (cited.*, with their sources). Numbers measured by the trainer name
+the run they come from in their sources. Exact decimals are Fractions, so a claim such as
 ``c5.b2_torch_horizon > c5.steps`` compares exact values.
 """
 from __future__ import annotations
@@ -16,30 +16,10 @@ from ...expr import Const, RealDiv, Sqrt, Sym
 RUNS = "课程训练代码预先算好的训练记录"      # data/train_runs.json, by python -m experiments.train.runs
 TRAINER = "课程的训练代码"                   # experiments/train/
 
-CITED = {
-    # name: (value, label, source_zh, style)
-    "b1": ("0.9", "LLM 预训练常用的 Adam β₁", "Touvron 等 2023（Llama 2 论文）2.2 节：AdamW，β₁ = 0.9、β₂ = 0.95、eps = 10⁻⁵", "x1"),
-    "b2": ("0.95", "LLM 预训练常用的 Adam β₂", "Touvron 等 2023（Llama 2 论文）2.2 节", "x2"),
-    "b2_torch": ("0.999", "PyTorch 中 Adam / AdamW 的默认 β₂", "PyTorch 文档 torch.optim.AdamW：betas 默认 (0.9, 0.999)", "x3"),
-    "wd": ("0.1", "LLM 预训练常用的权重衰减", "Touvron 等 2023（Llama 2 论文）2.2 节：weight decay 0.1", "x1"),
-    "wd_torch": ("0.01", "PyTorch 中 AdamW 的默认权重衰减", "PyTorch 文档 torch.optim.AdamW：weight_decay 默认 0.01", "x2"),
-    "clip": ("1.0", "LLM 预训练常用的梯度全局范数裁剪阈值", "Touvron 等 2023（Llama 2 论文）2.2 节：gradient clipping 1.0", "x1"),
-    "warmup_llama2": (2000, "Llama 2 的预热步数", "Touvron 等 2023（Llama 2 论文）2.2 节：2000 步预热，余弦衰减到峰值的 10%", "n"),
-    "cosine_floor": ("0.1", "余弦调度的终点（占峰值）", "Touvron 等 2023（Llama 2 论文）2.2 节", "pct0"),
-    "minimind_lr": ("0.0005", "minimind 预训练脚本的学习率", "jingyaogong/minimind 的预训练脚本：AdamW，lr 5×10⁻⁴，无预热，余弦降到 10%", "e1"),
-    "ds_step1_at": ("0.8", "DeepSeek LLM 多段调度第一次降档的位置（占全部 token）", "DeepSeek-AI 2024（DeepSeek LLM，arXiv 2401.02954）2.3 节", "pct0"),
-    "ds_step1": ("0.316", "DeepSeek LLM 多段调度第一次降档后的学习率（占峰值）", "DeepSeek-AI 2024（DeepSeek LLM）2.3 节", "pct1"),
-    "ds_step2_at": ("0.9", "DeepSeek LLM 多段调度第二次降档的位置（占全部 token）", "DeepSeek-AI 2024（DeepSeek LLM）2.3 节", "pct0"),
-    "ds_step2": ("0.1", "DeepSeek LLM 多段调度第二次降档后的学习率（占峰值）", "DeepSeek-AI 2024（DeepSeek LLM）2.3 节", "pct0"),
-    "muon_rms": ("0.2", "Moonshot 让 Muon 更新的均方根对齐到的值", "Liu 等 2025（Muon is Scalable for LLM Training，arXiv 2502.16982）：更新乘 0.2·√max(A, B)", "x1"),
-    "muon_ns_steps": (5, "Muon 每步做的 Newton-Schulz 迭代次数", "Keller Jordan 2024（Muon: An optimizer for hidden layers）", "n"),
-    "muon_efficiency": (2, "Moonshot 报告的 Muon 相对 AdamW 的计算效率（约几倍）", "Liu 等 2025（Muon is Scalable for LLM Training）摘要：约 2 倍计算效率", "n"),
-}
-
-# DeepSeek LLM's fits (arXiv 2401.02954, section 3.1): lr_opt = 0.3118 C^-0.1250, B_opt = 0.2920 C^0.3271
-DS_LR = (0.3118, -0.1250)
-DS_B = (0.2920, 0.3271)
-DS_SRC = "DeepSeek-AI 2024（DeepSeek LLM，arXiv 2401.02954）3.1 节的拟合：η_opt = 0.3118·C^−0.1250，B_opt = 0.2920·C^0.3271（C 以 FLOPs 计，B 以 token 计）"
+# The cited figures (Adam's usual settings, PyTorch's defaults, schedules, Muon's, DeepSeek LLM's lr and batch fits)
+# are in data/citations.json as cited.*, so the claims that rest on them can be tested by moving them.
+DS_SRC = ("DeepSeek-AI 2024（DeepSeek LLM，arXiv 2401.02954）3.1 节的拟合：η_opt = 0.3118·C^−0.1250，"
+          "B_opt = 0.2920·C^0.3271（C 以 FLOPs 计，B 以 token 计）")
 COMPUTE = {"e20": 10 ** 20, "e23": 10 ** 23}
 
 
@@ -66,6 +46,15 @@ class _WithSources:
         return self.reg[name]
 
 
+def _trainer_config(M, config: dict):
+    """The trainer's model (multi-head attention, tied head) at the sizes of the baseline's config in data/models/
+    (the one the trainer's BASELINE copies), so the numbers derived from its shapes (init std, state bytes,
+    Newton-Schulz overhead) move with that config."""
+    return M.ModelConfig(d_model=config["hidden_size"], n_layers=config["num_hidden_layers"],
+                         n_heads=config["num_attention_heads"], d_ff=config["intermediate_size"],
+                         vocab_size=config["vocab_size"]).validate()
+
+
 def register(reg, models, course=None, data=None) -> None:
     from ...train import model as M
     from ...train import optim as O
@@ -74,13 +63,10 @@ def register(reg, models, course=None, data=None) -> None:
         return
     runs = _runs(data)
     reg = _WithSources(reg)
-    for name, (value, label, src, style) in CITED.items():
-        reg.add(f"c5.cited_{name}", label, value=Fraction(value) if isinstance(value, str) else value,
-                sources=(src,), kind="cited", style=style)
 
     base = runs["baseline"]
     spec = base["warmup0"]["spec"]
-    cfg = M.ModelConfig.from_hf(BASELINE)
+    cfg = _trainer_config(M, models["baseline"].doc["config"] if "baseline" in models else BASELINE)
     L = Sym("L", cfg.n_layers)
     lr = Sym("lr", Fraction(str(spec["schedule"]["peak"])))
     std = Sym("σ", Fraction(str(cfg.init_std)))
@@ -93,7 +79,8 @@ def register(reg, models, course=None, data=None) -> None:
     reg.add("c5.std_out", "o_proj、down_proj 的初始化标准差 σ/√(2L)", std_out, sources=(TRAINER,), style="x5",
             kind="value")
     reg.add("c5.adam_ratio", "Adam 第一步每个权重约移动 lr，相对初始标准差", lr / std, style="pct0", kind="ratio")
-    reg.add("c5.adam_ratio_out", "同上，o_proj、down_proj", RealDiv(Sym("lr", float(lr.value)), std_out), style="pct0", kind="ratio")
+    reg.add("c5.adam_ratio_out", "同上，o_proj、down_proj", RealDiv(Sym("lr", float(lr.value)), std_out),
+            style="pct0", kind="ratio")
 
     # measured by the trainer: update RMS / weight RMS at step 1
     for key, run in (("nowarm", "warmup0"), ("warm", "warmup30")):
@@ -119,14 +106,12 @@ def register(reg, models, course=None, data=None) -> None:
                 sources=("Keller Jordan 2024（Muon 博文与参考实现）",), style="x4", kind="cited")
     reg.add("c5.held_share", "留出做验证的比例", value=Fraction("0.1"), sources=(TRAINER,), style="pct0", kind="value")
     reg.add("c5.train_share", "用来训练的比例", value=Fraction("0.9"), sources=(TRAINER,), style="pct0", kind="value")
-    reg.add("c5.minimind_floor", "minimind 余弦调度的终点（占峰值）", value=Fraction("0.1"),
-            sources=("jingyaogong/minimind 的预训练脚本：lr·(0.1 + 0.45·(1 + cos(π·s/S)))",), style="pct0",
-            kind="cited")
     for key, C in COMPUTE.items():
         reg.add(f"c5.c_{key}", "作为例子的训练计算量（FLOPs）", value=C, sources=(DS_SRC,), style="e0", kind="value")
 
     # Adam's bias correction and averaging horizons
-    b1, b2, b2t = (Sym(s, reg[f"c5.cited_{n}"].value) for s, n in (("β₁", "b1"), ("β₂", "b2"), ("β₂", "b2_torch")))
+    b1, b2, b2t = (Sym(s, reg[f"cited.{n}"].value)
+                   for s, n in (("β₁", "llm_adam_b1"), ("β₂", "llm_adam_b2"), ("β₂", "torch_adamw_b2")))
     reg.add("c5.bc1", "第 1 步 m 的修正倍数 1/(1−β₁)", 1 / (1 - b1), style="n", kind="ratio")
     reg.add("c5.bc2", "第 1 步 v 的修正倍数 1/(1−β₂)", 1 / (1 - b2), style="n", kind="ratio")
     reg.add("c5.b2_horizon", "β₂ = 0.95 时 v 大约平均的步数 1/(1−β₂)", 1 / (1 - b2), style="n", kind="ratio")
@@ -163,17 +148,20 @@ def register(reg, models, course=None, data=None) -> None:
                 2 * Const(4) * a / Const(10 ** 9), sources=(models["anchor"].where,), style="x0", kind="bytes")
 
     # Newton-Schulz overhead ~ T m / B (Keller Jordan's estimate)
-    T_ns, m = Sym("T", CITED["muon_ns_steps"][0]), Sym("m", cfg.d_model)
+    T_ns, m = Sym("T", reg["cited.muon_ns_steps"].value), Sym("m", cfg.d_model)
     reg.add("c5.ns_overhead_baseline", "基线上 Newton-Schulz 相对一步其余计算的开销 T·m/B",
             T_ns * m / (mb * seq), sources=("Keller Jordan 2024（Muon 博文）的估计：开销约 T·m/B",),
             style="x0", kind="ratio")
 
     # DeepSeek LLM's lr and batch fits
+    lr_base, lr_exp, b_base, b_exp = (float(reg[f"cited.deepseek_{k}"].value)
+                                      for k in ("lr_base", "lr_exponent", "batch_base", "batch_exponent"))
     for key, C in COMPUTE.items():
-        reg.add(f"c5.ds_lr_{key}", f"DeepSeek LLM 拟合的最优学习率，C = 10^{len(str(C)) - 1} FLOPs",
-                value=DS_LR[0] * C ** DS_LR[1], sources=(DS_SRC,), style="e2", kind="cited")
-        reg.add(f"c5.ds_b_{key}", f"DeepSeek LLM 拟合的最优批大小（token），C = 10^{len(str(C)) - 1} FLOPs",
-                value=DS_B[0] * C ** DS_B[1], sources=(DS_SRC,), style="M1", kind="cited")
+        power = f"C = 10^{len(str(C)) - 1} FLOPs"
+        reg.add(f"c5.ds_lr_{key}", f"DeepSeek LLM 拟合的最优学习率，{power}", value=lr_base * C ** -lr_exp,
+                sources=(DS_SRC,), style="e2", kind="cited")
+        reg.add(f"c5.ds_b_{key}", f"DeepSeek LLM 拟合的最优批大小（token），{power}", value=b_base * C ** b_exp,
+                sources=(DS_SRC,), style="M1", kind="cited")
     if "anchor" in models:
         d = models["anchor"].arch.d_model
         B = Sym("B", reg["c5.ds_b_e23"].value)
@@ -242,8 +230,8 @@ def register(reg, models, course=None, data=None) -> None:
     reg.add("c5.race_x_max", "赛跑里学习率放大的最大倍数", value=3 ** max(ks), sources=(RUNS,), style="n", kind="value")
     reg.add("c5.race_x_2", "赛跑里学习率放大的第二大倍数", value=3 ** sorted(ks)[-2], sources=(RUNS,), style="n",
             kind="value")
-    reg.add("c5.race_x_min_inv", "赛跑里学习率缩小的最大倍数（取倒数）", value=3 ** -min(ks), sources=(RUNS,), style="n",
-            kind="value")
+    reg.add("c5.race_x_min_inv", "赛跑里学习率缩小的最大倍数（取倒数）", value=3 ** -min(ks), sources=(RUNS,),
+            style="n", kind="value")
     reg.add("c5.tail", "取平均的最后几步", value=10, sources=(TRAINER,), style="n", kind="value")
     reg.add("c5.early", "比较早期 loss 的那一步", value=10, sources=(TRAINER,), style="n", kind="value")
     reg.add("c5.race_steps", "赛跑的步数", value=race["steps"], sources=(RUNS,), style="n")

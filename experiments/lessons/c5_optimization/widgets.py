@@ -1,7 +1,9 @@
 """Lesson C5's widgets: what each shows, as JSON-ready data, and the training worker's entry points.
 
 Build-time views read the precomputed runs (data/train_runs.json, made by `python -m experiments.train.runs`)
-and the schedules (experiments.train.schedule); every string a learner reads is formatted here. The live run and
+and the schedules (experiments.train.schedule); the race and the schedule explorer are entry points whose every
+stop the build answers (states), the race's from the stored runs (sent as a data_ref placeholder); every string a
+learner reads is formatted here. The live run and
 the first-step panel run in the page's training worker (site/static/js/train-c5.js, a worker of its own), which
 calls train_start / train_step / first_step below with the course's text, one step per message: the very code
 that made the precomputed runs.
@@ -11,7 +13,7 @@ from __future__ import annotations
 import math
 
 from ...format import n
-from ...widget import OptionError, uses
+from ...widget import OptionError, data_ref, uses
 
 OPT_ZH = {"sgd": "SGD（动量）", "adam": "Adam", "adamw": "AdamW", "muon": "Muon"}
 COLORS = {"sgd": "#8c564b", "adam": "#ff7f0e", "adamw": "#1f77b4", "muon": "#2ca02c", "live": "#d62728",
@@ -61,75 +63,102 @@ def _every(seq, k):
     return idx
 
 
-# -- optimiser race (precomputed: the same seed and batches, each optimiser at its usual lr x 3^k) ---------------
-def race_tables(runs: dict) -> dict:
-    race = runs["race"]
-    out = {}
-    for k in race["multipliers"]:
-        series, rows = [], []
-        for name in race["lr"]:
-            r = race["runs"][f"{name}:{k}"]
-            loss = r["loss"]
-            idx = _every(loss, 2)
-            lr = lr_text(r["lr"])
-            label = f"{OPT_ZH[name]} lr {lr}"
-            series.append({"name": label, "color": COLORS[name], "x": [i + 1 for i in idx],
-                           "y": [loss[i] for i in idx],
-                           "text": [f"{OPT_ZH[name]} 第 {i + 1} 步：{loss_text(loss[i])}" for i in idx]})
-            last = [v for v in loss[-10:] if v is not None]
-            rows.append({"name": OPT_ZH[name], "lr": lr,
-                         "final": "发散（第 " + str(r["diverged_at"]) + " 步出现非有限值）" if r["diverged_at"]
-                         else loss_text(sum(last) / len(last)),
-                         "held_out": loss_text(r["eval_loss"][-1]) if r["eval_loss"] else "—"})
-        out[str(k)] = {"label": multiplier_text(k), "rows": rows,
-                       "chart": {"kind": "xy", "title": f"四种优化器，学习率为各自常用值的 {multiplier_text(k)}",
-                                 "xtitle": "训练步", "ytitle": "训练 loss（nats/字）", "series": series}}
-    return out
+# -- optimiser race (the stored runs: the same seed and batches, each optimiser at its usual lr x 3^k) -------------
+def race(multiplier: int, stored: dict) -> dict:
+    """The race at one multiplier (lr = each optimiser's usual value x 3^multiplier), from the stored race of
+    data/train_runs.json (`stored`, its "race" part): the slider's label, the table's rows and the chart."""
+    if not isinstance(stored, dict) or not isinstance(stored.get("runs"), dict):
+        raise ValueError("赛跑记录：应为课程预先算好的训练记录里的 race 一节")
+    if isinstance(multiplier, bool) or multiplier not in stored.get("multipliers", ()):
+        raise ValueError(f"学习率倍数：应为 {stored.get('multipliers')} 之一，实际是 {multiplier!r}")
+    k = int(multiplier)
+    series, rows = [], []
+    for name in stored["lr"]:
+        r = stored["runs"][f"{name}:{k}"]
+        loss = r["loss"]
+        idx = _every(loss, 2)
+        lr = lr_text(r["lr"])
+        series.append({"name": f"{OPT_ZH[name]} lr {lr}", "color": COLORS[name], "x": [i + 1 for i in idx],
+                       "y": [loss[i] for i in idx],
+                       "text": [f"{OPT_ZH[name]} 第 {i + 1} 步：{loss_text(loss[i])}" for i in idx]})
+        last = [v for v in loss[-10:] if v is not None]
+        rows.append({"name": OPT_ZH[name], "lr": lr,
+                     "final": "发散（第 " + str(r["diverged_at"]) + " 步出现非有限值）" if r["diverged_at"]
+                     else loss_text(sum(last) / len(last)),
+                     "held_out": loss_text(r["eval_loss"][-1]) if r["eval_loss"] else "—"})
+    return {"label": multiplier_text(k), "rows": rows,
+            "chart": {"kind": "xy", "title": f"四种优化器，学习率为各自常用值的 {multiplier_text(k)}",
+                      "xtitle": "训练步", "ytitle": "训练 loss（nats/字）", "series": series}}
+
+
+RACE_RUNS = data_ref("train_runs/race")     # what the race's calls send: the stored race (the build's, or fetched)
 
 
 def race_view(o: dict, data) -> dict:
     runs = _runs(data, "c5-race")
-    tables = race_tables(runs)
     ks = runs["race"]["multipliers"]
     k = int(o["multiplier"])
-    if str(k) not in tables:
+    if k not in ks:
         raise data.option_error("multiplier", f"one of {ks}", k)
-    return {"tables": tables, "k": k, "index": ks.index(k), "ks": ks, "x": tables[str(k)],
+    return {"ks": ks, "k": k, "index": ks.index(k), "x": race(k, runs["race"]), "runs_ref": RACE_RUNS,
             "steps": runs["race"]["steps"], "batch": runs["baseline"]["warmup0"]["spec"]["batch_size"],
             "seq": runs["baseline"]["warmup0"]["spec"]["seq_len"]}
 
 
-# -- schedule explorer (computed at build time by the trainer's own Schedule) --------------------------------------
-def schedule_tables(peak: float = 3e-3, total: int = SCHEDULE_STEPS) -> dict:
+def race_states(o: dict, data) -> list:
+    """Every stop of the lr slider (the race's one control), answered by the build from the stored runs."""
+    return [("c5_race", [k, RACE_RUNS]) for k in _runs(data, "c5-race")["race"]["multipliers"]]
+
+
+# -- schedule explorer (the trainer's own Schedule, computed in Python) --------------------------------------------
+SCHEDULE_PEAK = 3e-3
+
+
+def schedule(kind: str, warmup) -> dict:
+    """One schedule of the explorer: `kind` (experiments.train.schedule.KINDS) over SCHEDULE_STEPS steps at peak
+    SCHEDULE_PEAK with `warmup` steps of warmup (one of SCHEDULE_WARMUPS, as the picker's text or a number)."""
     from ...train.schedule import KINDS, Schedule
-    out = {}
-    for kind in KINDS:
-        for w in SCHEDULE_WARMUPS:
-            s = Schedule(kind, peak, total, w, 0.1, 0.2).validate()
-            curve = s.curve()
-            idx = _every(curve, 5)
-            warm = "（本身不预热）" if kind == "minimind" else (f"，预热 {w} 步" if w else "，不预热")
-            out[f"{kind}:{w}"] = {
-                "label": KIND_ZH[kind] + warm,
-                "first": lr_text(curve[0]), "peak": lr_text(max(curve)), "last": lr_text(curve[-1]),
-                "mean_share": f"{100 * sum(curve) / (len(curve) * peak):.0f}%",
-                "chart": {"kind": "xy", "title": f"学习率：{KIND_ZH[kind]}{warm}", "xtitle": "训练步",
-                          "ytitle": "学习率", "series": [{"name": KIND_ZH[kind], "color": "#1f77b4",
-                                                          "x": [i + 1 for i in idx], "y": [curve[i] for i in idx],
-                                                          "text": [f"第 {i + 1} 步：{lr_text(curve[i])}"
-                                                                   for i in idx]}]}}
-    return out
+    if kind not in KINDS:
+        raise ValueError(f"调度：应为 {'、'.join(KINDS)} 之一，实际是 {kind!r}")
+    try:
+        w = int(str(warmup))
+    except ValueError:
+        w = None
+    if w not in SCHEDULE_WARMUPS:
+        raise ValueError(f"预热步数：应为 {'、'.join(map(str, SCHEDULE_WARMUPS))} 之一，实际是 {warmup!r}")
+    # (the chart's values to 6 significant digits: Pyodide's libm may differ from CPython's in the last bit of a
+    # cosine, and the build's answer and the browser's must be the same)
+    curve = Schedule(kind, SCHEDULE_PEAK, SCHEDULE_STEPS, w, 0.1, 0.2).validate().curve()
+    idx = _every(curve, 5)
+    warm = "（本身不预热）" if kind == "minimind" else (f"，预热 {w} 步" if w else "，不预热")
+    return {"label": KIND_ZH[kind] + warm,
+            "first": lr_text(curve[0]), "peak": lr_text(max(curve)), "last": lr_text(curve[-1]),
+            "mean_share": f"{100 * sum(curve) / (len(curve) * SCHEDULE_PEAK):.0f}%",
+            "chart": {"kind": "xy", "title": f"学习率：{KIND_ZH[kind]}{warm}", "xtitle": "训练步",
+                      "ytitle": "学习率", "series": [{"name": KIND_ZH[kind], "color": "#1f77b4",
+                                                      "x": [i + 1 for i in idx],
+                                                      "y": [float(f"{curve[i]:.6g}") for i in idx],
+                                                      "text": [f"第 {i + 1} 步：{lr_text(curve[i])}"
+                                                               for i in idx]}]}}
 
 
 def schedule_view(o: dict, data) -> dict:
     from ...train.schedule import KINDS
-    tables = schedule_tables()
-    key = f"{o['kind']}:{o['warmup']}"
-    if key not in tables:
-        raise data.option_error("kind", f"a kind in {list(KINDS)} and warmup in {SCHEDULE_WARMUPS}", key)
-    return {"tables": tables, "kinds": [(k, KIND_ZH[k]) for k in KINDS], "warmups": SCHEDULE_WARMUPS,
-            "kind": o["kind"], "warmup": int(o["warmup"]), "x": tables[key], "total": SCHEDULE_STEPS,
-            "peak": lr_text(3e-3)}
+    if o["kind"] not in KINDS:
+        raise data.option_error("kind", f"one of {list(KINDS)}", o["kind"])
+    if o["warmup"] not in SCHEDULE_WARMUPS:
+        raise data.option_error("warmup", f"one of {list(SCHEDULE_WARMUPS)}", o["warmup"])
+    return {"kinds": [(k, KIND_ZH[k]) for k in KINDS], "warmups": SCHEDULE_WARMUPS, "kind": o["kind"],
+            "warmup": int(o["warmup"]), "x": schedule(o["kind"], o["warmup"]), "total": SCHEDULE_STEPS,
+            "peak": lr_text(SCHEDULE_PEAK)}
+
+
+def schedule_states(o: dict, data) -> list:
+    """Each schedule with the built warmup, and each warmup with the built schedule (the pickers' neighbours),
+    as the pickers send them (text); the other pairs are Python's."""
+    from ...train.schedule import KINDS
+    pairs = [(k, o["warmup"]) for k in KINDS] + [(o["kind"], w) for w in SCHEDULE_WARMUPS]
+    return [("c5_schedule", [k, str(w)]) for k, w in dict.fromkeys(pairs)]
 
 
 # -- first step at the baseline size --------------------------------------------------------------------------------
@@ -218,7 +247,8 @@ def live_view(o: dict, data) -> dict:
             "V": text["vocab_size"]}
     V, d, L, F = live["V"], live["d"], live["L"], live["d_ff"]
     params = V * d + L * (4 * d * d + 3 * d * F + 2 * d) + d
-    return {"spec": chart, "live": live, "text_path": text["file"], "params": n(params), "options": [(k, v) for k, v in OPT_ZH.items()],
+    return {"spec": chart, "live": live, "text_path": text["file"], "params": n(params),
+            "options": [(k, v) for k, v in OPT_ZH.items()],
             "multipliers": [(k, multiplier_text(k)) for k in LIVE_MULTIPLIERS], "optimizer": o["optimizer"],
             "multiplier": int(o["multiplier"]), "max_steps": MAX_LIVE_STEPS,
             "baseline_final": loss_text(runs["baseline"]["warmup30"]["loss"][-1]),

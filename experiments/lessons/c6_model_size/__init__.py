@@ -17,7 +17,7 @@ PLACED = ["gpt2", "gpt3", "llama7b", "llama_2_13b", "llama70b", "mistral_7b_v0_1
 ISOFLOP_DEFAULTS = {"budgets": BUDGETS, "budget": "5.76e23", "models": PLACED}
 BUDGET_DEFAULTS = {"budget": "5.76e23", "gpu": "h100", "gpus": 1024, "mfu": 40}
 GPUS = {"h100": "H100 SXM", "a100": "A100 80GB SXM"}   # peaks: data/citations.json <key>_bf16_tflops
-DEVICE_DEFAULTS = {"size": 256, "repeats": 5}
+DEVICE_DEFAULTS = {"seq": 32, "repeats": 1, "batch": 4}
 
 LESSON = Lesson(
     id="c6-model-size",

@@ -162,7 +162,8 @@ def budget_plan(budget, peak_tflops, gpus, mfu_percent) -> dict:
         N, D = fit.optimum(C)
         rows.append({"label": FIT_ZH[fit.key], "N": params_text(N), "D": tokens_text(D), "tpp": sig(D / N)})
     M, D = S.DEEPSEEK.optimum(C)
-    rows.append({"label": "DeepSeek LLM 拟合（M 代替 6N）", "N": f"M = {sci(M, 2)} FLOPs/token（相当于 6N 里的 N ≈ {params_text(M / 6)}）",
+    rows.append({"label": "DeepSeek LLM 拟合（M 代替 6N）",
+                 "N": f"M = {sci(M, 2)} FLOPs/token（相当于 6N 里的 N ≈ {params_text(M / 6)}）",
                  "D": tokens_text(D), "tpp": sig(D / (M / 6))})
     seconds = S.training_seconds(C, int(count), peak, mfu)
     return {"budget": sci(C, 2), "rows": rows, "days": sig(seconds / 86400), "duration": duration_zh(seconds),
@@ -184,37 +185,49 @@ def baseline_budget() -> dict:
 
 
 @uses("numpy")
-def device_speed(size=256, repeats=5) -> dict:
-    """Time a float32 size × size matrix product in this Python (einsum: without BLAS it beats @ for 2-D products
-    under Pyodide), best of `repeats`, and say how long this device would take to train the baseline to 20 tokens
-    per parameter at that speed (a lower bound: a real step also runs the backward pass's other work and AdamW)."""
+def device_speed(seq=32, repeats=1, batch=4) -> dict:
+    """Time the course trainer's own training step (lesson C5's experiments.train: forward, hand-written backward,
+    clipping and AdamW) on the course baseline at its full size, `batch` sequences of `seq` tokens per step (C5's
+    batch: a step's fixed costs, AdamW's among them, weigh as they do in its runs), best of `repeats` steps after
+    one to warm up; its FLOP/s is the step's FLOPs counted from the baseline's ledger
+    (training_flops_per_token at that sequence length) over its time. Then: how long this device would take to
+    train the baseline to 20 tokens per parameter at that speed (C = 6ND, and the exact count at its own
+    sequence length)."""
     import time
 
     import numpy as np
-    if isinstance(size, bool) or not isinstance(size, int) or not 32 <= size <= 512:
-        raise ValueError("矩阵边长需要是 32 到 512 之间的整数")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= 10:
-        raise ValueError("重复次数需要是 1 到 10 之间的整数")
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((size, size), dtype=np.float32)
-    b = rng.standard_normal((size, size), dtype=np.float32)
-    np.einsum("ij,jk->ik", a, b)   # warm
+
+    from ...baseline import CONFIG
+    from ...ledger import ledger_of
+    from ...train import model as M
+    from ...train import trainer as T
+    from ...train.schedule import Schedule
+    if isinstance(seq, bool) or not isinstance(seq, int) or not 8 <= seq <= 128:
+        raise ValueError("序列长度需要是 8 到 128 之间的整数")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= 5:
+        raise ValueError("重复次数需要是 1 到 5 之间的整数")
+    if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= 8:
+        raise ValueError("每步的序列条数需要是 1 到 8 之间的整数")
+    model = M.ModelConfig.from_hf(CONFIG)
+    ids = [int(i) for i in np.random.default_rng(0).integers(0, model.vocab_size, size=8 * batch * seq + 1)]
+    spec = T.RunSpec(model=model, schedule=Schedule("constant", 1e-3, repeats + 1, 0), batch_size=batch, seq_len=seq)
+    run = T.Trainer(spec, ids)
+    run.step(detail=False)            # warm
     best = math.inf
     for _ in range(repeats):
         t0 = time.perf_counter()
-        np.einsum("ij,jk->ik", a, b)
+        run.step(detail=False)
         best = min(best, time.perf_counter() - t0)
     best = max(best, 1e-6)
-    flops = 2 * size ** 3 / best
+    step_flops = S.training_flops_per_token(ledger_of(CONFIG), seq)["total"] * batch * seq
+    flops = step_flops / best
     base = baseline_budget()
     seconds = base["C"] / flops
     seconds_exact = base["C_exact"] / flops
-    return {"size": size, "seconds": best, "flops": flops, "gflops": sig(flops / 1e9),
+    return {"seq": seq, "batch": batch, "seconds": best, "step_flops": step_flops, "flops": flops, "gflops": sig(flops / 1e9),
             "ms": sig(best * 1000), "duration": duration_zh(seconds), "duration_exact": duration_zh(seconds_exact),
-            "sentence": (f"这台设备在本页的 Python 里做一次 {size} × {size} 的 float32 矩阵乘用了 "
-                         f"{sig(best * 1000)} 毫秒，约 {sig(flops / 1e9)} GFLOP/s。照这个速度，把课程基线训练到 "
-                         f"20 token/参数（C = 6ND = {sci(base['C'], 2)} FLOPs）要 {duration_zh(seconds)}；"
-                         f"算上序列长 {base['seq']} 时的注意力（{sci(base['C_exact'], 2)} FLOPs）要 "
-                         f"{duration_zh(seconds_exact)}。")}
-
-
+            "sentence": (f"这台设备在本页的 Python 里用课程的训练代码把课程基线训练一步（{batch} × {seq} 个 token，"
+                         f"{sci(step_flops, 2)} FLOPs）用了 {sig(best * 1000)} 毫秒，约 {sig(flops / 1e9)} GFLOP/s。"
+                         f"照这个速度，把课程基线训练到 20 token/参数（C = 6ND = {sci(base['C'], 2)} FLOPs）要 "
+                         f"{duration_zh(seconds)}；算上序列长 {base['seq']} 时的注意力（{sci(base['C_exact'], 2)} "
+                         f"FLOPs）要 {duration_zh(seconds_exact)}。")}

@@ -18,17 +18,31 @@ DEEPSEEK_SRC = "DeepSeek-AI 2024（DeepSeek LLM）第 3.2 节的拟合 M_opt = 0
 TOKENS = ("gpt3", "llama7b", "llama_2_13b", "llama70b", "gemma_2_9b", "qwen3_8b")
 
 
+def cited_fits(cited) -> tuple[dict[str, S.ParametricFit], S.KaplanFit, S.DeepSeekFit]:
+    """The fits with the coefficients data/citations.json gives (experiments.toolkit.scaling holds the same values
+    for the browser; tests/test_scaling.py keeps them equal), so a number below moves with its cited figure."""
+    def v(name):
+        return float(cited[name].value)
+    fits = {key: S.ParametricFit(key, **{p: v(f"{key}_{p}") for p in ("E", "A", "B", "alpha", "beta")})
+            for key in S.FITS}
+    kaplan = S.KaplanFit(**{p: v(f"kaplan_{p}") for p in ("N_c", "alpha_N", "D_c", "alpha_D", "N_exponent",
+                                                              "D_exponent")})
+    deepseek = S.DeepSeekFit(**{p: v(f"deepseek_{p}") for p in ("M_base", "a", "D_base", "b")})
+    return fits, kaplan, deepseek
+
+
 def register(reg, models, course=None) -> None:
     cited = {name[len("cited."):]: num for name, num in reg.numbers.items() if name.startswith("cited.")}
-    _fits(reg, cited)
-    _baseline(reg, models["baseline"], cited)
+    fits, kaplan, deepseek = cited_fits(cited)
+    _fits(reg, cited, fits, deepseek)
+    _baseline(reg, models["baseline"], cited, fits)
     for alias in TOKENS:
         if alias in models and models[alias].meta.get("training_tokens"):
-            _trained(reg, models[alias])
+            _trained(reg, models[alias], fits["epoch"])
     _gpt3(reg, models["gpt3"], cited)
     _llama7b(reg, models["llama7b"], cited)
     _attention(reg, models)
-    _kaplan(reg, cited)
+    _kaplan(reg, cited, kaplan)
     _llama3(reg, cited)
     if "deepseek_v3" in models and models["deepseek_v3"].meta.get("training_tokens"):
         mn = models["deepseek_v3"]
@@ -37,9 +51,9 @@ def register(reg, models, course=None) -> None:
                 style="n0", sources=(mn.meta["training_tokens_source_zh"], mn.where + LEDGER))
 
 
-def _fits(reg, cited) -> None:
+def _fits(reg, cited, fits, deepseek) -> None:
     C = float(cited["gopher_flops"].value)
-    for fit in S.FITS.values():
+    for fit in fits.values():
         N, D = fit.optimum(C)
         src = (FIT_SRC[fit.key], cited["gopher_flops"].sources[0])
         reg.add(f"c6.{fit.key}.a", f"按{FIT_NAME[fit.key]}的 N_opt ∝ C^a 中的 a = β/(α+β)", value=fit.a, kind="ratio",
@@ -48,8 +62,8 @@ def _fits(reg, cited) -> None:
                 kind="count", style="B1", sources=src)
         reg.add(f"c6.{fit.key}.D_gopher", f"按{FIT_NAME[fit.key]}在 Gopher 的算力预算下给出的最优 token 数", value=D,
                 kind="tokens", style="e2", sources=src)
-        reg.add(f"c6.{fit.key}.tpp_gopher", f"按{FIT_NAME[fit.key]}在 Gopher 的算力预算下的最优 token/参数", value=D / N,
-                kind="ratio", style="x1", sources=src)
+        reg.add(f"c6.{fit.key}.tpp_gopher", f"按{FIT_NAME[fit.key]}在 Gopher 的算力预算下的最优 token/参数",
+                value=D / N, kind="ratio", style="x1", sources=src)
         reg.add(f"c6.{fit.key}.n_growth", f"按{FIT_NAME[fit.key]}，算力翻 10 倍时最优参数量变为几倍",
                 value=10 ** fit.a, kind="ratio", style="x2", sources=src[:1])
     reg.add("c6.chinchilla_tpp", "Chinchilla 的 token/参数（1.4T ÷ 70B）",
@@ -58,7 +72,7 @@ def _fits(reg, cited) -> None:
     reg.add("c6.gopher_tpp", "Gopher 的 token/参数（用同一笔算力，C ÷ 6N ÷ N）",
             Sym("C", cited["gopher_flops"].value) / Const(6) / Sym("N", cited["gopher_params"].value)
             / Sym("N", cited["gopher_params"].value), kind="ratio", style="x1", sources=cited["gopher_flops"].sources)
-    M, D = S.DEEPSEEK.optimum(C)
+    M, D = deepseek.optimum(C)
     reg.add("c6.ds.M_gopher", "DeepSeek LLM 拟合在 Gopher 的算力预算下的最优 M（每 token 非 embedding FLOPs）",
             value=M, kind="flops", style="e2", sources=(DEEPSEEK_SRC,))
     reg.add("c6.ds.N_equiv_gopher", "这个 M 相当于 6N 里的 N（M ÷ 6）", value=M / 6, kind="count", style="B1",
@@ -69,15 +83,16 @@ def _fits(reg, cited) -> None:
             kind="ratio", style="x1", sources=(DEEPSEEK_SRC,))
     reg.add("c6.ds.budget_check", "M_opt × D_opt ÷ C（两条拟合合起来是否用完预算）", value=M * D / C, kind="ratio",
             style="x4", sources=(DEEPSEEK_SRC,))
-    ratio = S.EPOCH.optimum(C)[0] / S.CHINCHILLA.optimum(C)[0]
+    ratio = fits["epoch"].optimum(C)[0] / fits["chinchilla"].optimum(C)[0]
     reg.add("c6.fit_ratio_gopher", "同一预算下 Epoch 拟合与原文拟合的最优参数量之比", value=ratio, kind="ratio",
             style="x1", sources=(FIT_SRC["chinchilla"], FIT_SRC["epoch"]))
     reg.add("c6.epoch.N_gap", "Epoch 拟合的最优参数量与 Chinchilla 实际 70B 的相对差",
-            value=abs(S.EPOCH.optimum(C)[0] - cited["chinchilla_params"].value) / cited["chinchilla_params"].value,
+            value=abs(fits["epoch"].optimum(C)[0] - cited["chinchilla_params"].value)
+            / cited["chinchilla_params"].value,
             kind="ratio", style="pct", sources=(FIT_SRC["epoch"], cited["chinchilla_params"].sources[0]))
 
 
-def _baseline(reg, mn, cited) -> None:
+def _baseline(reg, mn, cited, fits) -> None:
     L = mn.ledger
     N = Sym("N", L.total)
     src = (mn.where + LEDGER,)
@@ -87,7 +102,8 @@ def _baseline(reg, mn, cited) -> None:
                 kind="flops", style="e2", sources=src)
     per = S.training_flops_per_token(L)
     reg.add("c6.base.seq", "课程基线的序列长度（config 的上下文长度）", value=per["seq"], kind="config", sources=src)
-    w = reg.add("c6.base.weights_per_token", "课程基线每个训练 token 的矩阵乘 FLOPs：6 × 每 token 乘过的权重（含共享的输出层）",
+    w = reg.add("c6.base.weights_per_token",
+                "课程基线每个训练 token 的矩阵乘 FLOPs：6 × 每 token 乘过的权重（含共享的输出层）",
                 Const(6) * Sym("乘过的权重", S.matmul_weights_per_token(L)), value=per["weights"], kind="flops",
                 sources=src)
     a = reg.add("c6.base.attention_per_token", "课程基线每个训练 token 的注意力打分 FLOPs（序列长 512，3 × 前向）",
@@ -107,7 +123,7 @@ def _baseline(reg, mn, cited) -> None:
     reg.add("c6.base.nonemb", "课程基线的非 embedding 参数（Kaplan 的 N）", value=S.non_embedding_params(L),
             sources=src)
     tpp = {}
-    for fit in S.FITS.values():
+    for fit in fits.values():
         N_opt, D_opt = fit.optimum(float(C.value))
         reg.add(f"c6.base.{fit.key}_N", f"按{FIT_NAME[fit.key]}在课程基线这笔算力下的最优参数量（远在拟合范围之外）",
                 value=N_opt, style="M1", sources=(FIT_SRC[fit.key],))
@@ -117,7 +133,7 @@ def _baseline(reg, mn, cited) -> None:
             sources=(FIT_SRC["chinchilla"], FIT_SRC["epoch"]))
 
 
-def _trained(reg, mn) -> None:
+def _trained(reg, mn, epoch) -> None:
     D = mn.meta["training_tokens"]
     src = (mn.where + LEDGER, mn.meta["training_tokens_source_zh"])
     N = Sym("N", mn.ledger.total)
@@ -128,18 +144,18 @@ def _trained(reg, mn) -> None:
             style="x2" if tpp.value < 10 else "n0", sources=src)
     C = reg.add(f"c6.{mn.p}.C", f"{mn.name} 的训练算力 C = 6·N·D", Const(6) * N * Sym("D", D), kind="flops",
                 style="e2", sources=src)
-    N_opt, D_opt = S.EPOCH.optimum(float(C.value))
+    N_opt, D_opt = epoch.optimum(float(C.value))
     reg.add(f"c6.{mn.p}.epoch_N", f"同样的算力下 Epoch 拟合的最优参数量（{mn.name}）", value=N_opt, style="B1",
             sources=(FIT_SRC["epoch"],))
     reg.add(f"c6.{mn.p}.vs_opt", f"{mn.name} 的参数量 ÷ 同算力下 Epoch 拟合的最优参数量", value=mn.ledger.total / N_opt,
             kind="ratio", style="x2", sources=(FIT_SRC["epoch"],))
-    loss, loss_opt = S.EPOCH.loss(mn.ledger.total, D), S.EPOCH.loss(N_opt, D_opt)
+    loss, loss_opt = epoch.loss(mn.ledger.total, D), epoch.loss(N_opt, D_opt)
     reg.add(f"c6.{mn.p}.loss", f"Epoch 拟合对 {mn.name}（N、D 如实）预测的损失", value=loss, kind="ratio",
             style="x3", sources=(FIT_SRC["epoch"],))
     reg.add(f"c6.{mn.p}.loss_opt", f"同算力下 Epoch 最优点的预测损失（{mn.name}）", value=loss_opt, kind="ratio",
             style="x3", sources=(FIT_SRC["epoch"],))
-    reg.add(f"c6.{mn.p}.loss_gap", f"{mn.name} 比同算力最优点多出的预测损失（相对值）", value=(loss - loss_opt) / loss_opt,
-            kind="ratio", style="pct1", sources=(FIT_SRC["epoch"],))
+    reg.add(f"c6.{mn.p}.loss_gap", f"{mn.name} 比同算力最优点多出的预测损失（相对值）",
+            value=(loss - loss_opt) / loss_opt, kind="ratio", style="pct1", sources=(FIT_SRC["epoch"],))
 
 
 def _gpt3(reg, mn, cited) -> None:
@@ -184,13 +200,13 @@ def _attention(reg, models) -> None:
                 sources=src)
 
 
-def _kaplan(reg, cited) -> None:
-    n, d = S.growth_split(S.KAPLAN.N_exponent, S.KAPLAN.D_exponent)
+def _kaplan(reg, cited, kaplan) -> None:
+    n, d = S.growth_split(kaplan.N_exponent, kaplan.D_exponent)
     src = cited["kaplan_N_exponent"].sources
     reg.add("c6.kaplan.n_growth", "按 Kaplan 的指数，算力翻 10 倍时模型参数变为几倍（10^0.73）", value=n, kind="ratio",
             style="x2", sources=src)
-    reg.add("c6.kaplan.d_growth", "按 Kaplan 的指数，算力翻 10 倍时训练 token 变为几倍（10^0.27）", value=d, kind="ratio",
-            style="x2", sources=src)
+    reg.add("c6.kaplan.d_growth", "按 Kaplan 的指数，算力翻 10 倍时训练 token 变为几倍（10^0.27）", value=d,
+            kind="ratio", style="x2", sources=src)
 
 
 def _llama3(reg, cited) -> None:

@@ -101,5 +101,5 @@ def budget_states(o: dict, data) -> list:
 
 def device_view(o: dict, data) -> dict:
     base = calc.baseline_budget()
-    return {"size": o["size"], "repeats": o["repeats"], "N": n(base["N"]), "D": n(base["D"]),
+    return {"step_seq": o["seq"], "repeats": o["repeats"], "batch": o["batch"], "N": n(base["N"]), "D": n(base["D"]),
             "C": sci(base["C"], 2), "C_exact": sci(base["C_exact"], 2), "seq": base["seq"]}

@@ -1,7 +1,9 @@
 /*
  * train-c5.js - lesson C5's widgets: the live training run and the baseline's first step (in a training worker of
- * their own), the optimiser race and the schedule explorer (answered from the tables the build wrote). Only
- * window.courseWidgets' public API (mount, fill, chart, latest, getState, setState, showError, el).
+ * their own), the optimiser race and the schedule explorer (c5_race, c5_schedule: every stop of the race's slider
+ * and each picker's choices answered by the build, the other pairs by the widgets' Python). Only
+ * window.courseWidgets' public API (mount, bind, call, fill, chart, latest, live, getState, setState, showError,
+ * el).
  *
  * The training worker is the course's worker.js started as worker.js#train (a third instance beside the widgets'
  * and the code cells' workers), so training never delays another widget's answer and the page never waits for
@@ -92,10 +94,6 @@
       texts.get(path).catch(() => texts.delete(path));
     }
     return texts.get(path);
-  }
-
-  function table(root, cls) {
-    return JSON.parse(root.querySelector("script." + cls).textContent);
   }
 
   function builtDefault(select) {   // the option the build selected: the URL leaves it out
@@ -249,49 +247,46 @@
     });
   }
 
-  // -- the optimiser race and the schedule explorer: the build's tables ----------------------------------------------
+  // -- the optimiser race and the schedule explorer: answered by the build (states), else by Python ---------------
   function race(root, ns) {
-    const box = root;   // (the widget's own element, as mount passes it)
-    const { ks, tables } = table(root, "c5-race-table");
-    const slider = box.querySelector(".c5-race-k");
-    const label = box.querySelector(".c5-race-label");
-    function show(i) {
-      const x = tables[String(ks[i])];
-      label.textContent = x.label;
-      slider.setAttribute("aria-valuetext", x.label);
-      W.fill(box.querySelector(".c5-race-rows"), x);
-      W.chart(root, x.chart);
-      root.dispatchEvent(new CustomEvent("course:updated", { bubbles: true }));
-    }
-    const saved = W.getState(ns, "k");
-    if (saved !== null && saved !== undefined && ks.map(String).includes(saved)) {
-      slider.value = String(ks.map(String).indexOf(saved));
-      show(Number(slider.value));
-    }
-    slider.addEventListener("input", () => {
-      const i = Number(slider.value);
-      W.setState(ns, "k", i === Number(slider.defaultValue) ? null : String(ks[i]));
-      show(i);
+    const slider = root.querySelector(".c5-race-k");
+    const label = root.querySelector(".c5-race-label");
+    const ks = JSON.parse(root.dataset.ks);
+    const runs = JSON.parse(root.dataset.runs);   // the stored race, as a placeholder the build answered by
+    const built = slider.defaultValue;
+    const recompute = W.latest(root, "c5-race", () => {
+      const k = ks[Number(slider.value)];
+      return W.call("c5_race", [k, runs]).then((x) => {
+        label.textContent = x.label;
+        slider.setAttribute("aria-valuetext", x.label);
+        W.fill(root.querySelector(".c5-race-rows"), x);
+        W.chart(root, x.chart);
+        W.setState(ns, "k", slider.value === built ? null : String(k));
+      });
     });
+    const saved = W.getState(ns, "k");
+    if (saved !== null) {
+      const i = ks.map(String).indexOf(saved);
+      if (i < 0) W.setState(ns, "k", null);
+      else if (String(i) !== slider.value) { slider.value = String(i); recompute({ label: "k" }); }
+    }
+    slider.addEventListener("input", () => recompute({ label: "k" }));
+    W.live(root, ".c5-race-k");
   }
 
   function schedule(root, ns) {
-    const box = root;   // (the widget's own element, as mount passes it)
-    const tables = table(root, "c5-schedule-table");
-    const kind = box.querySelector(".c5-sched-kind");
-    const warm = box.querySelector(".c5-sched-warmup");
-    function show() {
-      const x = tables[kind.value + ":" + warm.value];
-      W.fill(box.querySelector(".c5-sched-readout"), x);
-      W.chart(root, x.chart);
-      root.dispatchEvent(new CustomEvent("course:updated", { bubbles: true }));
-    }
-    const sk = W.getState(ns, "kind"), sw = W.getState(ns, "warmup");
-    if (sk && tables[sk + ":" + warm.value]) kind.value = sk;
-    if (sw && tables[kind.value + ":" + sw]) warm.value = sw;
-    if (sk || sw) show();
-    kind.addEventListener("change", () => { keep(ns, "kind", kind); show(); });
-    warm.addEventListener("change", () => { keep(ns, "warmup", warm); show(); });
+    const b = W.bind(root, ns, { kind: ".c5-sched-kind", warmup: ".c5-sched-warmup" });
+    const recompute = W.latest(root, "c5-schedule", () => {
+      const v = b.values();
+      return W.call("c5_schedule", [v.kind, v.warmup]).then((x) => {
+        W.fill(root.querySelector(".c5-sched-readout"), x);
+        W.chart(root, x.chart);
+        b.record();
+      });
+    });
+    if (b.restore()) recompute({ label: "restore" });
+    b.onChange(() => recompute({ label: "input" }));
+    W.live(root, ".c5-sched-kind, .c5-sched-warmup");
   }
 
   W.mount({ "c5-live": live, "c5-first-step": firstStep, "c5-race": race, "c5-schedule": schedule });

@@ -13,8 +13,8 @@
  *
  * Answers before Python: the build answered what a widget's enumerable controls can ask (sitegen/widgets.py,
  * <script class="precomputed">, gzip+base64 JSON keyed by entry point + canonical args with built-in models'
- * configs written {"$model": alias}); call() answers from it at once and asks Python (runtime-client.js) only
- * for the rest. A request that needs Python before it is loaded waits in a queue; the widget says so beside its
+ * configs written {"$model": alias} and parts of data documents {"$data": path}); call() answers from it at once
+ * and asks Python (runtime-client.js) only for the rest. A request that needs Python before it is loaded waits in a queue; the widget says so beside its
  * controls (.widget-status), and a recompute that takes longer than BUSY_MS says 计算中….
  *
  * A widget's state lives in the URL query as <widget>.<key> (e.g. ?crossover.model=deepseek_v3,
@@ -464,8 +464,31 @@
   }
 
   function python(fn, args) {
-    return rt.ready.then(() => rt.call("experiments.api:" + fn, args), () => { throw new Error(TEXT.failed); })
+    return rt.ready.then(() => withData(args || []).then((a) => rt.call("experiments.api:" + fn, a)),
+      () => { throw new Error(TEXT.failed); })
       .then((r) => { answered.python += 1; return r; }, (e) => { throw new Error(learnerMessage(e)); });
+  }
+
+  // {"$data": "document/key/..."} in a call's args (experiments.widget.data_ref, e.g. C5's stored runs): the build
+  // answered the call by the placeholder; when Python must answer, it is sent that part of data/<document>.json
+  // (which the build publishes), fetched once.
+  const documents = new Map();
+  function withData(v) {
+    if (!v || typeof v !== "object") return Promise.resolve(v);
+    if (Array.isArray(v)) return Promise.all(v.map(withData));
+    const keys = Object.keys(v);
+    if (keys.length === 1 && keys[0] === "$data" && typeof v.$data === "string") {
+      const [name, ...path] = v.$data.split("/");
+      if (!documents.has(name)) {
+        documents.set(name, fetch(new URL("data/" + name + ".json", document.baseURI)).then((r) => {
+          if (!r.ok) throw new Error("data/" + name + ".json: HTTP " + r.status);
+          return r.json();
+        }));
+        documents.get(name).catch(() => documents.delete(name));
+      }
+      return documents.get(name).then((d) => path.reduce((x, k) => x[k], d));
+    }
+    return Promise.all(keys.map((k) => withData(v[k]))).then((vs) => Object.fromEntries(keys.map((k, i) => [k, vs[i]])));
   }
 
   // -- setting widgets up as the page is parsed -----------------------------------------------------------------
