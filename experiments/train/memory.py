@@ -101,3 +101,40 @@ def measure_step(cfg: M.ModelConfig, batch_size: int, seq_len: int, optimizer: s
             "grad_bytes": grad_bytes, "optimizer_bytes": sum(int(a.nbytes) for a in state_arrays),
             "activations": acts, "activation_bytes": sum(acts.values()), "peak_step_bytes": peak_bytes,
             "loss": float(loss), "batch_size": batch_size, "seq_len": seq_len}
+
+
+# -- the recorded measurement (data/train_memory.json), which the build reads --------------------------------------
+OUTPUT = "data/train_memory.json"
+RECORDED = {"baseline": (4, 32)}      # the course baseline's step at batch 4 x 32 tokens (the page's default)
+
+
+def record(config: dict) -> dict:
+    """The document ``python -m experiments.train.memory`` writes: each recorded size's measured step, and the
+    platform it was measured on (the peak depends on numpy's temporaries; the held bytes do not)."""
+    import platform
+    cfg = M.ModelConfig.from_hf(config)
+    out: dict = {"platform": f"CPython {platform.python_version()}, numpy {np.__version__}"}
+    for name, (b, s) in RECORDED.items():
+        step = measure_step(cfg, b, s)
+        step["activations"] = {k.replace("/", "."): v for k, v in step["activations"].items()}   # (paths use /)
+        out[name] = step
+    return out
+
+
+def main(argv=None) -> int:
+    import argparse
+    import json
+    from pathlib import Path
+    ap = argparse.ArgumentParser(prog="python -m experiments.train.memory", description=__doc__.split("\n")[0])
+    ap.add_argument("--root", default=str(Path(__file__).resolve().parents[2]))
+    root = Path(ap.parse_args(argv).root)
+    config = json.loads((root / "data" / "models" / "baseline" / "config.json").read_text(encoding="utf-8"))
+    doc = record(config)
+    out = root / OUTPUT
+    out.write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(f"{OUTPUT}: written ({doc['platform']})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
