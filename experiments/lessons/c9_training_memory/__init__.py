@@ -13,7 +13,7 @@ STEP_DEFAULTS = {"models": STEP_MODELS, "model": "qwen3_8b", "recipe": "mixed_ad
 SEQ_DEFAULTS = {"models": ["gpt2", "llama7b", "qwen3_8b", "anchor"], "model": "llama7b"}
 RECIPE_TABLE_DEFAULTS = {"models": ["baseline", "gpt2", "llama7b", "qwen3_8b", "anchor"], "gpu": 80}
 KORTHIKANTI_DEFAULTS = {"model": "qwen3_8b", "seq": 4096}
-MEASURED_DEFAULTS = {"batches": ["1", "2", "4", "8"], "seqs": ["16", "32", "64"]}
+MEASURED_DEFAULTS = {"model": "baseline", "batches": ["1", "2", "4", "8"], "seqs": ["16", "32", "64"]}
 
 LESSON = Lesson(
     numbers="numbers:register",

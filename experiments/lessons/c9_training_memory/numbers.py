@@ -19,6 +19,7 @@ LEDGER = "训练显存账本逐张量现算"
 MEASURED = "课程训练代码在构建机上真跑一步、逐个数组数出的字节（numpy 的 nbytes）"
 MODELS = ("baseline", "gpt2", "llama7b", "qwen3_8b", "anchor")
 SEQ = 4096                                       # the sequence length the prose compares at (micro-batch 1)
+CE_CHUNK = 1024                                  # tokens per chunk of the chunked cross-entropy the prose shows
 
 
 def _gb(x: int) -> Fraction:
@@ -41,6 +42,14 @@ def register(reg, models, course=None, data=None) -> None:
     reg.add("c9.bpp.weights_adam_only", "只算 BF16 权重和 FP32 的 Adam m、v（不算梯度和主权重）",
             Sym("权重", comps["weights"]) + Sym("m", comps["adam_m"]) + Sym("v", comps["adam_v"]),
             sources=("按配方逐项相加",), kind="bytes")
+    reg.add("c9.bpp.zero_K", "ZeRO 记账里混合精度 Adam 的优化器状态 K：FP32 主权重、m、v（字节/参数）",
+            Sym("主权重", comps["master"]) + Sym("m", comps["adam_m"]) + Sym("v", comps["adam_v"]),
+            sources=("ZeRO 论文第 3.1 节",), kind="bytes")
+    reg.add("c9.adam8_block", "8-bit Adam 每个 FP32 缩放因子管的值数（块大小）", value=T.BLOCK_8BIT,
+            sources=("Dettmers 等 2021，8-bit Optimizers via Block-wise Quantization",), kind="config")
+    reg.add("c9.seq", "正文比较时用的序列长度（token）", value=SEQ, sources=("本课的设定",), kind="config")
+    reg.add("c9.ce_chunk", "分块交叉熵每块的 token 数", value=CE_CHUNK, sources=("本课的设定",), kind="config")
+    reg.add("c9.try.long_seq", "「试一试」里的长序列（token）", value=32768, sources=("本课的设定",), kind="config")
     for alias in MODELS:
         if alias in models:
             _states(reg, models[alias])
@@ -96,6 +105,7 @@ def _korthikanti(reg, mn, name: str) -> None:
     S, B, H, A = Sym("s", s), Sym("b", b), Sym("h", a.d_model), Sym("a", a.n_heads)
     formula = S * B * H * (Sym("34", c34) + Sym("5", c5) * A * S / H)
     p = f"c9.kor.{name}"
+    reg.add(f"{p}.s", f"对照 Korthikanti 公式时 {mn.name} 用的序列长度", value=s, sources=("本课的设定",), kind="config")
     layer = mn.ledger.layer_types[0]
     reg.add(f"{p}.formula", f"Korthikanti 等的公式给 {mn.name} 一层的激活（字节，s = {s}，b = {b}）", formula,
             sources=("Korthikanti 等 2022，式 (1)", mn.where), kind="bytes")
@@ -109,13 +119,13 @@ def _korthikanti(reg, mn, name: str) -> None:
 
 def _logits(reg, mn, name: str) -> None:
     mem = T.training_memory(mn.ledger, seq_len=SEQ)
-    chunked = T.training_memory(mn.ledger, seq_len=SEQ, ce_chunk=1024)
+    chunked = T.training_memory(mn.ledger, seq_len=SEQ, ce_chunk=CE_CHUNK)
     p = f"c9.logits.{name}"
     logits = mem.part("loss/logits") + mem.part("loss/softmax_fp32")
     reg.add(f"{p}.bytes", f"{mn.name}：一条 {SEQ} token 的序列，BF16 logits 加 FP32 softmax（GB）",
             Sym("s", SEQ) * Sym("V", mn.arch.vocab_size) * (Const(2) + Const(4)) / Const(T.GB),
             value=_gb(logits), sources=_src(mn), kind="bytes", style="x2")
-    reg.add(f"{p}.chunked", f"{mn.name}：同一条序列，每次只算 1024 个 token 的交叉熵时 logits 占的（GB）",
+    reg.add(f"{p}.chunked", f"{mn.name}：同一条序列，每次只算 {CE_CHUNK} 个 token 的交叉熵时 logits 占的（GB）",
             value=_gb(chunked.part("loss/logits") + chunked.part("loss/softmax_fp32")), sources=_src(mn),
             kind="bytes", style="x2")
     layer = max(mn.ledger.layer_types, key=lambda t: _per_layer(mem, t))

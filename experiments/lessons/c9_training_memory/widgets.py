@@ -79,7 +79,8 @@ def recipes_view(o: dict, data) -> dict:
             cells.append({"text": calc.gb(size), "fits": size <= gpu * T.GB})
         rows.append({"name": mn.name, "params": n(mn.ledger.total), "cells": cells})
     heads = [{"label": calc.RECIPE_ZH[r], "bpp": n(T.bytes_per_param(r))} for r in T.RECIPES]
-    return {"rows": rows, "heads": heads, "gpu": gpu}
+    return {"rows": rows, "heads": heads, "gpu": gpu, "muon_matrix": n(T.bytes_per_param("muon", "matrix")),
+            "muon_other": n(T.bytes_per_param("muon")), "block": n(T.BLOCK_8BIT)}
 
 
 # Korthikanti et al.'s terms (their section 4.1) in units of s·b·h bytes (or a·s²·b for the score terms), and the
@@ -136,10 +137,12 @@ def measured_view(o: dict, data) -> dict:
     if not doc or "baseline" not in doc:
         raise data.option_error("data", "data/train_memory.json (make it with: python -m experiments.train.memory)")
     recorded = doc["baseline"]
-    _, mn = data.model("baseline")
+    _, mn = data.model(o["model"])
+    if mn.id != "baseline":
+        raise data.option_error("model", "the course baseline (the recorded step is the baseline's)", o["model"])
     x = calc.compare_rows(recorded, mn.doc["config"])
     for key, choices in (("batches", calc.BATCHES), ("seqs", ("16", "32", "64"))):
         if not o[key] or any(str(v) not in choices for v in o[key]):
             raise data.option_error(key, "values among " + ", ".join(choices), o[key])
     return {"x": x, "batches": [str(v) for v in o["batches"]], "seqs": [str(v) for v in o["seqs"]],
-            "batch": x["batch"], "seq": x["seq"], "platform": doc.get("platform", "")}
+            "batch": x["batch"], "seq": x["seq"], "platform": doc.get("platform", ""), "alias": o["model"]}

@@ -64,7 +64,7 @@
     const source = root.querySelector(".c9-m-source");
     const run = W.latest(root, "c9-measured", () => W.models().then((ms) => {
       const v = b.values();
-      return W.call("c9_measure", [ms.baseline.config, v.batch, v.seq]);
+      return W.call("c9_measure", [ms[root.dataset.model].config, v.batch, v.seq]);
     }), (x) => {
       W.fill(answer, x);
       source.textContent = source.dataset.here;
