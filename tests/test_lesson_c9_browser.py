@@ -107,8 +107,11 @@ def test_activations_over_sequence_length(page):
 
 
 def test_the_trainers_step_measured_in_the_browser_equals_cpython(page):
-    page.select_option(".c9-measured .c9-m-batch", "2")
-    page.select_option(".c9-measured .c9-m-seq", "16")
+    change(page, ".c9-measured", {".c9-m-batch": "2", ".c9-m-seq": "16"}, ".c9-m-seq")
+    want = calc.predicted(cfg("baseline"), "2", "16")      # the ledger's column at once, the measured one waiting
+    got = page.eval_on_selector_all(".c9-m-rows tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.textContent.trim()))")
+    assert got == [[r["label"], r["ledger"], r["measured"], r["same"]] for r in want["rows"]]
+    assert "c9-measured.batch=2" in page.url
     before = updates(page, "c9-measured")
     page.click(".c9-measured .c9-m-run")
     wait_update(page, "c9-measured", before)
@@ -137,6 +140,8 @@ def test_build_answers_before_python(module_guard, site):
         change(p, ".c9-step", {f".c9-{key}": value}, f".c9-{key}")
         expect_step(p, cfg("qwen3-8b"), **{key: value})
         change(p, ".c9-step", {f".c9-{key}": DEFAULTS[key]}, f".c9-{key}")
+    change(p, ".c9-measured", {".c9-m-batch": "8", ".c9-m-seq": "64"}, ".c9-m-batch")
+    assert p.locator(".c9-measured [data-testid=c9-m-ledger]").inner_text() == calc.predicted(cfg("baseline"), "8", "64")["ledger_total"]
     change(p, ".c9-seq", {".c9-seq-model": "anchor"}, ".c9-seq-model")
     assert p.locator(".c9-seq [data-testid=c9-seq-sentence]").inner_text() == calc.seq_curve(cfg("qwen3.8-27b"))["sentence"]
     p.close()

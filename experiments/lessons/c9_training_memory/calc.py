@@ -214,26 +214,34 @@ MEASURE_ROWS = (("param_bytes", "参数（FP32）", "states/weights"), ("grad_by
                 ("optimizer_bytes", "AdamW 的 m 和 v（FP32）", "states/optimizer"))
 
 
-def compare_rows(measured: dict, config: dict) -> dict:
-    """Measured bytes of the trainer's step beside the ledger's prediction, row by row."""
+def compare_rows(measured: dict | None, config: dict, batch: int = 0, seq: int = 0) -> dict:
+    """Measured bytes of the trainer's step beside the ledger's prediction, row by row; without a measurement
+    (measured None: a size not run yet) the ledger's column alone, the measured one waiting for the button."""
     from ...train import memory as MM
-    b, s = measured["batch_size"], measured["seq_len"]
-    acts = {k.replace(".", "/"): v for k, v in measured["activations"].items()}    # (the recorded file's keys)
+    b, s = (int(measured["batch_size"]), int(measured["seq_len"])) if measured else (batch, seq)
+    acts = {k.replace(".", "/"): v for k, v in measured["activations"].items()} if measured else {}
     ledger = ledger_of_input(config)
     mem = T.training_memory(ledger, MM.ledger_setup(b, s))
     rows = []
+
+    def row(label: str, got: int | None, predicted: int) -> dict:
+        if got is None:
+            return {"label": label, "measured": "—", "ledger": n(predicted), "same": "待实测"}
+        return {"label": label, "measured": n(got), "ledger": n(predicted), "same": "相等" if got == predicted else "不等"}
+
     for key, label, part in MEASURE_ROWS:
-        rows.append({"label": label, "measured": n(measured[key]), "ledger": n(mem.part(part)),
-                     "same": "相等" if measured[key] == mem.part(part) else "不等"})
+        rows.append(row(label, measured[key] if measured else None, mem.part(part)))
     by_key: dict[str, int] = {}
     for item in mem.items:
         if not item.key.startswith("states/"):
             by_key[item.key] = by_key.get(item.key, 0) + item.bytes
     for key, ledger_bytes in by_key.items():
-        got = acts.get(key, 0)
-        rows.append({"label": _label(key, ledger) + ("：" + TENSOR_ZH.get(key.rsplit("/", 1)[-1], "")
-                                                     if key.startswith("activations/") else ""),
-                     "measured": n(got), "ledger": n(ledger_bytes), "same": "相等" if got == ledger_bytes else "不等"})
+        label = _label(key, ledger) + ("：" + TENSOR_ZH.get(key.rsplit("/", 1)[-1], "") if key.startswith("activations/")
+                                       else "")
+        rows.append(row(label, acts.get(key, 0) if measured else None, ledger_bytes))
+    if not measured:
+        return {"rows": rows, "batch": str(b), "seq": str(s), "held": "—", "ledger_total": n(mem.total), "peak": "—",
+                "over": "—", "all_same": "no"}
     held = measured["param_bytes"] + measured["grad_bytes"] + measured["optimizer_bytes"] + measured["activation_bytes"]
     return {"rows": rows, "batch": str(b), "seq": str(s), "held": n(held), "ledger_total": n(mem.total),
             "peak": n(measured["peak_step_bytes"]), "over": pct(Fraction(measured["peak_step_bytes"] - mem.total,
@@ -241,11 +249,19 @@ def compare_rows(measured: dict, config: dict) -> dict:
             "all_same": "yes" if all(r["same"] == "相等" for r in rows) else "no"}
 
 
+MEASURE_SEQS = ("16", "32", "64")
+
+
+def predicted(config: dict, batch: str = "4", seq: str = "32") -> dict:
+    """The ledger's column for a batch and length the trainer has not run yet (the build answers every choice)."""
+    return compare_rows(None, config, _int(batch, "batch", BATCHES), _int(seq, "序列长度", MEASURE_SEQS))
+
+
 @uses("numpy")
 def measure(config: dict, batch: str = "4", seq: str = "32") -> dict:
     """Run the numpy trainer's step here (the browser's Python, or the build's) and compare it with the ledger."""
     from ...train import memory as MM
     from ...train import model as M
-    b, s = _int(batch, "batch", BATCHES), _int(seq, "序列长度", ("16", "32", "64"))
+    b, s = _int(batch, "batch", BATCHES), _int(seq, "序列长度", MEASURE_SEQS)
     measured = MM.measure_step(M.ModelConfig.from_hf(config), b, s)
     return compare_rows(measured, config)

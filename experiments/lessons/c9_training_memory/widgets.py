@@ -141,8 +141,13 @@ def measured_view(o: dict, data) -> dict:
     if mn.id != "baseline":
         raise data.option_error("model", "the course baseline (the recorded step is the baseline's)", o["model"])
     x = calc.compare_rows(recorded, mn.doc["config"])
-    for key, choices in (("batches", calc.BATCHES), ("seqs", ("16", "32", "64"))):
+    for key, choices in (("batches", calc.BATCHES), ("seqs", calc.MEASURE_SEQS)):
         if not o[key] or any(str(v) not in choices for v in o[key]):
             raise data.option_error(key, "values among " + ", ".join(choices), o[key])
     return {"x": x, "batches": [str(v) for v in o["batches"]], "seqs": [str(v) for v in o["seqs"]],
             "batch": x["batch"], "seq": x["seq"], "platform": doc.get("platform", ""), "alias": o["model"]}
+
+
+def measured_states(o: dict, data) -> list:
+    """The ledger's column for every batch and length the selects offer (the measured one waits for the button)."""
+    return [("c9_predicted", [model_ref(o["model"]), str(b), str(s)]) for b in o["batches"] for s in o["seqs"]]

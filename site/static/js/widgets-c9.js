@@ -7,8 +7,9 @@
  *                by the build; other combinations and pasted configs ask Python
  *   c9-seq       model -> activations over sequence length per recomputation mode (c9_seq; every listed model
  *                answered by the build)
- *   c9-measured  runs the numpy trainer's step in this browser's Python and puts the bytes it measured beside the
- *                ledger's (c9_measure, which needs numpy)
+ *   c9-measured  a batch and length -> the ledger's column (c9_predicted, every choice answered by the build); the
+ *                button runs the numpy trainer's step in this browser's Python and puts the bytes it measured beside
+ *                the ledger's (c9_measure, which needs numpy)
  * Every string shown comes from Python; this file only moves it into the markup the build wrote.
  */
 (function () {
@@ -62,17 +63,21 @@
     const b = W.bind(root, ns, { batch: ".c9-m-batch", seq: ".c9-m-seq" });
     const answer = root.querySelector(".c9-m-answer");
     const source = root.querySelector(".c9-m-source");
-    const run = W.latest(root, "c9-measured", () => W.models().then((ms) => {
-      const v = b.values();
-      return W.call("c9_measure", [ms[root.dataset.model].config, v.batch, v.seq]);
-    }), (x) => {
+    const built = source.textContent;
+    // a size: the ledger's column at once (the build answered every size); the button runs the real step
+    const update = W.latest(root, "c9-measured", (arg) => W.models().then((ms) => {
+      const v = b.values(), fn = arg.label;
+      return W.call(fn, [ms[root.dataset.model].config, v.batch, v.seq]).then((x) => [fn, x]);
+    }), ([fn, x]) => {
       W.fill(answer, x);
-      source.textContent = source.dataset.here;
-      root.dataset.ran = "here";
+      const here = fn === "c9_measure";
+      source.textContent = here ? source.dataset.here : x.held === "—" ? source.dataset.waiting : built;
+      if (here) root.dataset.ran = "here"; else delete root.dataset.ran;
       b.record();
     });
-    b.restore();
-    root.querySelector(".c9-m-run").addEventListener("click", () => run({ label: "run" }));
+    if (b.restore()) update({ label: "c9_predicted" });
+    b.onChange(() => update({ label: "c9_predicted" }));
+    root.querySelector(".c9-m-run").addEventListener("click", () => update({ label: "c9_measure" }));
     W.live(root, ".c9-m-batch, .c9-m-seq");
     W.whenReady(root, ".c9-m-run");
   }
