@@ -137,3 +137,14 @@ def test_bad_setup_is_refused_by_name():
         T.training_memory(ledger("gpt2"), recipe="adam16")
     with pytest.raises(ValueError, match="seq_len"):
         T.training_memory(ledger("gpt2"), seq_len=0)
+
+
+def test_the_recorded_measurement_is_the_trainers_current_one():
+    """data/train_memory.json (what the page shows) holds what the trainer measures now, every byte but the peak
+    (which depends on numpy's temporaries); remake it with python -m experiments.train.memory."""
+    config = json.loads((ROOT / "data" / "models" / "baseline" / "config.json").read_text())
+    recorded = json.loads((ROOT / "data" / "train_memory.json").read_text())["baseline"]
+    fresh = MM.measure_step(M.ModelConfig.from_hf(config), recorded["batch_size"], recorded["seq_len"], peak=False)
+    fresh["activations"] = {k.replace("/", "."): v for k, v in fresh["activations"].items()}
+    keys = ("params", "param_bytes", "grad_bytes", "optimizer_bytes", "activations", "activation_bytes")
+    assert {k: recorded[k] for k in keys} == {k: fresh[k] for k in keys}
