@@ -1,6 +1,8 @@
 """The ledger engine's command line: ``llm-ledger CONFIG.json [--json] [--depth N]`` (same as
 ``python -m experiments.ledger``), and ``llm-ledger --list``: every supported model_type with the transformers
-classes (``architectures``) its family reads. Bad input prints one line per problem, naming the file and key,
+classes (``architectures``) its family reads. ``--train`` prints the training-memory ledger of one step on one
+GPU instead (experiments/ledger/training.py; ``--recipe``, ``--micro-batch``, ``--seq-len``, ``--recompute``,
+``--zero``, ``--dp``, ``--tp``, ``--sp``, ``--ce-chunk``, ``--kernel``, ``--gpu-gb``). Bad input prints one line per problem, naming the file and key,
 and exits 2.
 """
 from __future__ import annotations
@@ -10,7 +12,7 @@ import os
 import sys
 
 from ..errors import ConfigError, CourseError, Problem
-from . import build_ledger, jsontext, unwrap
+from . import build_ledger, jsontext, training, unwrap
 from .tree import Node
 
 
@@ -49,6 +51,46 @@ def supported_lines() -> list[str]:
     return [" ".join([f.model_type, *f.architectures]) for f in sorted(REGISTRY, key=lambda f: f.model_type)]
 
 
+def render_training(mem: training.TrainMemory, gpu_gb: float) -> list[str]:
+    """The training-memory tree, one line per node (GB = 10^9 bytes), then the total against the GPU."""
+    lines = []
+
+    def go(node, depth):
+        for child in node["children"]:
+            name = child["key"].rsplit("/", 1)[-1]
+            lines.append(f"{'  ' * depth}{name}: {child['bytes'] / training.GB:,.3f} GB")
+            go(child, depth + 1)
+    go(mem.tree(), 0)
+    s = mem.setup
+    fit = "fits" if mem.total <= gpu_gb * training.GB else "does not fit"
+    lines += ["", f"total {mem.total / training.GB:,.3f} GB per GPU ({fit} in {gpu_gb:g} GB); "
+              f"{mem.params_per_rank:,} of {mem.params:,} parameters on this tensor-parallel rank; "
+              f"{s.micro_batch * s.seq_len * s.accum * s.dp:,} tokens per optimiser step"]
+    if mem.recompute_flops:
+        lines.append(f"recomputation adds {mem.recompute_flops / mem.step_flops:.1%} to the step's FLOPs")
+    lines += [f"(note: {n})" for n in mem.notes]
+    return lines
+
+
+def print_training(ledger, args) -> int:
+    setup = training.TrainSetup(
+        recipe=args.recipe, micro_batch=args.micro_batch, seq_len=args.seq_len, accum=args.accum,
+        recompute=args.recompute, kernel=args.kernel, dropout=args.dropout, zero=args.zero, dp=args.dp,
+        tp=args.tp, sp=args.sp, ce_chunk=args.ce_chunk)
+    problems = setup.problems()
+    if problems:
+        for problem in problems:
+            key, rest = problem.split(":", 1)
+            print(f"{args.config}: --{key.replace('_', '-')}:{rest}", file=sys.stderr)
+        return 2
+    mem = training.training_memory(ledger, setup)
+    if args.json:
+        print(json.dumps(mem.to_json(), ensure_ascii=False))
+    else:
+        print("\n".join(render_training(mem, args.gpu_gb)))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
     parser = argparse.ArgumentParser(
@@ -57,6 +99,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--depth", type=int, default=99, help="tree depth to print")
     parser.add_argument("--list", action="store_true", help="print the supported model_types and their classes")
+    train = parser.add_argument_group("training memory (--train)")
+    train.add_argument("--train", action="store_true", help="print the bytes of one training step on one GPU")
+    train.add_argument("--recipe", default="mixed_adamw", choices=list(training.RECIPES))
+    train.add_argument("--micro-batch", type=int, default=1)
+    train.add_argument("--seq-len", type=int, default=4096)
+    train.add_argument("--accum", type=int, default=1, help="gradient-accumulation micro-steps per step")
+    train.add_argument("--recompute", default="none", choices=list(training.RECOMPUTE))
+    train.add_argument("--kernel", default="fused", choices=list(training.KERNELS))
+    train.add_argument("--dropout", action="store_true")
+    train.add_argument("--zero", type=int, default=0, choices=(0, 1, 2, 3))
+    train.add_argument("--dp", type=int, default=1, help="data-parallel ranks")
+    train.add_argument("--tp", type=int, default=1, help="tensor-parallel ranks")
+    train.add_argument("--sp", action="store_true", help="sequence parallelism (with --tp)")
+    train.add_argument("--ce-chunk", type=int, default=0, help="tokens per cross-entropy chunk (0: all)")
+    train.add_argument("--gpu-gb", type=float, default=80.0, help="the GPU's memory, for the last line")
     args = parser.parse_args(argv)
     if args.list:
         print("\n".join(supported_lines()))
@@ -72,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     except CourseError as e:
         print(f"{args.config}: {e}", file=sys.stderr)
         return 2
+    if args.train:
+        return print_training(ledger, args)
     if args.json:
         print(json.dumps(ledger.to_json(), ensure_ascii=False))
     else:

@@ -1,0 +1,526 @@
+"""The training-memory ledger: every byte one training step holds on one GPU, for any config the engine reads.
+
+Three parts, each an ordered list of items with slash keys whose subtotals are the sums of their children:
+
+- ``states/...``: the model states (weights, gradients, master copy, optimiser state) per recipe. Bytes per
+  parameter follow ZeRO's accounting (Rajbhandari et al., arXiv 1910.02054, section 3.1): mixed-precision Adam
+  holds 2 (fp16/bf16 weights) + 2 (gradients) + K = 12 (fp32 master copy, momentum, variance) bytes, 16 in all.
+  The other recipes change which of these exist and in what precision (RECIPES). Under ZeRO stage 1 / 2 / 3
+  over N data-parallel ranks each rank keeps 1/N of the optimiser state / + gradients / + weights; under tensor
+  parallelism t every matrix is split t ways and the 1-D tensors (norm gains, biases) are replicated.
+- ``activations/...``: what the forward pass leaves for the backward pass, per real tensor of each layer type
+  (norm inputs and their statistics, the projections' inputs, q/k/v with the layer's real KV heads, the score
+  matrix or, with a fused kernel, only the log-sum-exp per head, SwiGLU's gate / up / silu(gate) / product, the
+  routed tokens' copies each active expert sees, MLA's latents, a linear-attention layer's projections and
+  chunk states), for no, selective or full recomputation, with tensor parallelism (and sequence parallelism)
+  splitting the tensors Megatron-LM splits (Korthikanti et al., arXiv 2205.05198, section 4).
+- ``loss/...``: the final norm, the head's input, the logits and the fp32 softmax the cross-entropy keeps (b·s·V
+  each; with chunked cross-entropy only one chunk of tokens at a time).
+
+Korthikanti et al.'s per-layer formula s·b·h·(34 + 5·a·s/h) is what this ledger gives for a GPT block under
+their assumptions (``KORTHIKANTI``: 16-bit activations, dropout after the softmax, the attention output and the
+MLP, the score matrix materialised, norm statistics neglected); ``korthikanti_bytes`` is their formula, for the
+check. Which tensors are exact: a layer built of attention (incl. GQA, QK-norm, an output gate, MLA), a dense or
+routed FFN (gated or two-matrix) and norms is counted tensor by tensor as a hand-written backward pass keeps them
+(experiments/train/memory.py measures the course's numpy trainer against it); a linear-attention or Mamba
+mixer is an estimate (its kernel's saved tensors differ between implementations), and says so.
+All counts are Python ints.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from math import ceil, prod
+
+from . import Ledger
+from .tree import Node
+
+GB = 10 ** 9
+
+# -- recipes: bytes per parameter, by component ------------------------------------------------------------------
+# Each component: (key, bytes per parameter, which ZeRO stage shards it, which parameters it applies to).
+# "all" applies to every parameter, "matrix" only to the hidden matrices Muon updates, "other" to the rest.
+# An 8-bit state also keeps one fp32 scale per block of 2,048 values (Dettmers et al., arXiv 2110.02861).
+BLOCK_8BIT = 2048
+
+
+@dataclass(frozen=True)
+class Component:
+    key: str            # weights, grads, grads_fp32, master, adam_m, adam_v, momentum, ...
+    bytes: int
+    shard: str          # "weights" (ZeRO-3), "grads" (ZeRO-2), "optimizer" (ZeRO-1)
+    applies: str = "all"
+    blockwise: bool = False
+
+
+def _c(key, b, shard, applies="all", blockwise=False):
+    return Component(key, b, shard, applies, blockwise)
+
+
+RECIPES: dict[str, tuple[Component, ...]] = {
+    "fp32_adamw": (_c("weights", 4, "weights"), _c("grads", 4, "grads"), _c("adam_m", 4, "optimizer"),
+                   _c("adam_v", 4, "optimizer")),
+    "mixed_adamw": (_c("weights", 2, "weights"), _c("grads", 2, "grads"), _c("master", 4, "optimizer"),
+                    _c("adam_m", 4, "optimizer"), _c("adam_v", 4, "optimizer")),
+    "mixed_adamw_fp32_grads": (_c("weights", 2, "weights"), _c("grads", 2, "grads"), _c("grads_fp32", 4, "grads"),
+                               _c("master", 4, "optimizer"), _c("adam_m", 4, "optimizer"),
+                               _c("adam_v", 4, "optimizer")),
+    "adam_8bit": (_c("weights", 2, "weights"), _c("grads", 2, "grads"), _c("master", 4, "optimizer"),
+                  _c("adam_m", 1, "optimizer", blockwise=True), _c("adam_v", 1, "optimizer", blockwise=True)),
+    "bf16_adamw": (_c("weights", 2, "weights"), _c("grads", 2, "grads"), _c("adam_m", 2, "optimizer"),
+                   _c("adam_v", 2, "optimizer")),
+    "sgd_momentum": (_c("weights", 2, "weights"), _c("grads", 2, "grads"), _c("master", 4, "optimizer"),
+                     _c("momentum", 4, "optimizer")),
+    "muon": (_c("weights", 2, "weights"), _c("grads", 2, "grads"), _c("master", 4, "optimizer"),
+             _c("momentum", 4, "optimizer", "matrix"), _c("adam_m", 4, "optimizer", "other"),
+             _c("adam_v", 4, "optimizer", "other")),
+}
+# bytes of one activation element under each recipe (the compute precision)
+ACT_BYTES = {"fp32_adamw": 4}
+RECOMPUTE = ("none", "selective", "full")
+KERNELS = ("fused", "eager")
+
+
+def bytes_per_param(recipe: str, applies: str = "other") -> int:
+    """Bytes one parameter holds under a recipe: a hidden matrix's (applies="matrix") or any other parameter's
+    (the two differ only for Muon)."""
+    return sum(c.bytes for c in RECIPES[recipe] if c.applies in ("all", applies))
+
+
+@dataclass(frozen=True)
+class TrainSetup:
+    """One training configuration. micro_batch sequences of seq_len tokens per rank and micro-step; accum
+    micro-steps per optimiser step; dp data-parallel ranks (ZeRO stage `zero` over them); tp tensor-parallel
+    ranks, with sequence parallelism if sp. ce_chunk: tokens per chunk of a chunked cross-entropy (0: all at once).
+    kernel "fused" (FlashAttention-style: no score matrix kept, a log-sum-exp per head) or "eager" (softmax
+    probabilities kept). dropout: masks (1 byte per element) after the softmax, the attention output and the
+    FFN. norm_stats: keep each norm's per-token fp32 statistic (1/rms). act_bytes: None = the recipe's."""
+    recipe: str = "mixed_adamw"
+    micro_batch: int = 1
+    seq_len: int = 4096
+    accum: int = 1
+    recompute: str = "none"
+    kernel: str = "fused"
+    dropout: bool = False
+    norm_stats: bool = True
+    act_bytes: int | None = None
+    ce_chunk: int = 0
+    zero: int = 0
+    dp: int = 1
+    tp: int = 1
+    sp: bool = False
+    token_ids: bool = True      # the int64 token ids (and targets) of the micro-batch
+    rope_tables: bool = True    # RoPE's cos and sin tables, s × head_dim/2 each (models with rotary positions)
+
+    def problems(self) -> list[str]:
+        out = []
+        if self.recipe not in RECIPES:
+            out.append(f"recipe: expected one of {list(RECIPES)}, got {self.recipe!r}")
+        if self.recompute not in RECOMPUTE:
+            out.append(f"recompute: expected one of {list(RECOMPUTE)}, got {self.recompute!r}")
+        if self.kernel not in KERNELS:
+            out.append(f"kernel: expected one of {list(KERNELS)}, got {self.kernel!r}")
+        if self.zero not in (0, 1, 2, 3):
+            out.append(f"zero: expected 0, 1, 2 or 3, got {self.zero!r}")
+        for key, top in (("micro_batch", 1 << 16), ("seq_len", 1 << 24), ("accum", 1 << 16), ("dp", 1 << 20),
+                         ("tp", 1 << 10)):
+            v = getattr(self, key)
+            if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= top:
+                out.append(f"{key}: expected an integer from 1 to {top:,}, got {v!r}")
+        if not isinstance(self.ce_chunk, int) or self.ce_chunk < 0:
+            out.append(f"ce_chunk: expected a non-negative integer, got {self.ce_chunk!r}")
+        if self.act_bytes not in (None, 1, 2, 4):
+            out.append(f"act_bytes: expected 1, 2 or 4, got {self.act_bytes!r}")
+        return out
+
+    def validated(self) -> TrainSetup:
+        problems = self.problems()
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    @property
+    def a(self) -> int:
+        """Bytes of one activation element."""
+        return self.act_bytes if self.act_bytes is not None else ACT_BYTES.get(self.recipe, 2)
+
+
+# Korthikanti et al.'s assumptions (their section 4.1): 16-bit activations, dropout masks of 1 byte, the score
+# matrix kept (no fused kernel), small per-token buffers (norm statistics, token ids, position tables) neglected.
+KORTHIKANTI = TrainSetup(recipe="mixed_adamw", kernel="eager", dropout=True, norm_stats=False, act_bytes=2,
+                         token_ids=False, rope_tables=False)
+
+
+def korthikanti_bytes(s: int, b: int, h: int, a: int, t: int = 1, sp: bool = False, mode: str = "none") -> int:
+    """Activation bytes per transformer layer in Korthikanti et al. (arXiv 2205.05198) equations 1-2, table 2:
+    s·b·h·(34 + 5as/h) without parallelism; with tensor parallelism t s·b·h·(10 + 24/t + 5as/(ht)); with sequence
+    parallelism too s·b·h/t·(34 + 5as/h); selective recomputation drops the 5as/h term; full recomputation keeps
+    2·s·b·h (the layer's 16-bit input). Returned as an exact int (the formula's terms are integers for t | h)."""
+    if mode == "full":
+        return 2 * s * b * h
+    score = 0 if mode == "selective" else 5 * a * s * s * b
+    if sp:
+        return (34 * s * b * h + score) // t
+    return 10 * s * b * h + (24 * s * b * h + score) // t
+
+
+# -- items --------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Item:
+    """One tensor (or group of identical tensors) of the step. bytes: on one rank. per_layer: bytes in one layer
+    (0 for items that are not per layer), layers: how many layers hold it."""
+    key: str
+    bytes: int
+    what: str = ""
+    layers: int = 0
+    per_layer: int = 0
+    exact: bool = True
+
+
+@dataclass
+class TrainMemory:
+    setup: TrainSetup
+    items: list[Item]
+    params: int
+    params_per_rank: int
+    notes: list[str] = field(default_factory=list)
+    recompute_flops: int = 0
+    step_flops: int = 0
+
+    @property
+    def total(self) -> int:
+        return sum(i.bytes for i in self.items)
+
+    def part(self, prefix: str) -> int:
+        return sum(i.bytes for i in self.items if i.key == prefix or i.key.startswith(prefix + "/"))
+
+    @property
+    def exact(self) -> bool:
+        return all(i.exact for i in self.items)
+
+    def tree(self) -> dict:
+        """The items as an ordered tree {key, bytes, children}: every subtotal the sum of its children."""
+        root: dict = {"key": "", "bytes": 0, "children": []}
+        for item in self.items:
+            node, path = root, ""
+            node["bytes"] += item.bytes
+            for part in item.key.split("/"):
+                path = f"{path}/{part}" if path else part
+                child = next((c for c in node["children"] if c["key"] == path), None)
+                if child is None:
+                    child = {"key": path, "bytes": 0, "children": []}
+                    node["children"].append(child)
+                child["bytes"] += item.bytes
+                node = child
+        return root
+
+    def to_json(self) -> dict:
+        return {"setup": self.setup.__dict__, "total": self.total, "params": self.params,
+                "params_per_rank": self.params_per_rank, "exact": self.exact, "notes": self.notes,
+                "recompute_flops": self.recompute_flops, "step_flops": self.step_flops,
+                "parts": {p: self.part(p) for p in ("states", "activations", "loss")},
+                "items": [i.__dict__ for i in self.items]}
+
+
+# -- model states -------------------------------------------------------------------------------------------------
+def _split_counts(ledger: Ledger, tp: int) -> dict[str, int]:
+    """Parameters on one tensor-parallel rank, by Muon's split: hidden matrices ("matrix", every 2-D matmul
+    weight outside the embedding and the output head) and the rest ("other"). Under tp > 1 each tensor of two or
+    more dimensions is split tp ways (rounded up), a 1-D tensor replicated."""
+    out = {"matrix": 0, "other": 0}
+
+    def go(node: Node, mult: int, kinds: tuple[str, ...]):
+        kinds = kinds + (node.kind,) if node.kind else kinds
+        mult *= node.n
+        if node.shape is not None:
+            size = prod(node.shape)
+            if tp > 1 and len(node.shape) >= 2:
+                size = ceil(size / tp)
+            hidden = node.matmul and len(node.shape) == 2 and not ({"embedding", "lm_head"} & set(kinds))
+            out["matrix" if hidden else "other"] += mult * size
+            return
+        for c in node.children:
+            go(c, mult, kinds)
+    go(ledger.root, 1, ())
+    return out
+
+
+def zero_model_states(params: int, stage: int, dp: int, k: int = 12) -> int:
+    """ZeRO's model-state bytes per rank for mixed-precision Adam (paper, figure 1): (2 + 2 + K)Ψ at stage 0,
+    then 4Ψ + KΨ/N_d, 2Ψ + (2 + K)Ψ/N_d, (4 + K)Ψ/N_d; rounded up to whole bytes."""
+    whole = {0: (2 + 2 + k, 0), 1: (4, k), 2: (2, 2 + k), 3: (0, 4 + k)}[stage]
+    return whole[0] * params + ceil(whole[1] * params / dp)
+
+
+def state_items(ledger: Ledger, setup: TrainSetup) -> tuple[list[Item], int]:
+    counts = _split_counts(ledger, setup.tp)
+    shards = {"weights": 3, "grads": 2, "optimizer": 1}
+    items = []
+    for comp in RECIPES[setup.recipe]:
+        n = counts["matrix"] + counts["other"] if comp.applies == "all" else counts[comp.applies]
+        size = n * comp.bytes
+        if comp.blockwise:
+            size += 4 * ceil(n / BLOCK_8BIT)
+        if setup.zero >= shards[comp.shard]:
+            size = ceil(size / setup.dp)
+        items.append(Item(f"states/{comp.shard}/{comp.key}", size, f"{comp.bytes} B per parameter ({comp.applies})"))
+    return items, counts["matrix"] + counts["other"]
+
+
+# -- activations --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Saved:
+    """A tensor one layer keeps for its backward pass, per token: `elems` elements of `bytes` bytes, plus
+    `per_ctx` elements per attended token (a score matrix). split: divided by tp ("tp"), or only under sequence
+    parallelism ("sp"). selective: dropped (recomputed) by selective recomputation."""
+    key: str
+    elems: int
+    bytes: int
+    split: str = "tp"
+    per_ctx: int = 0
+    selective: bool = False
+    what: str = ""
+
+
+def _leaves(node: Node) -> dict[str, tuple[int, ...]]:
+    """Each tensor's shape by its name, in a module."""
+    return {leaf.name: leaf.shape for leaf in node.walk() if leaf.shape is not None}
+
+
+def _matmul_params(node: Node) -> int:
+    return node.sum_where(lambda leaf, kinds: leaf.matmul) // max(node.n, 1)
+
+
+def _norm_saved(key: str, width: int, s: TrainSetup, split: str = "sp", what: str = "") -> list[Saved]:
+    out = [Saved(f"{key}/input", width, s.a, split, what=what or "the normalised input x/rms (or the input)")]
+    if s.norm_stats:
+        out.append(Saved(f"{key}/rstd", 1, 4, split, what="1/rms per token (fp32)"))
+    return out
+
+
+def _attention_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSetup) -> tuple[list[Saved], bool]:
+    arch, d, a = ledger.arch, ledger.arch.d_model, s.a
+    mixer = arch.mixer(layer_type)
+    leaves = _leaves(node)
+    out = [Saved("attn/in", d, a, "sp", what="the projections' input (the norm's output)")]
+    h = arch.n_heads
+    if "kv_a_proj_with_mqa.weight" in leaves:                       # MLA (DeepSeek-V2/V3)
+        d_c = leaves["kv_b_proj.weight"][1]
+        d_rope = leaves["kv_a_proj_with_mqa.weight"][0] - d_c
+        d_v = leaves["o_proj.weight"][1] // h
+        d_qk = leaves["kv_b_proj.weight"][0] // h - d_v + d_rope
+        if "q_a_proj.weight" in leaves:
+            d_cq = leaves["q_a_proj.weight"][0]
+            out += _norm_saved("attn/q_latent_norm", d_cq, s, "tp", "the query latent before its norm")
+            out.append(Saved("attn/q_latent", d_cq, a, "tp", what="q_b_proj's input"))
+        out += _norm_saved("attn/kv_latent_norm", d_c, s, "tp", "the KV latent before its norm")
+        out += [Saved("attn/kv_latent", d_c, a, "tp", what="kv_b_proj's input"),
+                Saved("attn/k_rope", d_rope, a, "tp", what="the shared rotary key"),
+                Saved("attn/q", h * d_qk, a, what="queries after RoPE"),
+                Saved("attn/k", h * d_qk, a, what="keys (per head, after RoPE)"),
+                Saved("attn/v", h * d_v, a, what="values")]
+        v_width = h * d_v
+    else:
+        kv_width = mixer.kv_elems_per_token // 2
+        q_width = mixer.score_width // 2
+        gate = "q_proj.weight" in leaves and leaves["q_proj.weight"][0] == 2 * q_width
+        if "q_norm.weight" in leaves:
+            out += [Saved("attn/q_norm/input", q_width, a, what="q before its per-head RMSNorm"),
+                    Saved("attn/k_norm/input", kv_width, a, what="k before its per-head RMSNorm")]
+            if s.norm_stats:
+                out.append(Saved("attn/qk_norm/rstd", (q_width + kv_width) // max(arch.head_dim, 1), 4,
+                                 what="1/rms per head and token (fp32)"))
+        out += [Saved("attn/q", q_width, a, what="queries after RoPE"),
+                Saved("attn/k", kv_width, a, what="keys after RoPE (the real KV heads)"),
+                Saved("attn/v", kv_width, a, what="values (the real KV heads)")]
+        if gate:
+            out += [Saved("attn/gate", q_width, a, what="the output gate's input"),
+                    Saved("attn/core_out", q_width, a, what="attention output before the gate")]
+        v_width = q_width
+    if s.kernel == "eager":
+        out.append(Saved("attn/scores", 0, a, per_ctx=h, selective=True, what="softmax probabilities, b·h·s·s"))
+        if s.dropout:
+            out += [Saved("attn/scores_dropout_mask", 0, 1, per_ctx=h, selective=True, what="dropout mask"),
+                    Saved("attn/scores_dropout", 0, a, per_ctx=h, selective=True, what="probabilities after dropout")]
+    else:
+        out.append(Saved("attn/lse", h, 4, what="log-sum-exp per head and token (fp32), for the fused kernel"))
+    out.append(Saved("attn/o_in", v_width, a, what="o_proj's input (the heads' output)"))
+    if s.dropout:
+        out.append(Saved("attn/out_dropout_mask", d, 1, "sp", what="dropout mask after o_proj"))
+    return out, True
+
+
+def _ffn_width(node: Node, d: int, matrices: int) -> int:
+    return _matmul_params(node) // (matrices * d)
+
+
+def _ffn_saved(node: Node, ledger: Ledger, s: TrainSetup) -> list[Saved]:
+    arch, d, a = ledger.arch, ledger.arch.d_model, s.a
+    gated = arch.ffn_matrices == 3
+
+    def hidden(prefix: str, width: int, copies: int = 1) -> list[Saved]:
+        if gated:
+            return [Saved(f"{prefix}/gate", copies * width, a, what="gate_proj's output (silu's input)"),
+                    Saved(f"{prefix}/up", copies * width, a, what="up_proj's output"),
+                    Saved(f"{prefix}/act", copies * width, a, what="silu(gate)"),
+                    Saved(f"{prefix}/product", copies * width, a, what="silu(gate)·up, down_proj's input")]
+        return [Saved(f"{prefix}/pre_act", copies * width, a, what="the activation's input"),
+                Saved(f"{prefix}/act", copies * width, a, what="the activation's output, the second matrix's input")]
+
+    out = [Saved("ffn/in", d, a, "sp", what="the FFN's input (the norm's output)")]
+    experts = next((c for c in node.children if c.n > 1 and c.n_active is not None), None)
+    if experts is None:
+        out += hidden("ffn", _ffn_width(node, d, arch.ffn_matrices))
+    else:
+        k, n_experts = experts.n_active or 1, experts.n
+        width = _matmul_params(experts) // (arch.ffn_matrices * d)
+        out += [Saved("ffn/router_probs", n_experts, 4, what="router probabilities (fp32)"),
+                Saved("ffn/routing_weights", k, 4, what="top-k weights (fp32)"),
+                Saved("ffn/experts/in", k * d, a, what=f"each token copied to its {k} experts")]
+        out += hidden("ffn/experts", width, k)
+        out.append(Saved("ffn/experts/out", k * d, a, what="expert outputs, for the routing weights' gradient"))
+        for c in node.children:
+            if c is experts or c.kind == "router" or not _matmul_params(c) or c.shape is not None:
+                continue
+            w = _matmul_params(c) // (arch.ffn_matrices * d)
+            if w:
+                out += hidden(f"ffn/{c.name}", w)
+    if s.dropout:
+        out.append(Saved("ffn/out_dropout_mask", d, 1, "sp", what="dropout mask after the FFN"))
+    return out
+
+
+def _generic_mixer_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSetup) -> list[Saved]:
+    """An estimate for a mixer the ledger has no exact rule for (Gated DeltaNet, Mamba): its input, every
+    projection's output, the output projection's input, and the recurrent state once per 64-token chunk."""
+    d, a = ledger.arch.d_model, s.a
+    out = [Saved("mixer/in", d, a, "sp", what="the projections' input (the norm's output)")]
+    for leaf in node.walk():
+        if leaf.shape is None or not leaf.matmul or len(leaf.shape) != 2:
+            continue
+        rows, cols = leaf.shape
+        if rows == d and cols != d:
+            out.append(Saved(f"mixer/{leaf.name.removesuffix('.weight')}_in", cols, a, what="the output projection's input"))
+        else:
+            out.append(Saved(f"mixer/{leaf.name.removesuffix('.weight')}_out", rows, a, what="a projection's output"))
+    state = ledger.arch.mixer(layer_type).state_elems
+    if state:
+        out.append(Saved("mixer/chunk_states", ceil(state / 64), a, what="the state once per 64-token chunk"))
+    return out
+
+
+def layer_saved(ledger: Ledger, layer_type: str, s: TrainSetup) -> tuple[list[Saved], bool]:
+    """The tensors one layer of a type keeps for the backward pass, and whether the rule is exact."""
+    node = ledger.layer(layer_type)
+    out: list[Saved] = []
+    exact = True
+    norms = 0
+    for child in node.children:
+        if child.kind == "norm":
+            norms += 1
+            out += _norm_saved(f"norm{norms}", prod(child.children[0].shape or (0,)) if child.children else 0, s)
+        elif child.kind == "attention":
+            got, _ = _attention_saved(child, ledger, layer_type, s)
+            out += got
+        elif child.kind == "ffn":
+            out += _ffn_saved(child, ledger, s)
+        elif child.kind in ("linear_attention", "mamba"):
+            out += _generic_mixer_saved(child, ledger, layer_type, s)
+            exact = False
+        elif child.shape is not None and child.kind == "norm":
+            out += _norm_saved(f"norm_{child.name}", prod(child.shape), s)
+    return out, exact
+
+
+def _saved_bytes(t: Saved, s: TrainSetup, ctx: int) -> int:
+    tokens = s.micro_batch * s.seq_len
+    elems = tokens * (t.elems + t.per_ctx * ctx)
+    divide = s.tp if (t.split == "tp" or s.sp) else 1
+    return ceil(elems * t.bytes / divide)
+
+
+def activation_items(ledger: Ledger, s: TrainSetup) -> tuple[list[Item], list[str]]:
+    items: list[Item] = []
+    notes: list[str] = []
+    d = ledger.arch.d_model
+    tokens = s.micro_batch * s.seq_len
+    peak_layer = 0
+    for layer_type in ledger.layer_types:
+        node = ledger.layer(layer_type)
+        mixer = ledger.arch.mixer(layer_type)
+        ctx = min(s.seq_len, mixer.window or s.seq_len)
+        saved, exact = layer_saved(ledger, layer_type, s)
+        if not exact:
+            notes.append(f"{layer_type}: estimate (the mixer's kernel decides what it keeps)")
+        whole = sum(_saved_bytes(t, s, ctx) for t in saved)
+        peak_layer = max(peak_layer, whole)
+        if s.recompute == "full":
+            per = ceil(tokens * d * s.a / (s.tp if s.sp else 1))
+            items.append(Item(f"activations/{layer_type}/checkpoint", per * node.n, "the layer's input", node.n,
+                              per, exact))
+            continue
+        for t in saved:
+            if s.recompute == "selective" and t.selective:
+                continue
+            per = _saved_bytes(t, s, ctx)
+            items.append(Item(f"activations/{layer_type}/{t.key}", per * node.n, t.what, node.n, per, exact))
+    if s.recompute == "full" and ledger.layer_types:
+        items.append(Item("activations/recomputed_layer", peak_layer,
+                          "one layer's tensors, rebuilt during its backward (the largest layer type)"))
+    return items, notes
+
+
+def _has_rope(ledger: Ledger) -> bool:
+    names = {leaf.name for leaf in ledger.root.find("text").walk() if leaf.shape is not None}
+    return not any(n.startswith(("wpe", "position_embeddings", "embed_positions")) for n in names)
+
+
+def loss_items(ledger: Ledger, s: TrainSetup) -> list[Item]:
+    arch = ledger.arch
+    tokens = s.micro_batch * s.seq_len
+    sp = s.tp if s.sp else 1
+    d, V = arch.d_model, arch.vocab_size
+    items = [Item("loss/final_norm/input", ceil(tokens * d * s.a / sp), "the final norm's normalised input")]
+    if s.norm_stats:
+        items.append(Item("loss/final_norm/rstd", ceil(tokens * 4 / sp), "1/rms per token (fp32)"))
+    items.append(Item("loss/head_in", ceil(tokens * d * s.a / sp), "the output head's input"))
+    rows = min(tokens, s.ce_chunk) if s.ce_chunk else tokens
+    vocab = ceil(V / s.tp)      # a vocabulary-parallel head splits the logits by vocabulary
+    items += [Item("loss/logits", rows * vocab * s.a, "the logits, b·s·V (one chunk with chunked cross-entropy)"),
+              Item("loss/softmax_fp32", rows * vocab * 4, "the fp32 softmax the loss keeps for its gradient")]
+    if s.token_ids:
+        items.append(Item("loss/token_ids", 2 * tokens * 8, "input ids and targets (int64)"))
+    if s.rope_tables and _has_rope(ledger):
+        half = max(arch.head_dim, 1) // 2
+        items.append(Item("loss/rope_tables", 2 * s.seq_len * half * s.a, "RoPE's cos and sin tables"))
+    return items
+
+
+def recompute_flops(ledger: Ledger, s: TrainSetup) -> tuple[int, int]:
+    """(extra forward FLOPs recomputation adds to one micro-step on one rank, the step's FLOPs without it).
+    A step is 3 forward passes' worth (forward + a backward of twice that); the matmuls are 2 FLOPs per active
+    weight per token, the scores 2 · score_width per attended token (the full s × s block, as an unfused kernel
+    computes it). Full recomputation runs each layer's forward again; selective only the score block (nothing
+    with a fused kernel, which keeps none)."""
+    tokens = s.micro_batch * s.seq_len
+    head = ledger.root.find("text").sum_where(lambda leaf, kinds: leaf.matmul and "lm_head" in kinds, True)
+    if ledger.arch.tied_embeddings:
+        head = ledger.arch.vocab_size * ledger.arch.d_model
+    layer_matmul = ledger.root.find("text").sum_where(lambda leaf, kinds: leaf.matmul, True) - head
+    scores = sum(2 * m.score_width * min(s.seq_len, m.window or s.seq_len) * k for m, k in ledger.arch.mixer_counts)
+    forward = tokens * (2 * (layer_matmul + head) + scores)
+    selective = tokens * scores if s.kernel == "eager" else 0     # a fused kernel keeps no score block to rebuild
+    extra = {"none": 0, "selective": selective, "full": tokens * (2 * layer_matmul + scores)}[s.recompute]
+    return ceil(extra / s.tp), ceil(3 * forward / s.tp)
+
+
+def training_memory(ledger: Ledger, setup: TrainSetup | None = None, **changes) -> TrainMemory:
+    """Every byte of one training step on one rank (see the module's docstring)."""
+    s = replace(setup or TrainSetup(), **changes).validated()
+    states, per_rank = state_items(ledger, s)
+    acts, notes = activation_items(ledger, s)
+    extra, step = recompute_flops(ledger, s)
+    if ledger.vision:
+        notes.append("the vision tower's activations are not counted (text tokens only)")
+    if ledger.mtp:
+        notes.append("the MTP layers' activations are not counted")
+    return TrainMemory(s, states + acts + loss_items(ledger, s), ledger.total, per_rank, notes, extra, step)
