@@ -173,7 +173,7 @@ def test_same_seed_same_weights_and_gradients():
 
 def test_config_refuses_what_is_not_implemented_by_name():
     with pytest.raises(ValueError, match="norm_position"):
-        TINY.with_(norm_position="post")
+        TINY.with_(norm_position="sandwich")     # (pre and post are implemented)
     with pytest.raises(ValueError, match="n_heads"):
         TINY.with_(n_heads=3)
     with pytest.raises(ValueError, match="num_key_value_heads"):
