@@ -13,13 +13,13 @@ LESSON = Lesson(
     numbers="numbers:register",
     widgets=(
         Widget("c5-race", "c5_race.html", "widgets:race_view", {"multiplier": 0}, script=_JS,
-               needs=("charts.js",)),
+               needs=("training.js", "charts.js")),
         Widget("c5-schedule", "c5_schedule.html", "widgets:schedule_view", {"kind": "cosine", "warmup": 30},
-               script=_JS, needs=("charts.js",)),
-        Widget("c5-first-step", "c5_first_step.html", "widgets:first_step_view", {}, script=_JS,
+               script=_JS, needs=("training.js", "charts.js")),
+        Widget("c5-first-step", "c5_first_step.html", "widgets:first_step_view", {}, script=_JS, needs=("training.js",),
                calls={"c5_first_step": "widgets:first_step"}),
         Widget("c5-live", "c5_live.html", "widgets:live_view", {"optimizer": "adamw", "multiplier": 0},
-               script=_JS, needs=("charts.js",),
+               script=_JS, needs=("training.js", "charts.js"),
                calls={"c5_train_start": "widgets:train_start", "c5_train_step": "widgets:train_step"}),
     ),
 )
