@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any
 
 from .runs import ADAMW, LIVE, RACE_LR, SEED, sig
 from .schedule import Schedule
 
 LR_FACTOR = 10                       # x C5's usual AdamW lr
-STEPS = 150
+STEPS = 120
 WARMUP = 15                          # steps of linear warmup when the toggle is on
 BATCH, SEQ, CLIP = 4, 32, 1.0
 KIMI_TAU = 100.0                     # Kimi K2's QK-Clip threshold (arXiv 2507.20534)
@@ -38,6 +39,7 @@ TOGGLES = (
                  {"attn_softcap": GEMMA2_CAPS[0], "logit_softcap": GEMMA2_CAPS[1]})),
 )
 DEPTHS = (1, 2, 4, 8, 16)
+WORKERS = 3                          # processes computing the grid (its runs are independent)
 
 
 def key(setting: dict) -> str:
@@ -52,13 +54,14 @@ def settings() -> list[dict]:
 def spec(setting: dict, vocab_size: int, **model_changes):
     from .model import ModelConfig
     from .trainer import RunSpec
-    model, warmup = {}, 0
+    model: dict[str, Any] = {"vocab_size": vocab_size, **LIVE}
+    warmup = 0
     for name, positions in TOGGLES:
-        chosen = dict(positions[int(setting[name])])
-        warmup = chosen.pop("warmup", warmup)
+        chosen: dict[str, Any] = dict(positions[int(setting[name])])
+        warmup = int(chosen.pop("warmup", warmup))
         model.update(chosen)
     model.update(model_changes)
-    cfg = ModelConfig(vocab_size=vocab_size, **LIVE, **model).validate()
+    cfg = ModelConfig(**model).validate()
     return RunSpec(model=cfg, optimizer="adamw", hyper=ADAMW,
                    schedule=Schedule("cosine", RACE_LR["adamw"] * LR_FACTOR, STEPS, warmup, 0.1),
                    batch_size=BATCH, seq_len=SEQ, clip=CLIP, seed=SEED)
@@ -99,8 +102,9 @@ def xiong(train_ids, vocab_size: int) -> dict:
         for norm in ("pre", "post"):
             rows = []
             for L in DEPTHS:
-                cfg = M.ModelConfig(vocab_size=vocab_size, **{**LIVE, "n_layers": L}, norm_position=norm,
-                                    residual_init=init).validate()
+                dims: dict[str, Any] = {**LIVE, "vocab_size": vocab_size, "n_layers": L, "norm_position": norm,
+                                        "residual_init": init}
+                cfg = M.ModelConfig(**dims).validate()
                 _, grads, _ = M.loss_and_grads(M.init_params(cfg, seed=SEED), x, y, cfg)
                 rows.append([sig(math.sqrt(float((grads[f"layers.{i}.mlp.down_proj.weight"]
                                                   .astype("float64") ** 2).sum())), 5) for i in range(L)])
@@ -118,14 +122,31 @@ def compute(text: str, inputs_sha256: str, progress=None) -> dict:
                     "lr_factor": LR_FACTOR, "warmup": WARMUP, "tau": KIMI_TAU, "z_loss": PALM_Z,
                     "caps": list(GEMMA2_CAPS), "toggles": [t[0] for t in TOGGLES], "vocab_size": tok.vocab_size,
                     "grid": {}}
-    with np.errstate(over="ignore", invalid="ignore"):
-        for s in settings():
+    off = {name: 0 for name, _ in TOGGLES}
+    jobs: dict[str, tuple[dict, dict]] = {key(s): (s, {}) for s in settings()}
+    jobs["residual_init_none"] = (off, {"residual_init": "none"})
+    # the runs are independent: a few processes (each run is the same computation wherever it runs)
+    from concurrent.futures import ProcessPoolExecutor
+    with ProcessPoolExecutor(max_workers=WORKERS) as pool:
+        futures = {name: pool.submit(_record_job, s, changes, text) for name, (s, changes) in jobs.items()}
+        for name, fut in futures.items():
+            rec = fut.result()
             if progress:
-                progress(f"grid {key(s)}")
-            result["grid"][key(s)] = record(spec(s, tok.vocab_size), train_ids, held_ids)
-        off = {name: 0 for name, _ in TOGGLES}
-        if progress:
-            progress("residual init off")
-        result["residual_init_none"] = record(spec(off, tok.vocab_size, residual_init="none"), train_ids, held_ids)
+                progress(f"done {name}")
+            if name == "residual_init_none":
+                result[name] = rec
+            else:
+                result["grid"][name] = rec
+    with np.errstate(over="ignore", invalid="ignore"):
         result["xiong"] = xiong(train_ids, tok.vocab_size)
     return result
+
+
+def _record_job(setting: dict, changes: dict, text: str) -> dict:
+    import numpy as np
+
+    from .data import CharTokenizer, split
+    tok = CharTokenizer.from_text(text)
+    train_ids, held_ids = split(tok.encode(text), 0.1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return record(spec(setting, tok.vocab_size, **changes), train_ids, held_ids)

@@ -77,21 +77,21 @@ def register(reg, models, course=None, data=None) -> None:
 
     for short, on in ONLY.items():
         r = runs["grid"][grid_key(runs["toggles"], on)]
-        src = (RUNS + "：" + ONLY_ZH[short],)
+        run_src = (RUNS + "：" + ONLY_ZH[short],)
         reg.add(f"c8.logit_{short}", f"{ONLY_ZH[short]}：训练中注意力 logit 的最大值",
-                value=_f(calc.peak(r["max_attn_logit"])), sources=src, kind="measured", style="x1")
+                value=_f(calc.peak(r["max_attn_logit"])), sources=run_src, kind="measured", style="x1")
         reg.add(f"c8.loss_{short}", f"{ONLY_ZH[short]}：最后 {calc.TAIL} 步训练 loss 的平均",
-                value=_f(round(calc.final(r["loss"]), 6)), sources=src, kind="measured", style="x2")
+                value=_f(round(calc.final(r["loss"]), 6)), sources=run_src, kind="measured", style="x2")
         reg.add(f"c8.held_{short}", f"{ONLY_ZH[short]}：训练结束时留出文本上的 loss",
-                value=_f(r["eval_loss"]), sources=src, kind="measured", style="x2")
+                value=_f(r["eval_loss"]), sources=run_src, kind="measured", style="x2")
         reg.add(f"c8.logz_{short}", f"{ONLY_ZH[short]}：最后 {calc.TAIL} 步输出 log Z 的平均",
-                value=_f(round(calc.final(r["log_z"]), 6)), sources=src, kind="measured", style="x2")
+                value=_f(round(calc.final(r["log_z"]), 6)), sources=run_src, kind="measured", style="x2")
         reg.add(f"c8.gnorm_{short}", f"{ONLY_ZH[short]}：训练中梯度全局范数（裁剪前）的最大值",
-                value=_f(calc.peak(r["grad_norm"])), sources=src, kind="measured", style="x1")
+                value=_f(calc.peak(r["grad_norm"])), sources=run_src, kind="measured", style="x1")
         reg.add(f"c8.gnorm0_{short}", f"{ONLY_ZH[short]}：第 1 步的梯度全局范数",
-                value=_f(r["grad_norm"][0]), sources=src, kind="measured", style="x2")
+                value=_f(r["grad_norm"][0]), sources=run_src, kind="measured", style="x2")
         reg.add(f"c8.spikes_{short}", f"{ONLY_ZH[short]}：梯度范数超过裁剪阈值 5 倍的步数",
-                value=calc.spikes(r["grad_norm"], spec["clip"]), sources=src, kind="measured")
+                value=calc.spikes(r["grad_norm"], spec["clip"]), sources=run_src, kind="measured")
     reg.add("c8.logit0", "第 1 步注意力 logit 的最大值（不加措施）",
             value=_f(runs["grid"][grid_key(runs["toggles"], ())]["max_attn_logit"][0]),
             sources=(RUNS + "：不加任何措施，第 1 步",), kind="measured", style="x2")

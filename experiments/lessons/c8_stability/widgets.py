@@ -12,7 +12,6 @@ import math
 from ...format import n
 from ...widget import OptionError, uses
 from . import calc
-from ...train.runs import TEXT_FILE
 
 TOGGLE_ZH = {"warmup": "学习率预热", "post_ln": "Post-LN（归一化放在残差相加之后）", "qk_norm": "QK-norm",
              "qk_clip": "QK-Clip", "z_loss": "z-loss", "softcap": "logit 软封顶"}
@@ -73,13 +72,14 @@ def _series(name: str, color: str, s: dict) -> dict:
 
 
 def chart_spec(metric: str, title: str, log: bool, runs_series: list) -> dict:
-    spec = {"kind": "xy", "title": title, "xtitle": "训练步", "ytitle": title, "series": runs_series}
+    spec: dict = {"kind": "xy", "title": title, "xtitle": "训练步", "ytitle": title, "series": runs_series}
     if log:
         spec["ylog"] = True
     return spec
 
 
 def break_fix_view(o: dict, data) -> dict:
+    from ...train.runs import TEXT_FILE
     runs = _runs(data)
     toggles = runs["toggles"]
     for name in toggles:
@@ -137,7 +137,7 @@ def train_step(session: int, steps: int = 1) -> dict:
     if _SESSION.get("id") != session:
         raise ValueError("这次训练已被重置，请重新开始。")
     tr = _SESSION["trainer"]
-    rows = []
+    rows: list[dict] = []
     with np.errstate(over="ignore", invalid="ignore"):
         while len(rows) < max(1, min(int(steps), MAX_STEPS_PER_CALL)) and tr.step_index < _SESSION["total"]:
             d = tr.step(detail=False)
