@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_fixtures import COUNT_UPDATES, open_lesson, updates, wait_update
+from browser_fixtures import open_lesson, open_without_python, updates, wait_update
 from experiments.lessons.c8_stability import calc
 from experiments.lessons.c8_stability import widgets as C8
 from experiments.train import runs_stability as S
@@ -46,11 +46,7 @@ def live_losses(page) -> list:
 
 
 def test_toggles_answer_before_python(guarded_page, site):
-    p = guarded_page
-    p.route("**/experiments.zip", lambda route: None)          # the runtime never becomes ready
-    p.add_init_script(COUNT_UPDATES)
-    p.goto(site + PAGE)
-    p.wait_for_selector(".widget[data-widget=c8-break-fix][data-mounted]", state="attached")
+    p = open_without_python(guarded_page, site + PAGE, "c8-break-fix")
     assert now(p, "max_logit") == C8.num_text(calc.peak(STORED["grid"][S.key(OFF)]["max_attn_logit"]))
     toggle(p, "qk_norm")
     want = STORED["grid"][S.key({**OFF, "qk_norm": 1})]
@@ -59,7 +55,7 @@ def test_toggles_answer_before_python(guarded_page, site):
     assert "qk_norm=1" in p.url or "qk_norm" in p.url                  # kept in the URL
 
 
-def test_browser_equals_cpython_for_20_steps(page):
+def test_browser_equals_cpython_for_20_steps(page, monkeypatch):
     page.click('[data-testid="c8-toggle-qk_norm"]')                   # a setting with a new op: QK-norm
     page.click('[data-testid="c8-live-start"]')
     page.wait_for_function("() => Number(document.querySelector('[data-testid=\"c8-live-step\"]').textContent) >= 20",
@@ -69,13 +65,9 @@ def test_browser_equals_cpython_for_20_steps(page):
     browser = live_losses(page)[:20]
     stored = STORED["grid"][S.key({**OFF, "qk_norm": 1})]["loss"][:20]
     from experiments.train import kernels as K
-    old = K.for_platform
-    K.for_platform = lambda platform=None: K.EINSUM             # the kernels Pyodide picks
-    try:
-        s = C8.train_start(TEXT, {**OFF, "qk_norm": 1}, 0)["session"]
-        cpu = [row["loss"] for row in C8.train_step(s, 20)["steps"]]
-    finally:
-        K.for_platform = old
+    monkeypatch.setattr(K, "for_platform", lambda platform=None: K.EINSUM)     # the kernels Pyodide picks
+    session = C8.train_start(TEXT, {**OFF, "qk_norm": 1}, 0)["session"]
+    cpu = [row["loss"] for row in C8.train_step(session, 20)["steps"]]
     assert len(browser) == 20
     for a, b, c in zip(browser, cpu, stored):
         assert abs(a - b) <= 2e-4 * abs(b), (browser, cpu)

@@ -8,7 +8,8 @@ import pytest
 
 from experiments.train import model as M
 from experiments.train import trainer as T
-from tests.test_train_model import TINY, torch_loss
+from tests.gradient_reference import central_differences, torch_objective
+from tests.test_train_model import TINY, tiny_case
 
 VARIANTS = {
     "post_ln": {"norm_position": "post"},
@@ -22,13 +23,8 @@ VARIANTS = {
 
 
 def case(cfg, dtype=np.float64, seed=3):
-    p = M.init_params(cfg, seed=seed, dtype=dtype)
-    rng = np.random.default_rng(seed + 100)
-    for k in p:
-        p[k] = (p[k] + rng.standard_normal(p[k].shape) * (0.3 if p[k].ndim == 1 else 0.5)).astype(dtype)
-    ids = rng.integers(0, cfg.vocab_size, size=(2, 6))
-    tgt = rng.integers(0, cfg.vocab_size, size=(2, 6))
-    return p, ids, tgt
+    """test_train_model's tiny case, with larger weights (so the caps and the norms are far from linear)."""
+    return tiny_case(dtype, seed, cfg, spread=0.5)
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
@@ -37,74 +33,9 @@ def test_variant_gradients_match_central_finite_differences(variant):
     p, ids, tgt = case(cfg)
     _, grads, diag = M.loss_and_grads(p, ids, tgt, cfg, kernels="matmul")
     assert diag["objective"] == pytest.approx(M.objective_only(p, ids, tgt, cfg, "matmul"), rel=1e-14)
-    h, worst = 1e-6, 0.0
-    for name, a in p.items():
-        num = np.zeros_like(a)
-        flat, nflat = a.reshape(-1), num.reshape(-1)
-        for j in range(flat.size):
-            keep = flat[j]
-            flat[j] = keep + h
-            up = M.objective_only(p, ids, tgt, cfg, "matmul")
-            flat[j] = keep - h
-            down = M.objective_only(p, ids, tgt, cfg, "matmul")
-            flat[j] = keep
-            nflat[j] = (up - down) / (2 * h)
-        scale = max(np.abs(num).max(), 1e-3)
-        worst = max(worst, float(np.abs(grads[name] - num).max() / scale))
+    numeric = central_differences(lambda: M.objective_only(p, ids, tgt, cfg, "matmul"), p)
+    worst = max(float(np.abs(grads[k] - num).max() / max(np.abs(num).max(), 1e-3)) for k, num in numeric.items())
     assert worst < 1e-6, worst
-
-
-def torch_objective(tp, ids, tgt, cfg):
-    """The variants written with torch operations, independently of model.py."""
-    import torch
-    F = torch.nn.functional
-    d, H, hd, eps = cfg.d_model, cfg.n_heads, cfg.head_dim, cfg.rms_eps
-    ids_t = torch.as_tensor(np.asarray(ids), dtype=torch.long)
-    B, T_ = ids_t.shape
-
-    def norm(x, w):
-        return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + eps) * w
-
-    inv = cfg.rope_base ** (-torch.arange(0, hd, 2, dtype=torch.float64) / hd)
-    ang = torch.arange(T_, dtype=torch.float64)[:, None] * inv[None, :]
-    cos, sin = torch.cos(ang), torch.sin(ang)
-
-    def rope(x):
-        x1, x2 = x[..., : hd // 2], x[..., hd // 2:]
-        return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], -1)
-
-    def attn(h, pre):
-        q, k, v = (F.linear(h, tp[pre + f"self_attn.{n}_proj.weight"]).view(B, T_, H, hd).transpose(1, 2)
-                   for n in "qkv")
-        if cfg.qk_norm:
-            q, k = norm(q, tp[pre + "self_attn.q_norm.weight"]), norm(k, tp[pre + "self_attn.k_norm.weight"])
-        s = rope(q) @ rope(k).transpose(-1, -2) / math.sqrt(hd)
-        if cfg.attn_softcap:
-            s = cfg.attn_softcap * torch.tanh(s / cfg.attn_softcap)
-        s = s.masked_fill(~torch.ones(T_, T_, dtype=torch.bool).tril(), float("-inf"))
-        return F.linear((torch.softmax(s, -1) @ v).transpose(1, 2).reshape(B, T_, d), tp[pre + "self_attn.o_proj.weight"])
-
-    def ffn(h, pre):
-        f = F.silu(F.linear(h, tp[pre + "mlp.gate_proj.weight"])) * F.linear(h, tp[pre + "mlp.up_proj.weight"])
-        return F.linear(f, tp[pre + "mlp.down_proj.weight"])
-
-    x = tp["embed_tokens.weight"][ids_t]
-    for i in range(cfg.n_layers):
-        pre = f"layers.{i}."
-        if cfg.norm_position == "post":
-            x = norm(x + attn(x, pre), tp[pre + "input_layernorm.weight"])
-            x = norm(x + ffn(x, pre), tp[pre + "post_attention_layernorm.weight"])
-        else:
-            x = x + attn(norm(x, tp[pre + "input_layernorm.weight"]), pre)
-            x = x + ffn(norm(x, tp[pre + "post_attention_layernorm.weight"]), pre)
-    if cfg.norm_position == "pre":
-        x = norm(x, tp["norm.weight"])
-    logits = F.linear(x, tp["embed_tokens.weight"]).reshape(B * T_, -1)
-    if cfg.logit_softcap:
-        logits = cfg.logit_softcap * torch.tanh(logits / cfg.logit_softcap)
-    t = torch.as_tensor(np.asarray(tgt), dtype=torch.long).reshape(-1)
-    ce = F.cross_entropy(logits, t)
-    return ce, ce + cfg.z_loss * (torch.logsumexp(logits, -1) ** 2).mean()
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
@@ -120,15 +51,6 @@ def test_variant_gradients_equal_torch_autograd(variant):
     biggest = max(float(tp[k].grad.abs().max()) for k in p)
     for k in p:
         assert np.abs(grads[k] - tp[k].grad.numpy()).max() < 1e-10 * biggest, k
-
-
-def test_torch_rewrite_of_the_default_network_is_c5s():
-    """The independent torch network above, with every variant off, is the one tests/test_train_model.py uses."""
-    torch = pytest.importorskip("torch")
-    p, ids, tgt = case(TINY, seed=6)
-    a = torch_objective({k: torch.tensor(v) for k, v in p.items()}, ids, tgt, TINY)[0].item()
-    b = torch_loss({k: torch.tensor(v) for k, v in p.items()}, ids, tgt, TINY).item()
-    assert a == pytest.approx(b, rel=1e-14)
 
 
 def test_shapes_of_the_variants():

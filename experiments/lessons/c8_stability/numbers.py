@@ -92,9 +92,10 @@ def register(reg, models, course=None, data=None) -> None:
                 value=_f(r["grad_norm"][0]), sources=run_src, kind="measured", style="x2")
         reg.add(f"c8.spikes_{short}", f"{ONLY_ZH[short]}：梯度范数超过裁剪阈值 5 倍的步数",
                 value=calc.spikes(r["grad_norm"], spec["clip"]), sources=run_src, kind="measured")
-    reg.add("c8.logit0", "第 1 步注意力 logit 的最大值（不加措施）",
-            value=_f(runs["grid"][grid_key(runs["toggles"], ())]["max_attn_logit"][0]),
-            sources=(RUNS + "：不加任何措施，第 1 步",), kind="measured", style="x2")
+    # step 1 runs before any update: every setting that keeps the model's structure starts from this logit
+    reg.add("c8.logit0", "第 1 步（更新之前）注意力 logit 的最大值，取自只开预热那次",
+            value=_f(runs["grid"][grid_key(runs["toggles"], ("warmup",))]["max_attn_logit"][0]),
+            sources=(RUNS + "：只开预热，第 1 步",), kind="measured", style="x2")
     reg.add("c8.clipped_heads", "只开 QK-Clip 时，被缩放过的（步, 头）次数",
             value=runs["grid"][grid_key(runs["toggles"], ("qk_clip",))]["qk_clipped_heads"],
             sources=(RUNS + "：只开 QK-Clip",), kind="measured")

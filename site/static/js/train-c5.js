@@ -38,8 +38,7 @@
     const out = (name) => box.querySelector('output[name="' + name + '"]');
     const stateText = box.querySelector(".c5-live-state");
     const base = specOf(root);
-    const textPath = box.dataset.text;
-    let session = null, running = false, generation = 0, series = null, drawn = 0, drawTimer = 0;
+    let series = null, drawn = 0, drawTimer = 0;
 
     const saved = { optimizer: W.getState(ns, "optimizer"), multiplier: W.getState(ns, "multiplier") };
     if (saved.optimizer && opt.querySelector('option[value="' + saved.optimizer + '"]')) opt.value = saved.optimizer;
@@ -66,28 +65,19 @@
       if (now) go(); else if (!drawTimer) drawTimer = setTimeout(go, 400);
     }
 
-    function reset() {
-      generation += 1;
-      clearTimeout(drawTimer);
-      drawTimer = 0;
-      running = false;
-      session = null;
-      series = null;
-      drawn = 0;
-      ["step", "loss", "lr", "held_out"].forEach((k) => { out(k).textContent = k === "step" ? "0" : "—"; });
-      W.chart(root, base);
-      W.showError(root, "");
-      setState("idle", "（尚未开始；训练在后台的独立线程里进行，页面其他部分照常可用）");
-    }
-
-    async function loop(gen) {
-      while (running && gen === generation) {
-        const t0 = performance.now();
-        const r = await trainer.call("c5_train_step", [session, 1]);
-        if (gen !== generation) return;
-        trainer.stats.busyMs += performance.now() - t0;
-        for (const s of r.steps) {
-          trainer.stats.steps += 1;
+    const blank = () => ["step", "loss", "lr", "held_out"].forEach((k) => { out(k).textContent = k === "step" ? "0" : "—"; });
+    const runner = trainer.run({
+      text: box.dataset.text,
+      startCall: (t) => ["c5_train_start", [t, opt.value, Number(lr.value), 0]],
+      stepCall: "c5_train_step",
+      state: setState,
+      began: (r) => {
+        blank();
+        series = { name: "你的小模型 · " + r.optimizer + " · lr " + r.lr, mode: "lines", color: "#d62728",
+                   x: [], y: [], text: [] };
+      },
+      steps: (rows, running) => {
+        for (const s of rows) {
           series.x.push(s.step);
           series.y.push(s.loss);
           series.text.push("你的模型 第 " + s.step + " 步：" + s.loss_text);
@@ -97,47 +87,34 @@
           if (s.held_out_text) out("held_out").textContent = s.held_out_text;
         }
         draw(!running);               // (paused during this step: draw it now, the run stops here)
-        if (r.done) {
-          running = false;
-          const last = r.steps[r.steps.length - 1];
-          setState("done", last && last.loss === null ? "（loss 变成了非有限值：学习率太大，训练发散了。请重置后换一个学习率）"
-            : "（已经训练到上限步数）");
-          draw(true);
-        }
-      }
-    }
-
-    async function start() {
-      W.showError(root, "");
-      running = true;
-      const gen = generation;
-      try {
-        if (session === null) {
-          setState("loading", "（正在启动训练线程、加载 Python 和 numpy，第一次要几秒…）");
-          const t = await text(textPath);
-          if (gen !== generation) return;
-          const r = await trainer.call("c5_train_start", [t, opt.value, Number(lr.value), 0]);
-          if (gen !== generation) return;
-          session = r.session;
-          ["step", "loss", "lr", "held_out"].forEach((k) => { out(k).textContent = k === "step" ? "0" : "—"; });
-          series = { name: "你的小模型 · " + r.optimizer + " · lr " + r.lr, mode: "lines", color: "#d62728",
-                     x: [], y: [], text: [] };
-        }
-        if (!running) return;
-        setState("running", "（训练中）");
-        await loop(gen);
-      } catch (e) {
-        if (gen !== generation) return;
-        running = false;
-        session = null;              // the worker's run is gone (or never began): 开始 starts a fresh one
+      },
+      done: (rows) => {
+        const last = rows[rows.length - 1];
+        setState("done", last && last.loss === null ? "（loss 变成了非有限值：学习率太大，训练发散了。请重置后换一个学习率）"
+          : "（已经训练到上限步数）");
+        draw(true);
+      },
+      failed: (e) => {
         W.showError(root, W.learnerMessage(e));
         setState("error", "（训练出错，已停止）");
-      }
+      },
+    });
+
+    function reset() {
+      runner.reset();
+      clearTimeout(drawTimer);
+      drawTimer = 0;
+      series = null;
+      drawn = 0;
+      blank();
+      W.chart(root, base);
+      W.showError(root, "");
+      setState("idle", "（尚未开始；训练在后台的独立线程里进行，页面其他部分照常可用）");
     }
 
-    startB.addEventListener("click", () => { start(); });
+    startB.addEventListener("click", () => { W.showError(root, ""); runner.start(); });
     pauseB.addEventListener("click", () => {
-      running = false;
+      runner.pause();
       setState("paused", "（已暂停；点开始继续）");
       draw(true);
     });
@@ -145,7 +122,7 @@
     for (const [el, key] of [[opt, "optimizer"], [lr, "multiplier"]]) {
       el.addEventListener("change", () => {
         keep(ns, key, el);
-        if (session !== null) reset();   // a run keeps its optimiser and lr: another choice starts afresh
+        if (runner.started()) reset();   // a run keeps its optimiser and lr: another choice starts afresh
         stateText.textContent = "（已选 " + opt.selectedOptions[0].textContent + "、学习率" + lr.selectedOptions[0].textContent +
           "；点开始训练）";
       });

@@ -19,7 +19,7 @@
     const out = (name) => root.querySelector('output[name="' + name + '"]');
     const stateText = root.querySelector(".c8-live-state");
     const metrics = charts.map((c) => c.dataset.metric);
-    let session = null, running = false, generation = 0, live = null, drawTimer = 0;
+    let live = null, drawTimer = 0;
 
     function setting() {
       const s = {};
@@ -55,68 +55,46 @@
       boxes.forEach((b) => { b.disabled = s === "running" || s === "loading"; });
       stateText.textContent = note;
     }
-    function reset() {
-      generation += 1;
-      running = false;
-      session = null;
-      live = null;
-      ["step", "loss", "grad_norm", "max_attn_logit"].forEach((k) => { out(k).textContent = k === "step" ? "0" : "—"; });
-      W.showError(root, "");
-      setState("idle", "（尚未开始；训练在后台的独立线程里进行，红线会画在上面三张图里）");
-      draw();
-    }
-
-    async function loop(gen) {
-      while (running && gen === generation) {
-        const t0 = performance.now();
-        const r = await trainer.call("c8_train_step", [session, 1]);
-        if (gen !== generation) return;
-        trainer.stats.busyMs += performance.now() - t0;
-        for (const s of r.steps) {
-          trainer.stats.steps += 1;
+    const readout = ["loss", "grad_norm", "max_attn_logit"];
+    const runner = trainer.run({
+      text: root.dataset.text,
+      startCall: (t) => ["c8_train_start", [t, setting(), 0]],
+      stepCall: "c8_train_step",
+      state: setState,
+      began: () => {
+        live = {};
+        metrics.forEach((m) => { live[m] = { name: "你的实时训练", color: "#d62728", x: [], y: [], text: [] }; });
+      },
+      steps: (rows) => {
+        for (const s of rows) {
           metrics.forEach((m) => {
             live[m].x.push(s.step);
             live[m].y.push(s[m]);
             live[m].text.push("你的实时训练 第 " + s.step + " 步：" + s[m + "_text"]);
           });
           out("step").textContent = String(s.step);
-          ["loss", "grad_norm", "max_attn_logit"].forEach((k) => { out(k).textContent = s[k + "_text"]; });
+          readout.forEach((k) => { out(k).textContent = s[k + "_text"]; });
         }
         if (!drawTimer) drawTimer = setTimeout(draw, 400);
-        if (r.done) {
-          running = false;
-          const last = r.steps[r.steps.length - 1];
-          setState("done", last && last.loss === null ? "（loss 变成了非有限值，训练发散了）" : "（已经训练完，和预先算好的蓝线对照看看）");
-          draw();
-        }
-      }
-    }
-
-    async function start() {
-      W.showError(root, "");
-      running = true;
-      const gen = generation;
-      try {
-        if (session === null) {
-          setState("loading", "（正在启动训练线程、加载 Python 和 numpy，第一次要几秒…）");
-          const t = await trainer.text(root.dataset.text);
-          if (gen !== generation) return;
-          const r = await trainer.call("c8_train_start", [t, setting(), 0]);
-          if (gen !== generation) return;
-          session = r.session;
-          live = {};
-          metrics.forEach((m) => { live[m] = { name: "你的实时训练", color: "#d62728", x: [], y: [], text: [] }; });
-        }
-        if (!running) return;
-        setState("running", "（训练中）");
-        await loop(gen);
-      } catch (e) {
-        if (gen !== generation) return;
-        running = false;
-        session = null;
+      },
+      done: (rows) => {
+        const last = rows[rows.length - 1];
+        setState("done", last && last.loss === null ? "（loss 变成了非有限值，训练发散了）" : "（已经训练完，和预先算好的蓝线对照看看）");
+        draw();
+      },
+      failed: (e) => {
         W.showError(root, W.learnerMessage(e));
         setState("error", "（训练出错，已停止）");
-      }
+      },
+    });
+    function reset() {
+      runner.reset();
+      live = null;
+      out("step").textContent = "0";
+      readout.forEach((k) => { out(k).textContent = "—"; });
+      W.showError(root, "");
+      setState("idle", "（尚未开始；训练在后台的独立线程里进行，红线会画在上面三张图里）");
+      draw();
     }
 
     boxes.forEach((b) => {
@@ -125,14 +103,14 @@
       b.disabled = false;
       b.addEventListener("change", () => {
         W.setState(ns, b.name, b.checked === b.defaultChecked ? null : (b.checked ? "1" : "0"));
-        if (session !== null) reset();     // a live run keeps its setting: another one starts afresh
+        if (runner.started()) reset();     // a live run keeps its setting: another one starts afresh
         show();
       });
     });
     if (boxes.some((b) => b.checked !== b.defaultChecked)) show();
-    startB.addEventListener("click", () => { start(); });
+    startB.addEventListener("click", () => { W.showError(root, ""); runner.start(); });
     pauseB.addEventListener("click", () => {
-      running = false;
+      runner.pause();
       setState("paused", "（已暂停；点开始继续）");
       draw();
     });

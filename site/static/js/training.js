@@ -1,6 +1,6 @@
 /*
  * training.js - the page's training worker, shared by the lessons that train a model in the page (C5, C8):
- * window.courseTrainer = {call(entryPoint, args), stop(), text(path), stats}.
+ * window.courseTrainer = {call(entryPoint, args), stop(), text(path), run(hooks), stats}; run drives a live run.
  *
  * The worker is the course's worker.js started as worker.js#train (a third instance beside the widgets' and the
  * code cells' workers), so training never delays another widget's answer and the page never waits for it: a
@@ -90,5 +90,57 @@
     return texts.get(path);
   }
 
-  window.courseTrainer = { call: trainer.call, stop: trainer.stop, text: text, stats: stats };
+  // A live run, one step per request (the next sent when the previous one has answered): run(h) drives the
+  // worker and calls the lesson's hooks. h = {text: path, startCall: [entry point, args(text)], stepCall: entry
+  // point, state(s, note), began(answer), steps(rows, running), done(rows), failed(error)}. pause() takes effect
+  // after at most one step; reset() forgets the worker's run (the next start() begins a fresh one).
+  function run(h) {
+    let session = null, running = false, generation = 0;
+    async function loop(gen) {
+      while (running && gen === generation) {
+        const t0 = performance.now();
+        const r = await trainer.call(h.stepCall, [session, 1]);
+        if (gen !== generation) return;
+        stats.busyMs += performance.now() - t0;
+        stats.steps += r.steps.length;
+        h.steps(r.steps, running);
+        if (r.done) {
+          running = false;
+          h.done(r.steps);
+        }
+      }
+    }
+    async function start() {
+      running = true;
+      const gen = generation;
+      try {
+        if (session === null) {
+          h.state("loading", "（正在启动训练线程、加载 Python 和 numpy，第一次要几秒…）");
+          const t = await text(h.text);
+          if (gen !== generation) return;
+          const [name, args] = h.startCall(t);
+          const r = await trainer.call(name, args);
+          if (gen !== generation) return;
+          session = r.session;
+          h.began(r);
+        }
+        if (!running) return;
+        h.state("running", "（训练中）");
+        await loop(gen);
+      } catch (e) {
+        if (gen !== generation) return;
+        running = false;
+        session = null;              // the worker's run is gone (or never began): start() begins a fresh one
+        h.failed(e);
+      }
+    }
+    return {
+      start: start,
+      pause: () => { running = false; },
+      reset: () => { generation += 1; running = false; session = null; },
+      started: () => session !== null,
+    };
+  }
+
+  window.courseTrainer = { call: trainer.call, stop: trainer.stop, text: text, run: run, stats: stats };
 })();
