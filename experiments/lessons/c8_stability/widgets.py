@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from ...format import n
-from ...widget import OptionError, uses
+from ...widget import uses
 from . import calc
 
 TOGGLE_ZH = {"warmup": "学习率预热", "post_ln": "Post-LN（归一化放在残差相加之后）", "qk_norm": "QK-norm",
@@ -24,8 +24,8 @@ MAX_STEPS_PER_CALL = 20
 def _runs(data) -> dict:
     runs = data.train_stability
     if not runs:
-        raise OptionError("c8-break-fix", "data", "data/train_stability.json (make it with: "
-                          "python -m experiments.train.runs --group stability)")
+        raise data.option_error("data", "data/train_stability.json (make it with: "
+                                "python -m experiments.train.runs --group stability)")
     return runs
 
 
