@@ -61,16 +61,20 @@ def test_qk_norm_keeps_the_max_attention_logit_over_ten_times_lower():
 def test_qk_clip_keeps_the_logit_near_tau_and_clips_only_then():
     r = run(qk_clip=1)
     assert r["qk_clipped_heads"] > 0 and run()["qk_clipped_heads"] == 0
-    # rescaled after each step: a later step's max can pass tau by one step's growth, not by a factor of 2
-    assert calc.peak(r["max_attn_logit"]) < 2 * STORED["tau"] < calc.peak(run()["max_attn_logit"])
+    # rescaled after each step: a step's max can pass tau by one step's growth, not by half of tau
+    assert calc.peak(r["max_attn_logit"]) < 1.5 * STORED["tau"] < calc.peak(run()["max_attn_logit"])
 
 
 def test_softcap_bounds_the_attention_logit_by_its_cap():
     assert calc.peak(run(softcap=1)["max_attn_logit"]) < STORED["caps"][0] < calc.peak(run()["max_attn_logit"])
 
 
-def test_z_loss_pulls_log_z_down():
-    assert calc.final(run(z_loss=1)["log_z"]) < calc.final(run()["log_z"])
+def test_z_loss_is_a_small_term_of_the_objective():
+    """At PaLM's 1e-4 the term z (log Z)^2 is under 1% of the cross-entropy: over this short run it leaves log Z
+    where it is (within 10%), as the lesson says."""
+    r = run(z_loss=1)
+    assert STORED["z_loss"] * calc.final(r["log_z"]) ** 2 < calc.final(r["loss"]) / 100
+    assert abs(calc.final(r["log_z"]) / calc.final(run()["log_z"]) - 1) < 0.1
 
 
 def test_xiong_scaling_at_initialisation():
