@@ -62,6 +62,7 @@ def register(reg, models, course=None, data=None) -> None:
             kind="value")
     reg.add("c8.steps", "稳定性实验每次训练的步数", value=runs["steps"], sources=(setting,), kind="value")
     reg.add("c8.warmup", "打开预热时的预热步数", value=runs["warmup"], sources=(setting,), kind="value")
+    reg.add("c8.tail", "一次训练的「最后 loss」取最后几步的平均", value=calc.TAIL, sources=(TRAINER,), kind="value")
     reg.add("c8.runs", "预先算好的开关组合数", value=len(runs["grid"]), sources=(setting,), kind="count")
     reg.add("c8.tau", "实验里 QK-Clip 的阈值 τ（与 Kimi K2 相同）", value=_f(runs["tau"]), sources=(setting,),
             kind="value", style="n")

@@ -97,6 +97,7 @@ def break_fix_view(o: dict, data) -> dict:
     m = spec["model"]
     V, d, L, F = m["vocab_size"], m["d_model"], m["n_layers"], m["d_ff"]
     return {"tables": tables, "toggles": [(t, toggle_label(runs, t), int(o[t])) for t in toggles], "names": toggles,
+            "tail": calc.TAIL,
             "key": key, "off": off, "x": tables[key]["summary"], "off_x": tables[off]["summary"],
             "charts": charts, "steps": runs["steps"], "lr": f"{runs['lr']:g}", "lr_factor": runs["lr_factor"],
             "model": {"d": d, "L": L, "h": m["n_heads"], "d_ff": F, "V": V},
