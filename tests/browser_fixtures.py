@@ -288,6 +288,16 @@ def open_lesson(guard, url: str, *enabled: str):
     return p
 
 
+def open_without_python(page, url: str, widget: str):
+    """The page at url, counting widget updates, with its Python held back (the runtime never becomes ready),
+    once `widget` is mounted: what answers now answers from the build's tables."""
+    page.route("**/experiments.zip", lambda route: None)
+    page.add_init_script(COUNT_UPDATES)
+    page.goto(url)
+    page.wait_for_selector(f".widget[data-widget={widget}][data-mounted]", state="attached")
+    return page
+
+
 def text(page, root: str, testid: str) -> str:
     """The trimmed text of [data-testid=testid] inside the widget root selector."""
     return page.eval_on_selector(f'{root} [data-testid="{testid}"]', "n => n.textContent.trim()")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_fixtures import COUNT_UPDATES, open_lesson, table, updates, wait_update
+from browser_fixtures import open_lesson, open_without_python, table, updates, wait_update
 from experiments.lessons.c5_optimization import widgets as C5
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -152,11 +152,7 @@ def test_first_step_is_computed_in_the_page(page):
 
 def test_race_and_schedule_answer_before_python(guarded_page, site):
     """A page whose Python is held back still answers the race slider and the schedule picker (build tables)."""
-    p = guarded_page
-    p.route("**/experiments.zip", lambda route: None)          # the runtime never becomes ready
-    p.add_init_script(COUNT_UPDATES)
-    p.goto(site + PAGE)
-    p.wait_for_selector(".widget[data-widget=c5-race][data-mounted]", state="attached")
+    p = open_without_python(guarded_page, site + PAGE, "c5-race")
     before = updates(p, "c5-race")
     p.eval_on_selector('[data-testid="c5-race-k"]', "s => { s.value = '0'; s.dispatchEvent(new Event('input')); }")
     wait_update(p, "c5-race", before)

@@ -13,39 +13,32 @@ import pytest
 from experiments import baseline
 from experiments.train import kernels as K
 from experiments.train import model as M
+from tests.gradient_reference import central_differences
 
 TINY = M.ModelConfig(d_model=8, n_layers=2, n_heads=2, d_ff=12, vocab_size=11)
 
 
-def tiny_case(dtype=np.float64, seed=3):
-    """Tiny weights with every gain and every weight perturbed (so no gradient is trivially symmetric)."""
-    p = M.init_params(TINY, seed=seed, dtype=dtype)
+def tiny_case(dtype=np.float64, seed=3, cfg=TINY, spread=0.2):
+    """Tiny weights with every gain and every weight perturbed (so no gradient is trivially symmetric): gains by
+    0.3, matrices by `spread` standard deviations."""
+    p = M.init_params(cfg, seed=seed, dtype=dtype)
     rng = np.random.default_rng(seed + 100)
     for k in p:
-        p[k] = (p[k] + rng.standard_normal(p[k].shape) * (0.3 if p[k].ndim == 1 else 0.2)).astype(dtype)
-    ids = rng.integers(0, TINY.vocab_size, size=(2, 6))
-    tgt = rng.integers(0, TINY.vocab_size, size=(2, 6))
+        p[k] = (p[k] + rng.standard_normal(p[k].shape) * (0.3 if p[k].ndim == 1 else spread)).astype(dtype)
+    ids = rng.integers(0, cfg.vocab_size, size=(2, 6))
+    tgt = rng.integers(0, cfg.vocab_size, size=(2, 6))
     return p, ids, tgt
 
 
 def test_gradients_match_central_finite_differences_for_every_parameter():
     p, ids, tgt = tiny_case()
     loss, grads, _ = M.loss_and_grads(p, ids, tgt, TINY, kernels="matmul")
-    h = 1e-6
+    numeric = central_differences(lambda: M.loss_only(p, ids, tgt, TINY, "matmul"), p)
     worst = 0.0
     n_checked = 0
-    for name, a in p.items():
-        num = np.zeros_like(a)
-        flat, nflat = a.reshape(-1), num.reshape(-1)
-        for j in range(flat.size):
-            keep = flat[j]
-            flat[j] = keep + h
-            up = M.loss_only(p, ids, tgt, TINY, "matmul")
-            flat[j] = keep - h
-            down = M.loss_only(p, ids, tgt, TINY, "matmul")
-            flat[j] = keep
-            nflat[j] = (up - down) / (2 * h)
-            n_checked += 1
+    for name, num in numeric.items():
+        a = p[name]
+        n_checked += num.size
         g = grads[name]
         assert g.shape == a.shape and g.dtype == np.float64
         scale = max(np.abs(num).max(), 1e-3)
@@ -55,41 +48,9 @@ def test_gradients_match_central_finite_differences_for_every_parameter():
 
 
 def torch_loss(tp, ids, tgt, cfg):
-    """The same network written with torch operations (autograd differentiates it)."""
-    import torch
-    d, H, hd, eps = cfg.d_model, cfg.n_heads, cfg.head_dim, cfg.rms_eps
-    ids_t = torch.as_tensor(np.asarray(ids), dtype=torch.long)
-    B, T = ids_t.shape
-
-    def norm(x, w):
-        return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + eps) * w
-
-    inv = cfg.rope_base ** (-torch.arange(0, hd, 2, dtype=torch.float64) / hd)
-    ang = torch.arange(T, dtype=torch.float64)[:, None] * inv[None, :]
-    cos, sin = torch.cos(ang), torch.sin(ang)
-
-    def rope(x):
-        x1, x2 = x[..., : hd // 2], x[..., hd // 2:]
-        return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], -1)
-
-    x = tp["embed_tokens.weight"][ids_t]
-    causal = torch.ones(T, T, dtype=torch.bool).tril()
-    for i in range(cfg.n_layers):
-        pre = f"layers.{i}."
-        h = norm(x, tp[pre + "input_layernorm.weight"])
-        q, k, v = (torch.nn.functional.linear(h, tp[pre + f"self_attn.{n}_proj.weight"])
-                   .view(B, T, H, hd).transpose(1, 2) for n in "qkv")
-        s = rope(q) @ rope(k).transpose(-1, -2) / math.sqrt(hd)
-        s = s.masked_fill(~causal, float("-inf"))
-        a = (torch.softmax(s, -1) @ v).transpose(1, 2).reshape(B, T, d)
-        x = x + torch.nn.functional.linear(a, tp[pre + "self_attn.o_proj.weight"])
-        h = norm(x, tp[pre + "post_attention_layernorm.weight"])
-        f = torch.nn.functional.silu(torch.nn.functional.linear(h, tp[pre + "mlp.gate_proj.weight"]))
-        f = f * torch.nn.functional.linear(h, tp[pre + "mlp.up_proj.weight"])
-        x = x + torch.nn.functional.linear(f, tp[pre + "mlp.down_proj.weight"])
-    logits = torch.nn.functional.linear(norm(x, tp["norm.weight"]), tp["embed_tokens.weight"])
-    return torch.nn.functional.cross_entropy(logits.reshape(B * T, -1),
-                                             torch.as_tensor(np.asarray(tgt), dtype=torch.long).reshape(-1))
+    """The same network written with torch operations (tests/gradient_reference.py; autograd differentiates it)."""
+    from tests.gradient_reference import torch_objective
+    return torch_objective(tp, ids, tgt, cfg)[0]
 
 
 def test_gradients_equal_torch_autograd():
@@ -173,7 +134,7 @@ def test_same_seed_same_weights_and_gradients():
 
 def test_config_refuses_what_is_not_implemented_by_name():
     with pytest.raises(ValueError, match="norm_position"):
-        TINY.with_(norm_position="post")
+        TINY.with_(norm_position="sandwich")     # (pre and post are implemented)
     with pytest.raises(ValueError, match="n_heads"):
         TINY.with_(n_heads=3)
     with pytest.raises(ValueError, match="num_key_value_heads"):

@@ -7,6 +7,19 @@ cross-entropy. No biases. Initialisation as GPT-2 (normal, std 0.02; the two res
 o_proj and down_proj scaled by 1/sqrt(2L)), drawn in the same order as experiments.baseline.init_params, so the
 baseline size starts from the very weights the C4 page runs.
 
+The stability variants of lesson C8, each a ModelConfig field whose default is the baseline above:
+- norm_position "post": Post-LN (Vaswani et al. 2017; Xiong et al. 2020, arXiv 2002.04745): x <- norm(x + f(x))
+  per sublayer, input_layernorm after the attention residual, post_attention_layernorm after the FFN's, and no
+  final norm (the last layer's output is already normalised; norm.weight is then not a parameter).
+- qk_norm: RMSNorm over head_dim on every head's q and k before RoPE, with gains self_attn.q_norm.weight and
+  self_attn.k_norm.weight (head_dim each; Qwen3's and OLMo 2's q_norm / k_norm).
+- attn_softcap c: attention logits c tanh(s / c) before the mask (Gemma 2, arXiv 2408.00118: 50).
+- logit_softcap c: output logits c tanh(z / c) (Gemma 2: 30).
+- z_loss: the objective adds z_loss * mean over rows of (log Z)^2, log Z = logsumexp of the row's output logits
+  (PaLM, arXiv 2204.02311: 1e-4). The reported loss stays the cross-entropy.
+- residual_init "none": o_proj and down_proj drawn with init_std, not init_std / sqrt(2L).
+- qk_clip tau (Kimi K2, arXiv 2507.20534) rescales weights after the optimiser's step: experiments.train.trainer.
+
 Symbols: B sequences of T tokens, N = B*T token rows, d = d_model, H heads of head_dim hd = d/H, F = d_ff,
 V = vocab_size. Weights are stored (out, in) under Hugging Face's names. The backward pass is the chain rule
 written out per operation (each step names the forward line it undoes); tests check it against central finite
@@ -27,13 +40,12 @@ from . import kernels as _kernels
 # Each option a later lesson may switch on, with the values this module implements so far. validate() refuses
 # any other value by name, so adding a variant means adding its value here and its forward/backward lines.
 IMPLEMENTED_OPTIONS = {
-    "norm_position": ("pre",),          # "post" (Post-LN) is planned for C8
-    "qk_norm": (False,),                # RMSNorm on q and k per head (C8)
-    "qk_clip": (0.0,),                  # Kimi's QK-Clip threshold (C8); 0 = off
-    "z_loss": (0.0,),                   # coefficient of mean(logsumexp^2) (C8); 0 = off
-    "logit_softcap": (0.0,),            # cap * tanh(logits / cap) (C8); 0 = off
-    "residual_init": ("gpt2",),         # std / sqrt(2L) on o_proj and down_proj
+    "norm_position": ("pre", "post"),   # Pre-LN / Post-LN
+    "qk_norm": (False, True),           # RMSNorm on q and k per head
+    "residual_init": ("gpt2", "none"),  # std / sqrt(2L) on o_proj and down_proj, or plain std
 }
+# Non-negative numbers, 0 = off: QK-Clip's threshold tau, the z-loss coefficient, the two soft-caps.
+NON_NEGATIVE_OPTIONS = ("qk_clip", "z_loss", "logit_softcap", "attn_softcap")
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,7 @@ class ModelConfig:
     z_loss: float = 0.0
     logit_softcap: float = 0.0
     residual_init: str = "gpt2"
+    attn_softcap: float = 0.0
 
     @property
     def head_dim(self) -> int:
@@ -71,6 +84,10 @@ class ModelConfig:
             if getattr(self, key) not in allowed:
                 problems.append(f"{key}: expected one of {list(allowed)} (others not implemented yet), "
                                 f"got {getattr(self, key)!r}")
+        for key in NON_NEGATIVE_OPTIONS:
+            v = getattr(self, key)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 <= v < math.inf):
+                problems.append(f"{key}: expected a non-negative number (0 = off), got {v!r}")
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -110,15 +127,19 @@ def param_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
         shapes[pre + "mlp.down_proj.weight"] = (d, F)
         shapes[pre + "input_layernorm.weight"] = (d,)
         shapes[pre + "post_attention_layernorm.weight"] = (d,)
-    shapes["norm.weight"] = (d,)
+        if cfg.qk_norm:                         # gains start at 1: no draw, the other weights stay the same
+            shapes[pre + "self_attn.q_norm.weight"] = (cfg.head_dim,)
+            shapes[pre + "self_attn.k_norm.weight"] = (cfg.head_dim,)
+    if cfg.norm_position == "pre":              # Post-LN's last layer ends in a norm already
+        shapes["norm.weight"] = (d,)
     return shapes
 
 
 def init_std(cfg: ModelConfig, name: str) -> float:
     """The standard deviation a weight is drawn with (0 for the RMSNorm gains, which start at 1)."""
-    if name.endswith("layernorm.weight") or name == "norm.weight":
+    if name.endswith(("layernorm.weight", "_norm.weight")) or name == "norm.weight":
         return 0.0
-    if name.endswith(("o_proj.weight", "down_proj.weight")):
+    if name.endswith(("o_proj.weight", "down_proj.weight")) and cfg.residual_init == "gpt2":
         return cfg.init_std / math.sqrt(2 * cfg.n_layers)
     return cfg.init_std
 
@@ -194,12 +215,33 @@ def silu_grad(a):
 
 def cross_entropy(logits, targets):
     """Mean of -log softmax(logits)[target] over the N rows of a (N, V) array; also returns the softmax."""
-    z = logits - logits.max(axis=-1, keepdims=True)
+    loss, probs, _ = cross_entropy_log_z(logits, targets)
+    return loss, probs
+
+
+def cross_entropy_log_z(logits, targets):
+    """The mean cross-entropy, the softmax, and each row's log Z = logsumexp(logits) (the softmax's log
+    normaliser, which z-loss pulls towards 0)."""
+    top = logits.max(axis=-1, keepdims=True)
+    z = logits - top
     ez = np.exp(z)
     sum_ez = ez.sum(axis=-1, keepdims=True)
     rows = np.arange(logits.shape[0])
-    nll = np.log(sum_ez[:, 0]) - z[rows, targets]
-    return float(np.mean(nll)), ez / sum_ez
+    log_sum = np.log(sum_ez[:, 0])
+    nll = log_sum - z[rows, targets]
+    return float(np.mean(nll)), ez / sum_ez, log_sum + top[:, 0]
+
+
+def softcap(x, cap):
+    """c tanh(x / c) (Gemma 2's soft-capping) and the tanh, which its backward needs."""
+    c = x.dtype.type(cap)
+    t = np.tanh(x / c)
+    return c * t, t
+
+
+def softcap_backward(dy, t):
+    """d/dx of c tanh(x / c) = 1 - tanh^2."""
+    return dy * (1 - t * t)
 
 
 # ---- the network ------------------------------------------------------------------------------------------
@@ -214,115 +256,210 @@ def _merge(a, B, T, d):
     return a.transpose(0, 2, 1, 3).reshape(B * T, d)
 
 
+def _attention(params, pre, h1, cfg, K, tables, c):
+    """o_proj(softmax(cap(rope(q) rope(k)^T / sqrt(hd)) + mask) v) on h1 (N, d); records in c what the backward
+    needs; returns the output (N, d), the largest logit entering the softmax and each head's largest raw logit
+    q.k / sqrt(hd) (before any soft-cap: QK-Clip's S_max)."""
+    B, T, cos, sin, scale, mask = tables
+    d, H, hd, eps = cfg.d_model, cfg.n_heads, cfg.head_dim, cfg.rms_eps
+    q = _heads(K.x_wT(h1, params[pre + "self_attn.q_proj.weight"]), B, T, H, hd)
+    k = _heads(K.x_wT(h1, params[pre + "self_attn.k_proj.weight"]), B, T, H, hd)
+    v = _heads(K.x_wT(h1, params[pre + "self_attn.v_proj.weight"]), B, T, H, hd)
+    if cfg.qk_norm:                                                                # q <- rmsnorm_hd(q) * g_q
+        q, c["qn"] = rms_norm(q, params[pre + "self_attn.q_norm.weight"], eps)
+        k, c["kn"] = rms_norm(k, params[pre + "self_attn.k_norm.weight"], eps)
+    qr, kr = rope(q, cos, sin), rope(k, cos, sin)
+    S = K.bmm(qr, kr.transpose(0, 1, 3, 2)) / scale                               # (B, H, T, T)
+    if cfg.attn_softcap:                                                           # s <- c tanh(s / c)
+        head_max = (S + mask).max(axis=(0, 2, 3))
+        S, c["t_att"] = softcap(S, cfg.attn_softcap)
+        S = S + mask
+    else:
+        S = S + mask
+        head_max = S.max(axis=(0, 2, 3))
+    P = np.exp(S - S.max(-1, keepdims=True))
+    P = P / P.sum(-1, keepdims=True)
+    att = _merge(K.bmm(P, v), B, T, d)                                             # (N, d)
+    c.update(h1=h1, qr=qr, kr=kr, v=v, P=P, att=att)
+    return K.x_wT(att, params[pre + "self_attn.o_proj.weight"]), float(S.max()), [float(m) for m in head_max]
+
+
+def _attention_backward(params, pre, dy, cfg, K, tables, L, g):
+    """Gradients of _attention's weights into g, given dL/d(output) dy (N, d); returns dL/dh1."""
+    B, T, cos, sin, scale, _ = tables
+    d, H, hd = cfg.d_model, cfg.n_heads, cfg.head_dim
+    # out = att @ Wo.T
+    g[pre + "self_attn.o_proj.weight"] = K.dyT_x(dy, L["att"])
+    datt = _heads(K.dy_w(dy, params[pre + "self_attn.o_proj.weight"]), B, T, H, hd)
+    # att = P @ v
+    P, v = L["P"], L["v"]
+    dP = K.bmm(datt, v.transpose(0, 1, 3, 2))
+    dv = K.bmm(P.transpose(0, 1, 3, 2), datt)
+    # P = softmax(S): dS = P * (dP - sum(dP * P));  S = qr @ kr.T / scale + mask
+    dS = P * (dP - np.sum(dP * P, axis=-1, keepdims=True))
+    if cfg.attn_softcap:
+        dS = softcap_backward(dS, L["t_att"])
+    dS = dS / scale
+    dqr = K.bmm(dS, L["kr"])
+    dkr = K.bmm(dS.transpose(0, 1, 3, 2), L["qr"])
+    dq, dk = rope_backward(dqr, cos, sin), rope_backward(dkr, cos, sin)
+    if cfg.qk_norm:
+        dq, g[pre + "self_attn.q_norm.weight"] = rms_norm_backward(dq, params[pre + "self_attn.q_norm.weight"],
+                                                                   L["qn"])
+        dk, g[pre + "self_attn.k_norm.weight"] = rms_norm_backward(dk, params[pre + "self_attn.k_norm.weight"],
+                                                                   L["kn"])
+    dq, dk, dv = _merge(dq, B, T, d), _merge(dk, B, T, d), _merge(dv, B, T, d)
+    h1 = L["h1"]
+    dh1 = 0
+    for name, dyp in (("q_proj", dq), ("k_proj", dk), ("v_proj", dv)):
+        g[pre + f"self_attn.{name}.weight"] = K.dyT_x(dyp, h1)
+        dh1 = dh1 + K.dy_w(dyp, params[pre + f"self_attn.{name}.weight"])
+    return dh1
+
+
+def _ffn(params, pre, h2, K, c):
+    """down(silu(gate(h2)) * up(h2))."""
+    a = K.x_wT(h2, params[pre + "mlp.gate_proj.weight"])
+    b = K.x_wT(h2, params[pre + "mlp.up_proj.weight"])
+    sa = silu(a)
+    m = sa * b
+    c.update(h2=h2, a=a, b=b, sa=sa, m=m)
+    return K.x_wT(m, params[pre + "mlp.down_proj.weight"])
+
+
+def _ffn_backward(params, pre, dy, K, L, g):
+    """Gradients of _ffn's weights into g, given dL/d(output) dy; returns dL/dh2."""
+    # out = m @ Wd.T
+    g[pre + "mlp.down_proj.weight"] = K.dyT_x(dy, L["m"])
+    dm = K.dy_w(dy, params[pre + "mlp.down_proj.weight"])
+    # m = silu(a) * b
+    da = dm * L["b"] * silu_grad(L["a"])
+    db = dm * L["sa"]
+    g[pre + "mlp.gate_proj.weight"] = K.dyT_x(da, L["h2"])
+    g[pre + "mlp.up_proj.weight"] = K.dyT_x(db, L["h2"])
+    return K.dy_w(da, params[pre + "mlp.gate_proj.weight"]) + K.dy_w(db, params[pre + "mlp.up_proj.weight"])
+
+
 def forward(params, ids, cfg: ModelConfig, kernels=None, keep=True):
     """Logits (N, V) for token ids (B, T), the per-layer max attention logit, and (if keep) the activations
-    the backward pass needs."""
+    the backward pass needs (the cache also holds each layer's per-head max raw logit, "head_max")."""
     K = _kernels.get(kernels)
     ids = np.asarray(ids)
     if ids.ndim == 1:
         ids = ids[None, :]
     B, T = ids.shape
-    d, H, hd, eps = cfg.d_model, cfg.n_heads, cfg.head_dim, cfg.rms_eps
+    eps = cfg.rms_eps
     dtype = params["embed_tokens.weight"].dtype
-    cos, sin = rope_tables(T, hd, cfg.rope_base, dtype)
-    scale = dtype.type(math.sqrt(hd))
+    cos, sin = rope_tables(T, cfg.head_dim, cfg.rope_base, dtype)
+    scale = dtype.type(math.sqrt(cfg.head_dim))
     mask = np.triu(np.full((T, T), -np.inf, dtype=dtype), k=1)
+    tables = (B, T, cos, sin, scale, mask)
+    post = cfg.norm_position == "post"
     x = params["embed_tokens.weight"][ids.reshape(-1).astype(np.int64)]          # (N, d)
-    layers, max_logits = [], []
+    layers, max_logits, head_max = [], [], []
     for i in range(cfg.n_layers):
         pre = f"layers.{i}."
-        c = {}
-        # attention sublayer: x + o_proj(attn(rope(q), rope(k), v)) on h1 = norm(x)
-        h1, c["n1"] = rms_norm(x, params[pre + "input_layernorm.weight"], eps)
-        q = _heads(K.x_wT(h1, params[pre + "self_attn.q_proj.weight"]), B, T, H, hd)
-        k = _heads(K.x_wT(h1, params[pre + "self_attn.k_proj.weight"]), B, T, H, hd)
-        v = _heads(K.x_wT(h1, params[pre + "self_attn.v_proj.weight"]), B, T, H, hd)
-        qr, kr = rope(q, cos, sin), rope(k, cos, sin)
-        S = K.bmm(qr, kr.transpose(0, 1, 3, 2)) / scale + mask                    # (B, H, T, T)
-        max_logits.append(float(S.max()))
-        P = np.exp(S - S.max(-1, keepdims=True))
-        P = P / P.sum(-1, keepdims=True)
-        att = _merge(K.bmm(P, v), B, T, d)                                         # (N, d)
-        x = x + K.x_wT(att, params[pre + "self_attn.o_proj.weight"])
-        # FFN sublayer: x + down(silu(gate(h2)) * up(h2)) on h2 = norm(x)
-        h2, c["n2"] = rms_norm(x, params[pre + "post_attention_layernorm.weight"], eps)
-        a = K.x_wT(h2, params[pre + "mlp.gate_proj.weight"])
-        b = K.x_wT(h2, params[pre + "mlp.up_proj.weight"])
-        sa = silu(a)
-        m = sa * b
-        x = x + K.x_wT(m, params[pre + "mlp.down_proj.weight"])
+        c: dict = {}
+        g_in, g_post = params[pre + "input_layernorm.weight"], params[pre + "post_attention_layernorm.weight"]
+        if post:    # Post-LN: x <- norm(x + attn(x)), then x <- norm(x + ffn(x))
+            out, top, heads = _attention(params, pre, x, cfg, K, tables, c)
+            x, c["n1"] = rms_norm(x + out, g_in, eps)
+            out = _ffn(params, pre, x, K, c)
+            x, c["n2"] = rms_norm(x + out, g_post, eps)
+        else:       # Pre-LN: x <- x + attn(norm(x)), then x <- x + ffn(norm(x))
+            h1, c["n1"] = rms_norm(x, g_in, eps)
+            out, top, heads = _attention(params, pre, h1, cfg, K, tables, c)
+            x = x + out
+            h2, c["n2"] = rms_norm(x, g_post, eps)
+            x = x + _ffn(params, pre, h2, K, c)
+        max_logits.append(top)
+        head_max.append(heads)
         if keep:
-            c.update(h1=h1, qr=qr, kr=kr, v=v, P=P, att=att, h2=h2, a=a, b=b, sa=sa, m=m)
             layers.append(c)
-    hf, nf = rms_norm(x, params["norm.weight"], eps)
+    if post:
+        hf, nf = x, None
+    else:
+        hf, nf = rms_norm(x, params["norm.weight"], eps)
     logits = K.x_wT(hf, params["embed_tokens.weight"])                              # tied head, (N, V)
-    cache = {"ids": ids, "cos": cos, "sin": sin, "scale": scale, "layers": layers, "hf": hf, "nf": nf}
+    t_out = None
+    if cfg.logit_softcap:                                                            # z <- c tanh(z / c)
+        logits, t_out = softcap(logits, cfg.logit_softcap)
+    cache = {"ids": ids, "tables": tables, "layers": layers, "hf": hf, "nf": nf, "t_out": t_out,
+             "head_max": head_max}
     return logits, max_logits, (cache if keep else None)
 
 
+def _objective(logits, targets, cfg: ModelConfig):
+    """Cross-entropy, the training objective (+ z-loss), the softmax and log Z per row."""
+    loss, probs, log_z = cross_entropy_log_z(logits, targets)
+    z_term = cfg.z_loss * float(np.mean(np.square(log_z, dtype=np.float64))) if cfg.z_loss else 0.0
+    return loss, loss + z_term, z_term, probs, log_z
+
+
 def loss_and_grads(params, ids, targets, cfg: ModelConfig, kernels=None):
-    """Mean cross-entropy of predicting targets (B, T) from ids (B, T), the gradient of every parameter
-    (same names, shapes and dtype), and the forward's diagnostics."""
+    """Mean cross-entropy of predicting targets (B, T) from ids (B, T), the gradient of the training objective
+    (cross-entropy + z-loss) for every parameter (same names, shapes and dtype), and the forward's diagnostics:
+    max attention logit (overall, per layer, per layer and head before any soft-cap), the objective and its
+    z-loss term, and the output's log Z (mean and max over the rows)."""
     K = _kernels.get(kernels)
     logits, max_logits, c = forward(params, ids, cfg, K, keep=True)
     ids = c["ids"]
     B, T = ids.shape
-    N, d, H, hd, eps = B * T, cfg.d_model, cfg.n_heads, cfg.head_dim, cfg.rms_eps
+    N, eps = B * T, cfg.rms_eps
     t = np.asarray(targets).reshape(-1).astype(np.int64)
-    loss, probs = cross_entropy(logits, t)
-    cos, sin, scale = c["cos"], c["sin"], c["scale"]
-    g = {}
+    loss, objective, z_term, probs, log_z = _objective(logits, t, cfg)
+    tables = c["tables"]
+    g: dict = {}
     # loss = mean(lse - logit[t])  ->  dlogits = (softmax - onehot) / N
+    dz = None
+    if cfg.z_loss:     # z_loss * mean(lse^2)  ->  + 2 z_loss lse softmax / N
+        dz = probs * (log_z[:, None] * probs.dtype.type(2 * cfg.z_loss / N))
     dlogits = probs
     dlogits[np.arange(N), t] -= 1
     dlogits /= dlogits.dtype.type(N)
+    if dz is not None:
+        dlogits = dlogits + dz
+    if c["t_out"] is not None:
+        dlogits = softcap_backward(dlogits, c["t_out"])
     E = params["embed_tokens.weight"]
     g["embed_tokens.weight"] = K.dyT_x(dlogits, c["hf"])                            # head's share of dE
-    dx, g["norm.weight"] = rms_norm_backward(K.dy_w(dlogits, E), params["norm.weight"], c["nf"])
+    dx = K.dy_w(dlogits, E)
+    post = cfg.norm_position == "post"
+    if not post:
+        dx, g["norm.weight"] = rms_norm_backward(dx, params["norm.weight"], c["nf"])
     for i in reversed(range(cfg.n_layers)):
         pre, L = f"layers.{i}.", c["layers"][i]
-        # x = x + m @ Wd.T
-        Wd = params[pre + "mlp.down_proj.weight"]
-        g[pre + "mlp.down_proj.weight"] = K.dyT_x(dx, L["m"])
-        dm = K.dy_w(dx, Wd)
-        # m = silu(a) * b
-        da = dm * L["b"] * silu_grad(L["a"])
-        db = dm * L["sa"]
-        g[pre + "mlp.gate_proj.weight"] = K.dyT_x(da, L["h2"])
-        g[pre + "mlp.up_proj.weight"] = K.dyT_x(db, L["h2"])
-        dh2 = K.dy_w(da, params[pre + "mlp.gate_proj.weight"]) + K.dy_w(db, params[pre + "mlp.up_proj.weight"])
-        dx2, g[pre + "post_attention_layernorm.weight"] = rms_norm_backward(
-            dh2, params[pre + "post_attention_layernorm.weight"], L["n2"])
-        dx = dx + dx2
-        # x = x + att @ Wo.T
-        g[pre + "self_attn.o_proj.weight"] = K.dyT_x(dx, L["att"])
-        datt = _heads(K.dy_w(dx, params[pre + "self_attn.o_proj.weight"]), B, T, H, hd)
-        # att = P @ v
-        P, v = L["P"], L["v"]
-        dP = K.bmm(datt, v.transpose(0, 1, 3, 2))
-        dv = K.bmm(P.transpose(0, 1, 3, 2), datt)
-        # P = softmax(S): dS = P * (dP - sum(dP * P));  S = qr @ kr.T / scale + mask
-        dS = P * (dP - np.sum(dP * P, axis=-1, keepdims=True))
-        dS = dS / scale
-        dqr = K.bmm(dS, L["kr"])
-        dkr = K.bmm(dS.transpose(0, 1, 3, 2), L["qr"])
-        dq = _merge(rope_backward(dqr, cos, sin), B, T, d)
-        dk = _merge(rope_backward(dkr, cos, sin), B, T, d)
-        dv = _merge(dv, B, T, d)
-        h1 = L["h1"]
-        dh1 = 0
-        for name, dy in (("q_proj", dq), ("k_proj", dk), ("v_proj", dv)):
-            g[pre + f"self_attn.{name}.weight"] = K.dyT_x(dy, h1)
-            dh1 = dh1 + K.dy_w(dy, params[pre + f"self_attn.{name}.weight"])
-        dx1, g[pre + "input_layernorm.weight"] = rms_norm_backward(
-            dh1, params[pre + "input_layernorm.weight"], L["n1"])
-        dx = dx + dx1
+        g_in, g_post = params[pre + "input_layernorm.weight"], params[pre + "post_attention_layernorm.weight"]
+        if post:
+            # x = norm(r2), r2 = x_mid + ffn(x_mid)
+            dr, g[pre + "post_attention_layernorm.weight"] = rms_norm_backward(dx, g_post, L["n2"])
+            dx = dr + _ffn_backward(params, pre, dr, K, L, g)
+            # x_mid = norm(r1), r1 = x_in + attn(x_in)
+            dr, g[pre + "input_layernorm.weight"] = rms_norm_backward(dx, g_in, L["n1"])
+            dx = dr + _attention_backward(params, pre, dr, cfg, K, tables, L, g)
+        else:
+            dh2 = _ffn_backward(params, pre, dx, K, L, g)
+            dx2, g[pre + "post_attention_layernorm.weight"] = rms_norm_backward(dh2, g_post, L["n2"])
+            dx = dx + dx2
+            dh1 = _attention_backward(params, pre, dx, cfg, K, tables, L, g)
+            dx1, g[pre + "input_layernorm.weight"] = rms_norm_backward(dh1, g_in, L["n1"])
+            dx = dx + dx1
     # x0 = E[ids]: scatter-add each row's gradient onto its token's embedding row
     np.add.at(g["embed_tokens.weight"], ids.reshape(-1).astype(np.int64), dx)
     grads = {name: g[name] for name in params}
-    return loss, grads, {"max_attn_logit": max(max_logits), "max_attn_logit_per_layer": max_logits}
+    diag = {"max_attn_logit": max(max_logits), "max_attn_logit_per_layer": max_logits,
+            "max_attn_logit_per_head": c["head_max"], "objective": objective, "z_loss": z_term,
+            "log_z_mean": float(np.mean(log_z, dtype=np.float64)), "log_z_max": float(np.max(log_z))}
+    return loss, grads, diag
 
 
 def loss_only(params, ids, targets, cfg: ModelConfig, kernels=None) -> float:
+    """The mean cross-entropy (what a held-out evaluation reports)."""
     logits, _, _ = forward(params, ids, cfg, kernels, keep=False)
     return cross_entropy(logits, np.asarray(targets).reshape(-1).astype(np.int64))[0]
+
+
+def objective_only(params, ids, targets, cfg: ModelConfig, kernels=None) -> float:
+    """The training objective loss_and_grads differentiates: cross-entropy + z-loss."""
+    logits, _, _ = forward(params, ids, cfg, kernels, keep=False)
+    return _objective(logits, np.asarray(targets).reshape(-1).astype(np.int64), cfg)[1]

@@ -1,19 +1,22 @@
 """The course's precomputed training runs, produced by one command from the same trainer the page runs:
 
-    python -m experiments.train.runs            # writes data/train_runs.json (only if an input changed)
-    python -m experiments.train.runs --force    # recompute anyway
+    python -m experiments.train.runs                      # every group's data file (only those whose inputs changed)
+    python -m experiments.train.runs --group stability    # one group
+    python -m experiments.train.runs --force              # recompute anyway
 
-Inputs: the training text (data/texts/sishu.txt), the run specs below (RUNS, data), and the trainer's source
-files; their sha256 is stored with the results as `inputs_sha256`, so the command skips the work when nothing
-changed and a test (tests/test_train_runs.py) fails when the stored results are stale. The build only reads the
-file. Everything above main() is computation without I/O.
+Each group (GROUPS: a name, its output file, the modules that define its runs, its compute function) is one data
+file. Its inputs: the training text (data/texts/sishu.txt), the trainer's source files (SOURCES) and the group's
+own modules; their sha256 is stored with the results as `inputs_sha256`, so the command skips a group when nothing
+it depends on changed and a test fails when stored results are stale. The build only reads the files.
+Everything above main() is computation without I/O.
 
-Two groups:
+The optimisation group (data/train_runs.json, lesson C5; its runs are defined in this module), two parts:
 - baseline: the course baseline (3,688,704 parameters, C4) trained for 300 steps of 4 x 32 characters with
   AdamW (lr 3e-3, b2 0.95, wd 0.1, clip 1.0), cosine to 10%, with a 30-step warmup and without one; every step's
   diagnostics, a held-out loss every 25 steps, and the first step's update/weight RMS per tensor.
 - race: the small live model (d 64, 2 layers) under SGD, Adam, AdamW and Muon, each at its usual lr times
   3^-3 ... 3^3, on the same seed and the same batches: the loss per step (the optimiser race's slider).
+The stability group (data/train_stability.json, lesson C8) is defined in runs_stability.py.
 """
 from __future__ import annotations
 
@@ -22,8 +25,10 @@ if __name__ == "__main__":       # before numpy loads: one BLAS thread (threads 
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import hashlib
+import importlib
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 from .schedule import Schedule
@@ -31,6 +36,21 @@ from .schedule import Schedule
 TEXT_FILE = "data/texts/sishu.txt"
 OUTPUT = "data/train_runs.json"
 SOURCES = ("kernels.py", "model.py", "optim.py", "schedule.py", "data.py", "trainer.py", "runs.py")
+
+
+@dataclass(frozen=True)
+class Group:
+    """One data file of precomputed runs: `compute` ("module:function" in experiments.train) takes (text,
+    inputs_sha256, progress) and returns the JSON document; `modules` (files in experiments/train/) besides
+    SOURCES are the group's own inputs."""
+    name: str
+    output: str
+    compute: str
+    modules: tuple = ()
+
+
+GROUPS = (Group("optimization", OUTPUT, "runs:compute"),
+          Group("stability", "data/train_stability.json", "runs_stability:compute", ("runs_stability.py",)))
 
 BASELINE = {"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 8,
             "num_key_value_heads": 8, "intermediate_size": 688, "vocab_size": 2048, "tie_word_embeddings": True,
@@ -131,11 +151,25 @@ def compute(text: str, inputs_sha256: str, progress=None) -> dict:
     return result
 
 
-def inputs_hash(root: Path) -> str:
+def group(name: str) -> Group:
+    for g in GROUPS:
+        if g.name == name:
+            return g
+    raise ValueError(f"group: expected one of {[g.name for g in GROUPS]}, got {name!r}")
+
+
+def inputs_hash(root: Path, name: str = "optimization") -> str:
+    """sha256 over the text, the trainer's sources and the group's own modules (path and bytes of each)."""
+    g = group(name)
     h = hashlib.sha256()
-    for rel in [TEXT_FILE] + [f"experiments/train/{s}" for s in SOURCES]:
+    for rel in [TEXT_FILE] + [f"experiments/train/{s}" for s in SOURCES + tuple(g.modules)]:
         h.update(rel.encode() + b"\0" + (root / rel).read_bytes() + b"\0")
     return h.hexdigest()
+
+
+def _compute_of(g: Group):
+    module, fn = g.compute.split(":")
+    return getattr(importlib.import_module(f"{__package__}.{module}"), fn)
 
 
 def main(argv=None) -> int:
@@ -144,25 +178,31 @@ def main(argv=None) -> int:
     import time
     ap = argparse.ArgumentParser(prog="python -m experiments.train.runs", description=__doc__.split("\n")[0])
     ap.add_argument("--force", action="store_true", help="recompute even if the inputs are unchanged")
+    ap.add_argument("--group", choices=[g.name for g in GROUPS], action="append",
+                    help="only this group (repeatable; default: every group)")
     ap.add_argument("--root", default=str(Path(__file__).resolve().parents[2]))
     args = ap.parse_args(argv)
     root = Path(args.root)
-    digest = inputs_hash(root)
-    out = root / OUTPUT
-    if out.exists() and not args.force:
-        try:
-            if json.loads(out.read_text(encoding="utf-8")).get("inputs_sha256") == digest:
-                print(f"{OUTPUT}: up to date (inputs {digest[:12]})")
-                return 0
-        except json.JSONDecodeError:
-            pass
-    t0 = time.time()
-    result = compute((root / TEXT_FILE).read_text(encoding="utf-8"), digest,
-                     progress=lambda msg: print(f"  {time.time() - t0:6.0f} s  {msg}", file=sys.stderr, flush=True))
-    tmp = out.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(result, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
-    tmp.replace(out)
-    print(f"{OUTPUT}: written in {time.time() - t0:.0f} s (inputs {digest[:12]})")
+    for g in GROUPS:
+        if args.group and g.name not in args.group:
+            continue
+        digest = inputs_hash(root, g.name)
+        out = root / g.output
+        if out.exists() and not args.force:
+            try:
+                if json.loads(out.read_text(encoding="utf-8")).get("inputs_sha256") == digest:
+                    print(f"{g.output}: up to date (inputs {digest[:12]})")
+                    continue
+            except json.JSONDecodeError:
+                pass
+        t0 = time.time()
+        result = _compute_of(g)((root / TEXT_FILE).read_text(encoding="utf-8"), digest,
+                                progress=lambda msg, t0=t0: print(f"  {time.time() - t0:6.0f} s  {msg}",
+                                                                  file=sys.stderr, flush=True))
+        tmp = out.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(result, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+        tmp.replace(out)
+        print(f"{g.output}: written in {time.time() - t0:.0f} s (inputs {digest[:12]})")
     return 0
 
 

@@ -5,7 +5,9 @@ A step: loss and gradients on one batch (model.loss_and_grads); the global gradi
 (torch.nn.utils.clip_grad_norm_'s rule); the optimiser's update at the schedule's lr for this step.
 Diagnostics per step (plain floats, JSON-ready): loss, lr, the global norm before clipping, each tensor's
 gradient norm, each tensor's update RMS / weight RMS (before the update), and the largest attention logit
-(q.k / sqrt(hd)) in any layer. Everything is drawn from numpy Generators seeded by `seed`: the same spec gives
+(q.k / sqrt(hd)) in any layer; with the stability diagnostics (stability_diagnostics, lesson C8) also each
+layer's max logit, the output's log Z (mean and max over the batch's rows) and the z-loss term. After the update,
+QK-Clip (qk_clip_rescale) when the model sets qk_clip. Everything is drawn from numpy Generators seeded by `seed`: the same spec gives
 the same numbers on every run.
 """
 from __future__ import annotations
@@ -85,6 +87,10 @@ class Trainer:
         updates = self.optimizer.step(self.params, grads, lr)
         out = {"step": self.step_index + 1, "lr": lr, "loss": loss, "grad_norm": total,
                "clipped": bool(clip and total > clip), "max_attn_logit": diag["max_attn_logit"]}
+        out.update(stability_diagnostics(diag))
+        if self.spec.model.qk_clip:
+            out["qk_clipped_heads"] = qk_clip_rescale(self.params, diag["max_attn_logit_per_head"],
+                                                      self.spec.model)
         if detail:
             out["grad_norms"] = norms
             out["update_ratio"] = {k: (rms(u) / w_rms[k] if w_rms[k] else 0.0) for k, u in updates.items()}
@@ -95,3 +101,31 @@ class Trainer:
     def evaluate(self, held_out_ids, max_windows: int = 16) -> float:
         x, y = eval_windows(held_out_ids, self.spec.seq_len, max_windows)
         return M.loss_only(self.params, x, y, self.spec.model, self.kernels)
+
+
+# ---- lesson C8's additions: the stability diagnostics and QK-Clip ---------------------------------------------
+
+def stability_diagnostics(diag: dict) -> dict:
+    """The forward's stability readings as plain floats: each layer's max attention logit, the output's log Z
+    (mean and max over the rows) and the z-loss term of the objective (0 when off)."""
+    return {"max_attn_logit_per_layer": list(diag["max_attn_logit_per_layer"]),
+            "log_z_mean": diag["log_z_mean"], "log_z_max": diag["log_z_max"], "z_loss": diag["z_loss"]}
+
+
+def qk_clip_rescale(params: dict, head_max: list, cfg: M.ModelConfig) -> int:
+    """QK-Clip (Kimi K2, arXiv 2507.20534, section 2.1): for each layer and head whose largest logit
+    S_max = max q.k / sqrt(hd) over this step's batch exceeded tau = cfg.qk_clip, scale that head's rows of W_q
+    and of W_k by sqrt(tau / S_max) each, so that the same q.k would now give exactly tau (RoPE is linear, so
+    the rotation does not change this). Applied after the optimiser's update; returns how many heads it scaled."""
+    tau, hd = cfg.qk_clip, cfg.head_dim
+    scaled = 0
+    for i, per_head in enumerate(head_max):
+        for h, s_max in enumerate(per_head):
+            if not s_max > tau:
+                continue
+            f = math.sqrt(tau / s_max)
+            for name in ("q_proj", "k_proj"):
+                w = params[f"layers.{i}.self_attn.{name}.weight"]
+                w[h * hd:(h + 1) * hd] *= w.dtype.type(f)
+            scaled += 1
+    return scaled

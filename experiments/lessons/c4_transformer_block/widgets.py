@@ -355,7 +355,24 @@ def ledger_compare_view(o: dict, data) -> dict:
 
 
 def evolution_view(o: dict, data) -> dict:
-    return {"table": data.evolution}
+    return {"table": link_chapter_mentions(data.evolution, chapter_links(data.course))}
+
+
+def link_chapter_mentions(value, links: dict):
+    """The evolution table with each mention of a written chapter ("C8") made a Markdown link to its page (the
+    cells are rendered as Markdown); a planned or absent chapter stays plain text."""
+    import re
+    if isinstance(value, dict):
+        return {k: link_chapter_mentions(v, links) for k, v in value.items()}
+    if isinstance(value, list):
+        return [link_chapter_mentions(v, links) for v in value]
+    if not isinstance(value, str):
+        return value
+
+    def link(m):
+        href = (links.get(m.group(1)) or {}).get("href")
+        return f"[{m.group(1)}]({href})" if href else m.group(1)
+    return re.sub(r"(?<![\w\[])(C\d+\+?)(?![\w+])", link, value)
 
 
 def crossover_view(o: dict, data) -> dict:

@@ -14,14 +14,14 @@ LESSON = Lesson(
     numbers="numbers:register",
     widgets=(
         Widget("c5-race", "c5_race.html", "widgets:race_view", {"multiplier": 0}, script=_JS,
-               needs=("charts.js",), states="widgets:race_states", calls={"c5_race": "widgets:race"}),
+               needs=("training.js", "charts.js"), states="widgets:race_states", calls={"c5_race": "widgets:race"}),
         Widget("c5-schedule", "c5_schedule.html", "widgets:schedule_view", {"kind": "cosine", "warmup": 30},
-               script=_JS, needs=("charts.js",), states="widgets:schedule_states",
+               script=_JS, needs=("training.js", "charts.js"), states="widgets:schedule_states",
                calls={"c5_schedule": "widgets:schedule"}),
-        Widget("c5-first-step", "c5_first_step.html", "widgets:first_step_view", {}, script=_JS,
+        Widget("c5-first-step", "c5_first_step.html", "widgets:first_step_view", {}, script=_JS, needs=("training.js",),
                calls={"c5_first_step": "widgets:first_step"}),
         Widget("c5-live", "c5_live.html", "widgets:live_view", {"optimizer": "adamw", "multiplier": 0},
-               script=_JS, needs=("charts.js",),
+               script=_JS, needs=("training.js", "charts.js"),
                calls={"c5_train_start": "widgets:train_start", "c5_train_step": "widgets:train_step"}),
     ),
 )

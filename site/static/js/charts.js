@@ -120,14 +120,15 @@
         yaxis: axis({ title: { text: spec.ytitle || "" }, rangemode: "tozero" }) }) };
     }
     if (spec.kind === "xy") {   // named series, each with its own x: {series: [{name, mode, color, x, y, text}], xtitle, ytitle}
-      // optional: xlog (a log x axis), xrange / yrange ([low, high] in data units; a log axis's range is its log10)
+      // optional: xlog / ylog (log axes), xrange / yrange ([low, high] in data units; a log axis's range is its log10)
       const data = spec.series.map((s) => ({ type: "scatter", mode: s.mode || "lines", name: s.name, x: s.x, y: s.y,
         text: s.text, hovertemplate: hover, line: { color: s.color }, marker: { color: s.color, size: 9 } }));
       const xaxis = axis({ title: { text: narrow ? wrap(spec.xtitle || "") : spec.xtitle || "" } });
       if (spec.xlog) xaxis.type = "log";
       if (spec.xrange) xaxis.range = spec.xlog ? spec.xrange.map(log10) : spec.xrange;
       const yaxis = axis({ title: { text: narrow ? wrap(spec.ytitle || "") : spec.ytitle || "" } });
-      if (spec.yrange) yaxis.range = spec.yrange; else yaxis.rangemode = "tozero";
+      if (spec.ylog) yaxis.type = "log";
+      if (spec.yrange) yaxis.range = spec.yrange; else if (!spec.ylog) yaxis.rangemode = "tozero";
       return { data: data, layout: Object.assign(layout, { showlegend: true,   // the legend below, as every chart's
         xaxis: xaxis, yaxis: yaxis }) };
     }

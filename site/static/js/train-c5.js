@@ -5,96 +5,19 @@
  * window.courseWidgets' public API (mount, bind, call, fill, chart, latest, live, getState, setState, showError,
  * el).
  *
- * The training worker is the course's worker.js started as worker.js#train (a third instance beside the widgets'
- * and the code cells' workers), so training never delays another widget's answer and the page never waits for
- * it: one request per training step ({id, fn: "experiments.api:c5_train_step", args}), the next sent only when
- * the previous one has answered, so 暂停 takes effect after at most one step. It is started on the first 开始 or
- * 算这一步, fetches the course's text once, and is terminated when the page is left (pagehide).
+ * The training worker and the text are training.js's (window.courseTrainer): one request per training step
+ * ({id, fn: "experiments.api:c5_train_step", args}), the next sent only when the previous one has answered.
  * Numbers a learner reads are formatted by Python (experiments/lessons/c5_optimization/widgets.py).
  *
- * For tests and the bench: window.courseTraining = {state, steps, busyMs, inflight} (steps answered, time spent
- * waiting for them, requests not answered yet), and each live widget root carries data-state = idle | loading | running | paused | done | error.
+ * For tests and the bench: window.courseTraining (training.js's stats: steps answered, time spent waiting for
+ * them, requests not answered yet), and each live widget root carries data-state = idle | loading | running | paused | done | error.
  */
 (function () {
   "use strict";
   const W = window.courseWidgets;
-  const stats = { state: "idle", steps: 0, busyMs: 0, inflight: 0 };
-  window.courseTraining = stats;
 
-  // -- the training worker --------------------------------------------------------------------------------------
-  const trainer = (function () {
-    let worker = null, nextId = 1, failed = null;
-    const pending = new Map();
-    function url() {
-      const s = document.querySelector("script[data-worker]");
-      return s ? new URL("#train", new URL(s.dataset.worker, document.baseURI)) : null;
-    }
-    function fail(text) {
-      failed = text;
-      pending.forEach((p) => p.reject(new Error(text)));
-      pending.clear();
-    }
-    function start() {
-      if (worker || failed) return;
-      const u = url();
-      if (!u) { fail("页面没有指明 Python 运行时的位置"); return; }
-      try {
-        worker = new Worker(u);
-      } catch (e) {
-        fail("浏览器不允许在这个页面上启动 Python 运行时");
-        return;
-      }
-      stats.state = "loading";
-      worker.onmessage = (event) => {
-        const m = event.data || {};
-        if (m.type === "status") {
-          stats.state = m.state;
-          if (m.state === "error") fail("Python 运行时加载失败：" + (m.detail || ""));
-          return;
-        }
-        if (m.type === "packages") {
-          if (m.error) fail("numpy 未能加载：" + m.error);
-          return;
-        }
-        const p = pending.get(m.id);
-        if (!p) return;
-        pending.delete(m.id);
-        if (m.ok) p.resolve(m.result); else p.reject(new Error(m.error));
-      };
-      worker.onerror = (event) => { event.preventDefault(); fail(event.message || "训练线程启动失败"); };
-    }
-    function call(name, args) {
-      start();
-      if (failed) return Promise.reject(new Error(failed));
-      stats.inflight += 1;
-      return new Promise((resolve, reject) => {
-        const id = nextId++;
-        pending.set(id, { resolve: resolve, reject: reject });
-        worker.postMessage({ id: id, fn: "experiments.api:" + name, args: args });
-      }).finally(() => { stats.inflight -= 1; });
-    }
-    function stop() {
-      if (worker) worker.terminate();
-      worker = null;
-      fail("训练已停止");
-      failed = null;
-      stats.state = "idle";
-    }
-    window.addEventListener("pagehide", stop);
-    return { call: call, stop: stop };
-  })();
-
-  const texts = new Map();
-  function text(path) {   // the course's training text, fetched once
-    if (!texts.has(path)) {
-      texts.set(path, fetch(new URL(path, document.baseURI)).then((r) => {
-        if (!r.ok) throw new Error("训练文本下载失败（HTTP " + r.status + "）");
-        return r.text();
-      }));
-      texts.get(path).catch(() => texts.delete(path));
-    }
-    return texts.get(path);
-  }
+  const trainer = window.courseTrainer;   // training.js: the page's training worker
+  const text = trainer.text;
 
   function builtDefault(select) {   // the option the build selected: the URL leaves it out
     return (Array.from(select.options).find((o) => o.defaultSelected) || select.options[0]).value;
@@ -113,8 +36,7 @@
     const out = (name) => box.querySelector('output[name="' + name + '"]');
     const stateText = box.querySelector(".c5-live-state");
     const base = specOf(root);
-    const textPath = box.dataset.text;
-    let session = null, running = false, generation = 0, series = null, drawn = 0, drawTimer = 0;
+    let series = null, drawn = 0, drawTimer = 0;
 
     const saved = { optimizer: W.getState(ns, "optimizer"), multiplier: W.getState(ns, "multiplier") };
     if (saved.optimizer && opt.querySelector('option[value="' + saved.optimizer + '"]')) opt.value = saved.optimizer;
@@ -141,28 +63,19 @@
       if (now) go(); else if (!drawTimer) drawTimer = setTimeout(go, 400);
     }
 
-    function reset() {
-      generation += 1;
-      clearTimeout(drawTimer);
-      drawTimer = 0;
-      running = false;
-      session = null;
-      series = null;
-      drawn = 0;
-      ["step", "loss", "lr", "held_out"].forEach((k) => { out(k).textContent = k === "step" ? "0" : "—"; });
-      W.chart(root, base);
-      W.showError(root, "");
-      setState("idle", "（尚未开始；训练在后台的独立线程里进行，页面其他部分照常可用）");
-    }
-
-    async function loop(gen) {
-      while (running && gen === generation) {
-        const t0 = performance.now();
-        const r = await trainer.call("c5_train_step", [session, 1]);
-        if (gen !== generation) return;
-        stats.busyMs += performance.now() - t0;
-        for (const s of r.steps) {
-          stats.steps += 1;
+    const blank = () => ["step", "loss", "lr", "held_out"].forEach((k) => { out(k).textContent = k === "step" ? "0" : "—"; });
+    const runner = trainer.run({
+      text: box.dataset.text,
+      startCall: (t) => ["c5_train_start", [t, opt.value, Number(lr.value), 0]],
+      stepCall: "c5_train_step",
+      state: setState,
+      began: (r) => {
+        blank();
+        series = { name: "你的小模型 · " + r.optimizer + " · lr " + r.lr, mode: "lines", color: "#d62728",
+                   x: [], y: [], text: [] };
+      },
+      steps: (rows, running) => {
+        for (const s of rows) {
           series.x.push(s.step);
           series.y.push(s.loss);
           series.text.push("你的模型 第 " + s.step + " 步：" + s.loss_text);
@@ -172,47 +85,34 @@
           if (s.held_out_text) out("held_out").textContent = s.held_out_text;
         }
         draw(!running);               // (paused during this step: draw it now, the run stops here)
-        if (r.done) {
-          running = false;
-          const last = r.steps[r.steps.length - 1];
-          setState("done", last && last.loss === null ? "（loss 变成了非有限值：学习率太大，训练发散了。请重置后换一个学习率）"
-            : "（已经训练到上限步数）");
-          draw(true);
-        }
-      }
-    }
-
-    async function start() {
-      W.showError(root, "");
-      running = true;
-      const gen = generation;
-      try {
-        if (session === null) {
-          setState("loading", "（正在启动训练线程、加载 Python 和 numpy，第一次要几秒…）");
-          const t = await text(textPath);
-          if (gen !== generation) return;
-          const r = await trainer.call("c5_train_start", [t, opt.value, Number(lr.value), 0]);
-          if (gen !== generation) return;
-          session = r.session;
-          ["step", "loss", "lr", "held_out"].forEach((k) => { out(k).textContent = k === "step" ? "0" : "—"; });
-          series = { name: "你的小模型 · " + r.optimizer + " · lr " + r.lr, mode: "lines", color: "#d62728",
-                     x: [], y: [], text: [] };
-        }
-        if (!running) return;
-        setState("running", "（训练中）");
-        await loop(gen);
-      } catch (e) {
-        if (gen !== generation) return;
-        running = false;
-        session = null;              // the worker's run is gone (or never began): 开始 starts a fresh one
+      },
+      done: (rows) => {
+        const last = rows[rows.length - 1];
+        setState("done", last && last.loss === null ? "（loss 变成了非有限值：学习率太大，训练发散了。请重置后换一个学习率）"
+          : "（已经训练到上限步数）");
+        draw(true);
+      },
+      failed: (e) => {
         W.showError(root, W.learnerMessage(e));
         setState("error", "（训练出错，已停止）");
-      }
+      },
+    });
+
+    function reset() {
+      runner.reset();
+      clearTimeout(drawTimer);
+      drawTimer = 0;
+      series = null;
+      drawn = 0;
+      blank();
+      W.chart(root, base);
+      W.showError(root, "");
+      setState("idle", "（尚未开始；训练在后台的独立线程里进行，页面其他部分照常可用）");
     }
 
-    startB.addEventListener("click", () => { start(); });
+    startB.addEventListener("click", () => { W.showError(root, ""); runner.start(); });
     pauseB.addEventListener("click", () => {
-      running = false;
+      runner.pause();
       setState("paused", "（已暂停；点开始继续）");
       draw(true);
     });
@@ -220,7 +120,7 @@
     for (const [el, key] of [[opt, "optimizer"], [lr, "multiplier"]]) {
       el.addEventListener("change", () => {
         keep(ns, key, el);
-        if (session !== null) reset();   // a run keeps its optimiser and lr: another choice starts afresh
+        if (runner.started()) reset();   // a run keeps its optimiser and lr: another choice starts afresh
         stateText.textContent = "（已选 " + opt.selectedOptions[0].textContent + "、学习率" + lr.selectedOptions[0].textContent +
           "；点开始训练）";
       });

@@ -1,0 +1,51 @@
+"""Lesson C8's calculators: what a run of the stability grid shows, and which stability devices a config uses.
+
+Plain functions of plain values (a run record of data/train_stability.json, a ledger), used by the numbers, the
+build's widget views and the tests alike.
+"""
+from __future__ import annotations
+
+import math
+
+TAIL = 10           # steps averaged for a run's "final" training loss
+
+
+def peak(series: list) -> float:
+    """The largest finite value of a recorded series (inf when the run diverged to a non-finite value)."""
+    vals = [v for v in series if v is not None]
+    return max(vals) if len(vals) == len(series) else math.inf
+
+
+def final(series: list, tail: int = TAIL) -> float:
+    vals = [v for v in series[-tail:] if v is not None]
+    return sum(vals) / len(vals) if vals and len(vals) == len(series[-tail:]) else math.inf
+
+
+def spikes(grad_norm: list, clip: float) -> int:
+    """Steps whose gradient norm (before clipping) exceeded `clip` x 5: what a team reads as a spike here."""
+    return sum(1 for g in grad_norm if g is None or g > 5 * clip)
+
+
+def qk_norm_params(ledger) -> tuple[int, int]:
+    """(QK-norm gains in one attention layer, in the whole model) from a ledger's tree: the q_norm / k_norm
+    leaves, summed per attention block (the largest block is "per layer"; the whole model counts every copy)."""
+    per_block: dict[str, int] = {}
+    total = 0
+    for node in ledger.root.walk():
+        if not node.children and node.key.rsplit("/", 1)[-1].startswith(("q_norm", "k_norm")):
+            block = node.key.rsplit("/", 1)[0]
+            per_block[block] = per_block.get(block, 0) + node.count
+            total += node.count * ledger.root.multiplicity(node.key)
+    return max(per_block.values(), default=0), total
+
+
+def devices(config: dict, ledger) -> dict:
+    """Which stability devices a config.json (its text part) records: QK-norm (the ledger has q_norm / k_norm
+    gains), the two soft-caps (Gemma 2's keys), the norms around each sublayer, the init std."""
+    tc = config.get("text_config", config)
+    per_layer, total = qk_norm_params(ledger)
+    keys = [n.key for n in ledger.root.walk()]
+    sandwich = any(k.endswith(("post_feedforward_layernorm", "post_feedforward_layernorm/weight")) for k in keys)
+    return {"qk_norm_per_layer": per_layer, "qk_norm_total": total,
+            "attn_softcap": tc.get("attn_logit_softcapping"), "final_softcap": tc.get("final_logit_softcapping"),
+            "sandwich_norm": sandwich, "init_std": tc.get("initializer_range"), "total": ledger.total}

@@ -1,0 +1,163 @@
+"""C8 训练稳定性 — the lesson's numbers (c8.*): measured by the trainer's stability runs
+(data/train_stability.json, passed in as data["train_stability"]), read from the course's configs through the
+ledger engine, and cited figures (kind "cited", named c8.cited_*).
+
+A measured number names the run it comes from; a comparison between runs is left to the lesson's claims.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from ...errors import CourseError
+from ...expr import Const, RealDiv, Sqrt, Sym
+from . import calc
+
+RUNS = "课程训练代码预先算好的稳定性训练记录"      # data/train_stability.json
+TRAINER = "课程的训练代码"
+
+CITED = {
+    "k2_tau": (100, "Kimi K2 训练时 QK-Clip 的阈值 τ", "Kimi 团队 2025（Kimi K2 技术报告，arXiv 2507.20534）：训练 K2 时 QK-Clip 取 τ = 100", "n"),
+    "k2_tokens_t": ("15.5", "Kimi K2 预训练的 token 数（万亿）", "Kimi 团队 2025（Kimi K2 技术报告）：15.5T token，全程没有 loss 尖峰", "x1"),
+    "palm_z": ("0.0001", "PaLM 的 z-loss 系数", "Chowdhery 等 2022（PaLM，arXiv 2204.02311）训练设置：z_loss = 10⁻⁴·log²Z", "e0"),
+    "clip": ("1.0", "常用的梯度全局范数裁剪阈值", "Touvron 等 2023（Llama 2 论文）2.2 节：gradient clipping 1.0", "x1"),
+}
+
+# the grid's settings the lesson cites, as toggles switched on (everything else off)
+ONLY = {"off": (), "warm": ("warmup",), "post": ("post_ln",), "post_warm": ("post_ln", "warmup"),
+        "qknorm": ("qk_norm",), "clip": ("qk_clip",), "z": ("z_loss",), "cap": ("softcap",),
+        "all": ("warmup", "qk_norm", "z_loss")}
+ONLY_ZH = {"off": "不加任何措施", "warm": "只开预热", "post": "Post-LN、不预热", "post_warm": "Post-LN 加预热",
+           "qknorm": "只开 QK-norm", "clip": "只开 QK-Clip", "z": "只开 z-loss", "cap": "只开软封顶",
+           "all": "预热 + QK-norm + z-loss"}
+
+
+def grid_key(toggles: list, on: tuple) -> str:
+    return "-".join(f"{t}{int(t in on)}" for t in toggles)
+
+
+def _runs(data) -> dict:
+    runs = (data or {}).get("train_stability")
+    if not runs:
+        raise CourseError("data/train_stability.json: missing or empty; make it with: "
+                          "python -m experiments.train.runs --group stability")
+    return runs
+
+
+def _f(x) -> Fraction:
+    return Fraction(str(x))
+
+
+def register(reg, models, course=None, data=None) -> None:
+    if data is None:
+        return
+    runs = _runs(data)
+    for name, (value, label, src, style) in CITED.items():
+        reg.add(f"c8.cited_{name}", label, value=Fraction(value) if isinstance(value, str) else value,
+                sources=(src,), kind="cited", style=style)
+    setting = RUNS + "的设定"
+    reg.add("c8.lr", "稳定性实验的峰值学习率（AdamW）", value=_f(runs["lr"]), sources=(setting,), kind="value",
+            style="e0")
+    reg.add("c8.lr_factor", "它是 C5 里 AdamW 常用学习率的几倍", value=runs["lr_factor"], sources=(setting,),
+            kind="value")
+    reg.add("c8.steps", "稳定性实验每次训练的步数", value=runs["steps"], sources=(setting,), kind="value")
+    reg.add("c8.warmup", "打开预热时的预热步数", value=runs["warmup"], sources=(setting,), kind="value")
+    reg.add("c8.tail", "一次训练的「最后 loss」取最后几步的平均", value=calc.TAIL, sources=(TRAINER,), kind="value")
+    reg.add("c8.runs", "预先算好的开关组合数", value=len(runs["grid"]), sources=(setting,), kind="count")
+    reg.add("c8.tau", "实验里 QK-Clip 的阈值 τ（与 Kimi K2 相同）", value=_f(runs["tau"]), sources=(setting,),
+            kind="value", style="n")
+    reg.add("c8.z", "实验里 z-loss 的系数（与 PaLM 相同）", value=_f(runs["z_loss"]), sources=(setting,),
+            kind="value", style="e0")
+    spec = runs["grid"][grid_key(runs["toggles"], ())]["spec"]
+    hd = spec["model"]["d_model"] // spec["model"]["n_heads"]
+    reg.add("c8.hd", "小模型每个头的维度 head_dim", value=hd, sources=(setting,), kind="value")
+    reg.add("c8.qk_bound", "QK-norm 后、增益为 1 时注意力 logit 的上界 √head_dim",
+            Sqrt(Sym("head_dim", hd)), kind="ratio", style="x0", sources=(TRAINER,))
+    reg.add("c8.clip_model", "实验里的梯度裁剪阈值", value=_f(spec["clip"]), sources=(setting,), kind="value",
+            style="x1")
+
+    for short, on in ONLY.items():
+        r = runs["grid"][grid_key(runs["toggles"], on)]
+        run_src = (RUNS + "：" + ONLY_ZH[short],)
+        reg.add(f"c8.logit_{short}", f"{ONLY_ZH[short]}：训练中注意力 logit 的最大值",
+                value=_f(calc.peak(r["max_attn_logit"])), sources=run_src, kind="measured", style="x1")
+        reg.add(f"c8.loss_{short}", f"{ONLY_ZH[short]}：最后 {calc.TAIL} 步训练 loss 的平均",
+                value=_f(round(calc.final(r["loss"]), 6)), sources=run_src, kind="measured", style="x2")
+        reg.add(f"c8.held_{short}", f"{ONLY_ZH[short]}：训练结束时留出文本上的 loss",
+                value=_f(r["eval_loss"]), sources=run_src, kind="measured", style="x2")
+        reg.add(f"c8.logz_{short}", f"{ONLY_ZH[short]}：最后 {calc.TAIL} 步输出 log Z 的平均",
+                value=_f(round(calc.final(r["log_z"]), 6)), sources=run_src, kind="measured", style="x2")
+        reg.add(f"c8.gnorm_{short}", f"{ONLY_ZH[short]}：训练中梯度全局范数（裁剪前）的最大值",
+                value=_f(calc.peak(r["grad_norm"])), sources=run_src, kind="measured", style="x1")
+        reg.add(f"c8.gnorm0_{short}", f"{ONLY_ZH[short]}：第 1 步的梯度全局范数",
+                value=_f(r["grad_norm"][0]), sources=run_src, kind="measured", style="x2")
+        reg.add(f"c8.spikes_{short}", f"{ONLY_ZH[short]}：梯度范数超过裁剪阈值 5 倍的步数",
+                value=calc.spikes(r["grad_norm"], spec["clip"]), sources=run_src, kind="measured")
+    # step 1 runs before any update: every setting that keeps the model's structure starts from this logit
+    reg.add("c8.logit0", "第 1 步（更新之前）注意力 logit 的最大值，取自只开预热那次",
+            value=_f(runs["grid"][grid_key(runs["toggles"], ("warmup",))]["max_attn_logit"][0]),
+            sources=(RUNS + "：只开预热，第 1 步",), kind="measured", style="x2")
+    reg.add("c8.clipped_heads", "只开 QK-Clip 时，被缩放过的（步, 头）次数",
+            value=runs["grid"][grid_key(runs["toggles"], ("qk_clip",))]["qk_clipped_heads"],
+            sources=(RUNS + "：只开 QK-Clip",), kind="measured")
+    reg.add("c8.qknorm_factor", "不加措施与只开 QK-norm 的最大注意力 logit 之比",
+            RealDiv(Sym("不加措施", float(reg["c8.logit_off"].value)), Sym("QK-norm", float(reg["c8.logit_qknorm"].value))),
+            kind="ratio", style="x0", sources=(RUNS,))
+    ri = runs["residual_init_none"]
+    reg.add("c8.logit_resnone", "不做残差缩放初始化（其余不加措施）：最大注意力 logit",
+            value=_f(calc.peak(ri["max_attn_logit"])), sources=(RUNS + "：残差缩放初始化关闭",), kind="measured",
+            style="x1")
+    reg.add("c8.gnorm0_resnone", "不做残差缩放初始化：第 1 步的梯度全局范数", value=_f(ri["grad_norm"][0]),
+            sources=(RUNS + "：残差缩放初始化关闭",), kind="measured", style="x2")
+
+    # Xiong et al.'s scaling at initialisation: the last layer's down_proj gradient vs depth
+    xi = runs["xiong"]
+    depths = xi["depths"]
+    reg.add("c8.depth_max", "初始化梯度实验的最大层数", value=depths[-1], sources=(setting,), kind="value")
+    for key, zh in (("pre_none", "Pre-LN、普通初始化"), ("post_none", "Post-LN、普通初始化"),
+                    ("pre_gpt2", "Pre-LN、残差缩放初始化")):
+        for i, L in ((0, depths[0]), (-1, depths[-1])):
+            reg.add(f"c8.xg_{key}_{L}", f"{zh}，{L} 层时最后一层 down_proj 的初始梯度范数",
+                    value=_f(xi[key][i][-1]), sources=(RUNS + f"：初始化时第一批数据，{zh}",), kind="measured",
+                    style="e1" if key.startswith("post") else "x3")
+    reg.add("c8.xiong_sqrt", f"√{depths[-1]}（Xiong 等预言的 Pre-LN 缩小倍数）",
+            Sqrt(Sym("L", depths[-1])), kind="ratio", style="x0", sources=("Xiong 等 2020（arXiv 2002.04745）定理 1",))
+
+    # residual-scaled init: the anchor's residual stream at initialisation, and the baseline's std
+    anchor = models.get("anchor")
+    base = models.get("baseline")
+    if anchor is not None:
+        L = anchor.cfg()["L"]
+        reg.add("c8.anchor_L", "锚点模型的层数", L, sources=anchor.src("L"), kind="config", symbols=anchor.keys)
+        reg.add("c8.resid_std_plain", "不缩放：2L 次单位方差写入后残差流的标准差 √(1 + 2L)",
+                Sqrt(Const(1) + Const(2) * L), kind="ratio", style="x2", sources=anchor.src("L"))
+        reg.add("c8.resid_std_scaled", "每次写入方差缩到 1/(2L)：标准差 √(1 + 2L · 1/(2L))",
+                Sqrt(Const(1) + Const(2) * L * (Const(1) / (Const(2) * L))), kind="ratio", style="x2",
+                sources=anchor.src("L"))
+    if base is not None:
+        from ...train import model as M
+        from ...train.runs import BASELINE
+        cfg = M.ModelConfig.from_hf(BASELINE)
+        std = RealDiv(Sym("σ", cfg.init_std), Sqrt(Const(2) * Sym("L", cfg.n_layers)))
+        assert math.isclose(std.value, M.init_std(cfg, "layers.0.mlp.down_proj.weight"))
+        reg.add("c8.base_std_out", "基线 o_proj、down_proj 的初始化标准差 0.02/√(2L)", std, kind="ratio",
+                style="x5", sources=(TRAINER + "：GPT-2 式初始化，基线 L = " + str(cfg.n_layers),))
+
+    # which models use what, from their configs
+    for alias in ("qwen3_8b", "gemma_2_9b", "anchor", "llama7b"):
+        mn = models.get(alias)
+        if mn is None:
+            continue
+        dev = calc.devices(mn.doc["config"], mn.ledger)
+        reg.add(f"c8.{alias}_qknorm_layer", f"{mn.name} 每个注意力层 QK-norm 的参数",
+                value=dev["qk_norm_per_layer"], sources=(mn.where + "：q_norm、k_norm（账本引擎）",), kind="count")
+        reg.add(f"c8.{alias}_qknorm_total", f"{mn.name} 全部 QK-norm 的参数", value=dev["qk_norm_total"],
+                sources=(mn.where + "：q_norm、k_norm（账本引擎）",), kind="count")
+        reg.add(f"c8.{alias}_qknorm_share", f"{mn.name} 的 QK-norm 参数占总参数的比例",
+                RealDiv(Sym("QK-norm", dev["qk_norm_total"]), Sym("总参数", dev["total"])), kind="ratio",
+                style="pct", sources=(mn.where,))
+        if dev["attn_softcap"] is not None:
+            reg.add(f"c8.{alias}_attn_cap", f"{mn.name} 的注意力 logit 封顶值", value=_f(dev["attn_softcap"]),
+                    sources=(mn.where + "：attn_logit_softcapping",), kind="config", style="n")
+            reg.add(f"c8.{alias}_final_cap", f"{mn.name} 的输出 logit 封顶值", value=_f(dev["final_softcap"]),
+                    sources=(mn.where + "：final_logit_softcapping",), kind="config", style="n")

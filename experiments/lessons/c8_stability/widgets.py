@@ -1,0 +1,171 @@
+"""Lesson C8's widgets: "break it, then fix it" and the table of stability devices in the course's configs.
+
+break_fix_view embeds the precomputed run of every toggle setting (data/train_stability.json): the page switches
+between them with no Python. train_start / train_step run the same setting live in the page's training worker
+(site/static/js/train-c8.js over training.js), one step per message, with the very code that made the stored
+runs: on the same seed the live numbers are the stored ones within float32 rounding.
+"""
+from __future__ import annotations
+
+import math
+
+from ...format import n
+from ...widget import uses
+from . import calc
+
+TOGGLE_ZH = {"warmup": "学习率预热", "post_ln": "Post-LN（归一化放在残差相加之后）", "qk_norm": "QK-norm",
+             "qk_clip": "QK-Clip", "z_loss": "z-loss", "softcap": "logit 软封顶"}
+SERIES = (("loss", "训练 loss（nats/字）", False), ("grad_norm", "梯度全局范数（裁剪前）", True),
+          ("max_attn_logit", "注意力 logit 的最大值", True))
+EVERY = 3                       # the page's charts take every 3rd step (and the last)
+MAX_STEPS_PER_CALL = 20
+
+
+def _runs(data) -> dict:
+    runs = data.train_stability
+    if not runs:
+        raise data.option_error("data", "data/train_stability.json (make it with: "
+                                "python -m experiments.train.runs --group stability)")
+    return runs
+
+
+def num_text(x, digits: int = 3) -> str:
+    return "—" if x is None or not math.isfinite(x) else f"{x:.{digits}g}"
+
+
+def toggle_label(runs: dict, name: str) -> str:
+    extra = {"warmup": f"（{runs['warmup']} 步）", "qk_clip": f"（τ = {runs['tau']:g}）",
+             "z_loss": f"（系数 {runs['z_loss']:g}）", "softcap": "（注意力 {:g}、输出 {:g}）".format(*runs["caps"])}
+    return TOGGLE_ZH[name] + extra.get(name, "")
+
+
+def run_summary(r: dict, clip: float) -> dict:
+    """What the readout shows for one run, as text."""
+    return {"max_logit": num_text(calc.peak(r["max_attn_logit"])), "loss": num_text(calc.final(r["loss"]), 4),
+            "held_out": num_text(r["eval_loss"], 4), "log_z": num_text(calc.final(r["log_z"]), 3),
+            "grad_peak": num_text(calc.peak(r["grad_norm"])), "spikes": str(calc.spikes(r["grad_norm"], clip))}
+
+
+def _thin(series: list) -> tuple[list, list]:
+    idx = list(range(0, len(series), EVERY))
+    if idx and idx[-1] != len(series) - 1:
+        idx.append(len(series) - 1)
+    return [i + 1 for i in idx], [series[i] for i in idx]
+
+
+def break_fix_tables(runs: dict) -> dict:
+    """key -> {summary, series: {metric: {x, y}}} for every run of the grid."""
+    out = {}
+    for key, r in runs["grid"].items():
+        series = {}
+        for metric, _, _ in SERIES:
+            x, y = _thin(r[metric])
+            series[metric] = {"x": x, "y": y, "t": [num_text(v, 4) for v in y]}
+        out[key] = {"summary": run_summary(r, r["spec"]["clip"]), "series": series}
+    return out
+
+
+def _series(name: str, color: str, s: dict) -> dict:
+    """A chart series from a table's {x, y, t} (the hover text reads "name 第 k 步：value")."""
+    return {"name": name, "color": color, "x": s["x"], "y": s["y"],
+            "text": [f"{name} 第 {x} 步：{t}" for x, t in zip(s["x"], s["t"])]}
+
+
+def chart_spec(metric: str, title: str, log: bool, runs_series: list) -> dict:
+    spec: dict = {"kind": "xy", "title": title, "xtitle": "训练步", "ytitle": title, "series": runs_series}
+    if log:
+        spec["ylog"] = True
+    return spec
+
+
+def break_fix_view(o: dict, data) -> dict:
+    from ...train.runs import TEXT_FILE
+    runs = _runs(data)
+    toggles = runs["toggles"]
+    for name in toggles:
+        if o[name] not in (0, 1):
+            raise data.option_error(name, "0 or 1", o[name])
+    key = "-".join(f"{t}{int(o[t])}" for t in toggles)
+    off = "-".join(f"{t}0" for t in toggles)
+    tables = break_fix_tables(runs)
+    charts = []
+    for metric, title, log in SERIES:
+        series = [_series("不加任何措施（预先算好）", "#7f7f7f", tables[off]["series"][metric]),
+                  _series("当前开关（预先算好）", "#1f77b4", tables[key]["series"][metric])]
+        charts.append({"metric": metric, "title": title, "spec": chart_spec(metric, title, log, series)})
+    spec = runs["grid"][off]["spec"]
+    m = spec["model"]
+    V, d, L, F = m["vocab_size"], m["d_model"], m["n_layers"], m["d_ff"]
+    return {"tables": tables, "toggles": [(t, toggle_label(runs, t), int(o[t])) for t in toggles], "names": toggles,
+            "tail": calc.TAIL,
+            "key": key, "off": off, "x": tables[key]["summary"], "off_x": tables[off]["summary"],
+            "charts": charts, "steps": runs["steps"], "lr": f"{runs['lr']:g}", "lr_factor": runs["lr_factor"],
+            "model": {"d": d, "L": L, "h": m["n_heads"], "d_ff": F, "V": V},
+            "params": n(V * d + L * (4 * d * d + 3 * d * F + 2 * d) + d), "text_path": TEXT_FILE}
+
+
+# -- the live run --------------------------------------------------------------------------------------------------
+_SESSION: dict = {}
+
+
+@uses("numpy")
+def train_start(text: str, toggles: dict, seed: int = 0) -> dict:
+    """A fresh live run of one grid setting (toggles: name -> 0/1, every toggle of the grid): its session id."""
+    from ...train import runs_stability as S
+    from ...train.data import CharTokenizer, split
+    from ...train.trainer import Trainer
+    names = [t for t, _ in S.TOGGLES]
+    if not isinstance(toggles, dict) or sorted(toggles) != sorted(names) or \
+            any(v not in (0, 1) for v in toggles.values()):
+        raise ValueError(f"开关：应为 {'、'.join(names)} 各取 0 或 1，实际是 {toggles!r}")
+    tok = CharTokenizer.from_text(text)
+    train_ids, _ = split(tok.encode(text), 0.1)
+    spec = S.spec(toggles, tok.vocab_size)
+    if seed:
+        from dataclasses import replace
+        spec = replace(spec, seed=int(seed))
+    sid = _SESSION.get("id", 0) + 1
+    _SESSION.clear()                         # one live run at a time
+    _SESSION.update(id=sid, trainer=Trainer(spec, train_ids), total=S.STEPS, key=S.key(toggles))
+    return {"session": sid, "key": _SESSION["key"], "steps": S.STEPS}
+
+
+@uses("numpy")
+def train_step(session: int, steps: int = 1) -> dict:
+    """Up to `steps` more steps of the live run: per step its loss, gradient norm, max attention logit, log Z
+    (raw floats, None when not finite) and their text."""
+    import numpy as np
+    if _SESSION.get("id") != session:
+        raise ValueError("这次训练已被重置，请重新开始。")
+    tr = _SESSION["trainer"]
+    rows: list[dict] = []
+    with np.errstate(over="ignore", invalid="ignore"):
+        while len(rows) < max(1, min(int(steps), MAX_STEPS_PER_CALL)) and tr.step_index < _SESSION["total"]:
+            d = tr.step(detail=False)
+            row = {"step": d["step"]}
+            for k in ("loss", "grad_norm", "max_attn_logit", "log_z_mean"):
+                row[k] = d[k] if math.isfinite(d[k]) else None
+                row[k + "_text"] = num_text(d[k], 4)
+            rows.append(row)
+            if row["loss"] is None:
+                break
+    done = tr.step_index >= _SESSION["total"] or (bool(rows) and rows[-1]["loss"] is None)
+    return {"steps": rows, "done": done}
+
+
+# -- which models use which device -----------------------------------------------------------------------------------
+def devices_rows(models) -> list[dict]:
+    rows = []
+    for alias, mn in models:
+        dev = calc.devices(mn.doc["config"], mn.ledger)
+        rows.append({"name": mn.name,
+                     "qk_norm": f"有，每层 {n(dev['qk_norm_per_layer'])} 个参数" if dev["qk_norm_per_layer"] else "无",
+                     "softcap": (f"注意力 {dev['attn_softcap']:g}、输出 {dev['final_softcap']:g}"
+                                 if dev["attn_softcap"] is not None else "无"),
+                     "norms": "子层前后各一个（三明治）" if dev["sandwich_norm"] else "子层之前（Pre-LN）",
+                     "init": f"{dev['init_std']:g}" if dev["init_std"] is not None else "未写"})
+    return rows
+
+
+def devices_view(o: dict, data) -> dict:
+    return {"rows": devices_rows(data.choices())}
