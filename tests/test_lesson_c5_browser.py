@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_fixtures import open_lesson, open_without_python, table, updates, wait_update
+from browser_fixtures import COUNT_UPDATES, open_lesson, open_without_python, table, updates, wait_update
 from experiments.lessons.c5_optimization import widgets as C5
 
 ROOT = Path(__file__).resolve().parent.parent
