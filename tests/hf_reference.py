@@ -153,11 +153,12 @@ def hf_param_count(config: dict) -> int:
     return total
 
 
-_VISION = re.compile(r"(^|\.)(visual|vision_tower|vision_model)\.")
-_LAYER = re.compile(r"^(?:model\.(?:language_model\.)?layers|transformer\.h)\.(\d+)\.")
-_EMBEDDING = re.compile(r"^(?:model\.(?:language_model\.)?embed_tokens|transformer\.(?:wte|wpe))\.")
-_FINAL_NORM = re.compile(r"^(?:model\.(?:language_model\.)?(?:norm|final_layernorm)|transformer\.ln_f)\.")
-_LM_HEAD = re.compile(r"^lm_head\.")
+_VISION = re.compile(r"(^|\.)(visual|vision_tower|vision_model|mm_projector|multi_modal_projector|embed_vision)\.")
+_TEXT = r"(?:model\.(?:language_model\.)?|language_model\.model\.)"   # (Kimi-K2.5: language_model.model.*)
+_LAYER = re.compile(r"^(?:" + _TEXT + r"layers|transformer\.h)\.(\d+)\.")
+_EMBEDDING = re.compile(r"^(?:" + _TEXT + r"embed_tokens|transformer\.(?:wte|wpe))\.")
+_FINAL_NORM = re.compile(r"^(?:" + _TEXT + r"(?:norm|final_layernorm)|transformer\.ln_f)\.")
+_LM_HEAD = re.compile(r"^(?:language_model\.)?lm_head\.")
 
 
 def _layer_group_names(config: dict, n_layers: int, moe_layers: set[int]) -> list[str]:

@@ -430,3 +430,30 @@ def _mla_swap(config: dict, ledger: Ledger, swap: str, T: int, kv_heads: int) ->
     score = h * (qk + v_dim)
     return {"cache_bytes": cache, "attn_flops": n * 2 * score * T, "total": ledger.total + delta,
             "active": ledger.active_per_token + delta}
+
+
+# -- what each stability device and the indexer cost in parameters ---------------------------------------------
+def stability_params(ledger: Ledger) -> dict:
+    """Parameters of the stability devices in the text backbone: {"qk_norm": q_norm + k_norm weights,
+    "sinks": attention sinks (one logit per head), "extra_norms": the norms after each sublayer of a sandwich
+    layout (post_attention / post_feedforward where a pre_feedforward norm also exists)}. Soft-capping and
+    clipping have none."""
+    out = {"qk_norm": 0, "sinks": 0, "extra_norms": 0}
+    for g in _layer_groups(ledger):
+        att = _attention(g)
+        if att is not None:
+            for c in att.children:
+                if c.name != "indexer" and c.name.split(".")[0] in ("q_norm", "k_norm", "q_layernorm", "k_layernorm"):
+                    out["qk_norm"] += g.n * c.count
+                if c.name == "sinks":
+                    out["sinks"] += g.n * c.count
+        names = {c.name for c in g.children if c.kind == "norm"}
+        if "pre_feedforward_layernorm" in names:
+            out["extra_norms"] += g.n * sum(c.count for c in g.children if c.kind == "norm" and (
+                c.name == "post_attention_layernorm" or c.name.startswith("post_feedforward")))
+    return out
+
+
+def indexer_params(ledger: Ledger) -> int:
+    """Parameters of every DSA indexer in the text backbone (0 without one)."""
+    return _named_sum(ledger, "indexer")[0]
