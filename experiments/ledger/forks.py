@@ -31,7 +31,7 @@ from . import Ledger, ledger_of
 from .arch import layer_runs
 from .config import Reader
 from .tree import Node
-from .views import MIXER_KINDS, cache_bytes_per_sequence, param_flops_per_token
+from .views import MIXER_KINDS, cache_bytes_per_sequence, kv_bytes_per_token, param_flops_per_token
 
 BF16_BYTES = 2
 
@@ -219,7 +219,7 @@ def card_of(config: dict, ledger: Ledger) -> dict:
         "embedding": {"vocab": a.vocab_size, "tied": a.tied_embeddings, "params": emb,
                       "share": emb / ledger.total if ledger.total else 0.0},
         "mtp": mtp_cost(ledger),
-        "kv_bytes_per_token": kv_bytes_at(ledger, 1),
+        "kv_bytes_per_token": kv_bytes_per_token(ledger),   # (the layers whose cache grows with T)
     }
     return card
 

@@ -53,7 +53,7 @@ def _model(reg, alias: str, mn) -> None:
             reg.add(f"{p}.cache_{key}_gb", f"{mn.name}：一条 {T:,} token 序列的缓存（BF16，GB）",
                     Sym("缓存字节", F.kv_bytes_at(L, T)) / GB, kind="ratio", style="x2", sources=(mn.where + LEDGER,))
     reg.add(f"{p}.kv_per_token", f"{mn.name}：每多一个 token，缓存多出的字节（BF16，看全文的层）",
-            value=card["kv_bytes_per_token"] and F.kv_bytes_at(L, 2) - F.kv_bytes_at(L, 1), kind="bytes",
+            value=card["kv_bytes_per_token"], kind="bytes",
             sources=(mn.where + LEDGER,))
     reg.add(f"{p}.active_share", f"{mn.name}：每 token 激活参数占总参数的比例",
             Sym("激活参数", L.active_per_token) / Sym("总参数", L.total), kind="ratio", style="pct",
