@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments.ledger import ledger_of, views
 from experiments.ledger import forks as F
+from experiments.ledger import ledger_of, views
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = sorted((ROOT / "data" / "models").glob("*/config.json")) + [
