@@ -126,3 +126,19 @@ def test_what_if_no_shared_removes_the_shared_experts():
     other = ledger_of(no_shared)
     assert x["total"] - ledger.mtp == other.total - other.mtp
     assert x["active"] == other.active_per_token
+
+
+def test_rotary_share_from_every_spelling():
+    """partial_rotary_factor nested in rope_parameters (Qwen3.5), MiniMax-M2's rotary_dim / head_dim, MLA's rotary
+    part of the query-key width, and transformers' default where the config names none (Qwen3.8)."""
+    def share(model_id):
+        return F.fork_card(_config(ROOT / "data" / "models" / model_id / "config.json"))["position"]["rope_share"]
+    q35 = _config(ROOT / "data" / "models" / "qwen3.5-35b-a3b" / "config.json")
+    assert share("qwen3.5-35b-a3b") == q35["text_config"]["rope_parameters"]["partial_rotary_factor"]
+    mm = _config(ROOT / "data" / "models" / "minimax-m2.5" / "config.json")
+    assert share("minimax-m2.5") == mm["rotary_dim"] / mm["head_dim"]
+    ds = _config(ROOT / "data" / "models" / "deepseek-v3.2" / "config.json")
+    assert share("deepseek-v3.2") == ds["qk_rope_head_dim"] / (ds["qk_rope_head_dim"] + ds["qk_nope_head_dim"])
+    assert "partial_rotary_factor" not in json.dumps(_config(ROOT / "data" / "models" / "qwen3.8-27b" / "config.json"))
+    assert share("qwen3.8-27b") == F.ROTARY_DEFAULTS["qwen3_5"]
+    assert share("llama-2-7b") == 1.0

@@ -77,7 +77,7 @@ def test_context_slider(page):
     for i in (0, 8):
         change(page, ".c15-context", {".c15-t": i}, ".c15-t", "input")
         want = calc.context_rows(pairs(), calc.T_STOPS[i])
-        assert table(page, ".c15-context-rows") == [[r["name"], r["cache"], r["flops"] + r["sparse"], r["note"]]
+        assert table(page, ".c15-context-rows") == [[r["name"], r["cache"], r["flops"], r["dense"], r["note"]]
                                                     for r in want["rows"]]
 
 

@@ -123,6 +123,34 @@ def _norm_type(ledger: Ledger) -> str:
     return "layernorm" if "bias" in {c.name.split(".")[-1] for c in node.walk()} else "rmsnorm"
 
 
+# the share of a head that RoPE rotates when the config names none: transformers' defaults for these model types
+# (Qwen3NextConfig / Qwen3_5Config and Glm4MoeConfig __post_init__ set partial_rotary_factor 0.25 and 0.5)
+ROTARY_DEFAULTS = {"qwen3_next": 0.25, "qwen3_5": 0.25, "qwen3_5_moe": 0.25, "glm4_moe": 0.5}
+
+
+def _fraction(v) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= 1 else None
+
+
+def _rotary_share(text: dict, family: str) -> float:
+    """partial_rotary_factor, at the text config's top or in rope_parameters (per layer type: the first), else
+    rotary_dim / head_dim (MiniMax-M2's legacy key), else the model type's default, else 1."""
+    own = _fraction(text.get("partial_rotary_factor"))
+    if own is not None:
+        return own
+    params = text.get("rope_parameters")
+    if isinstance(params, dict):
+        nested = [params] + [v for v in params.values() if isinstance(v, dict)]
+        for p in nested:
+            got = _fraction(p.get("partial_rotary_factor"))
+            if got is not None:
+                return got
+    dim, head = text.get("rotary_dim"), text.get("head_dim")
+    if isinstance(dim, int) and isinstance(head, int) and 0 < dim <= head:
+        return dim / head
+    return ROTARY_DEFAULTS.get(family, 1.0)
+
+
 # -- the card --------------------------------------------------------------------------------------------------
 def attention_kind(ledger: Ledger, layer_type: str, indexer: Indexer | None) -> str:
     """The kind of one layer type's token mixer."""
@@ -170,14 +198,11 @@ def card_of(config: dict, ledger: Ledger) -> dict:
             attn_names |= _names(att, skip="indexer")   # (the indexer's own k_norm is not a QK-norm)
     grows = a.n_full
     emb = ledger.sum_kind("embedding") + ledger.sum_kind("lm_head")
-    partial = r.config.get("partial_rotary_factor")
     if "d_rope" in a.symbols:       # MLA: a rotary part of qk_rope_head_dim beside qk_nope_head_dim
         rope_dims = r.int("qk_rope_head_dim")
         rope_share = rope_dims / (rope_dims + r.int("qk_nope_head_dim"))
-    elif isinstance(partial, (int, float)) and not isinstance(partial, bool) and 0 < partial <= 1:
-        rope_share = float(partial)
     else:
-        rope_share = 1.0
+        rope_share = _rotary_share(r.config, a.family)
     no_rope = r.config.get("no_rope_layers")
     attn_layers = sum(1 for t in a.layer_types if a.mixer(t).kv_elems_per_token)
     if isinstance(no_rope, list) and len(no_rope) == a.n_layers and all(v in (0, 1) for v in no_rope):

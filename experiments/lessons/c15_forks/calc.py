@@ -8,20 +8,27 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ...format import format_value, gb, n, pct, sci
+from ...format import format_value, gb, n, pct, sci, signed_pct
 from ...ledger import forks as F
 from ...ledger import ledger_of
 
 # context lengths the slider stops at: 4K to 1M tokens, each power of two
 T_STOPS = [2 ** e for e in range(12, 21)]
-KIND_ZH = {"mha": "MHA", "gqa": "GQA", "mqa": "MQA", "mla": "MLA", "sliding": "滑动窗口", "chunked": "分块注意力",
-           "linear": "线性注意力（GDN）", "mamba": "Mamba", "sparse": "MLA + DSA 稀疏", "compressed": "压缩注意力",
+KIND_ZH = {"mha": "MHA", "gqa": "GQA", "mqa": "MQA", "mla": "MLA", "sliding": "滑窗", "chunked": "分块",
+           "linear": "线性 GDN", "mamba": "Mamba", "sparse": "MLA + DSA 稀疏", "compressed": "压缩注意力",
            "none": "无注意力"}
 PLACEMENT_ZH = {"pre": "前置", "sandwich": "前后夹心", "post": "后置", "other": "其他"}
 NORM_ZH = {"rmsnorm": "RMSNorm", "layernorm": "LayerNorm", "other": "其他"}
 SWAP_ZH = {"none": "不换（原 config）", "no_linear": "不要线性层：GDN / Mamba 层全换成本模型的全注意力层",
            "no_sliding": "不要滑窗：窗口层改看全部上下文", "mla_to_gqa": "MLA 换成 GQA（KV 头数可选）",
            "no_indexer": "去掉 DSA 索引器：回到稠密 MLA", "no_shared": "去掉共享专家"}
+SWAP_NOTE = {"none": "原 config，什么都不换。",
+             "no_linear": "每个线性注意力（或 Mamba）层换成这个模型自己的一层全注意力：参数照它数，缓存和打分照它算。",
+             "no_sliding": "窗口层保留自己的头，只是不再只看最近的窗口，而是看全部上下文。",
+             "mla_to_gqa": "MLA 的潜向量换成 GQA 的 K、V：K 的头宽取 qk_nope_head_dim + qk_rope_head_dim，V 取 "
+                           "v_head_dim，q、k、v、o 四个投影按这个宽度重数参数；有索引器的一并去掉。",
+             "no_indexer": "去掉每层的 DSA 索引器：缓存少了索引键，注意力回到对全部 T 个 token 做 MLA。",
+             "no_shared": "去掉每个 MoE 层里人人都用的共享专家，路由专家不变。"}
 SORTS = ("listed", "kv", "active", "vocab")
 SORT_ZH = {"listed": "课程顺序", "kv": "每 token 缓存（小到大）", "active": "激活比例（小到大）", "vocab": "词表（大到小）"}
 
@@ -127,8 +134,8 @@ def context_rows(models: list, T: int) -> dict:
         f = F.attention_flops(config, ledger, T)
         beyond = T > ledger.arch.context_length
         rows.append({"name": name, "cache": gb(F.kv_bytes_at(ledger, T)), "flops": sci(f["total"]),
-                     "note": f"超出原生长度 {n(ledger.arch.context_length)}" if beyond else "",
-                     "sparse": f"（稠密要 {sci(f['dense'])}）" if f["dense"] != f["total"] else ""})
+                     "dense": sci(f["dense"]) if f["dense"] != f["total"] else "—",
+                     "note": f"超出原生长度 {n(ledger.arch.context_length)}" if beyond else ""})
     return {"T": n(T), "T_short": _tokens(T), "rows": rows}
 
 
@@ -154,7 +161,8 @@ def what_if_view(config: dict, swap: str, T: int, kv_heads: int = 8) -> dict:
     for key, label, fmt in (("cache_bytes", f"一条 {n(T)} token 序列的缓存（BF16）", gb),
                             ("attn_flops", "每生成一个 token 的注意力计算（FLOPs）", sci),
                             ("total", "总参数", n), ("active", "每 token 激活参数", n)):
-        change = Fraction(s[key], b[key]) if b[key] else Fraction(1)
+        change = Fraction(s[key], b[key]) - 1 if b[key] else Fraction(0)
         rows.append({"label": label, "base": fmt(b[key]), "swapped": fmt(s[key]),
-                     "change": "不变" if s[key] == b[key] else f"× {format_value(change, 'x2')}"})
-    return {"applies": True, "note": SWAP_ZH[swap], "rows": rows, "allowed": allowed}
+                     "change": "不变" if s[key] == b[key] else signed_pct(change, 2 if abs(change) < Fraction(1, 100)
+                                                                         else 1)})
+    return {"applies": True, "note": SWAP_NOTE[swap], "rows": rows, "allowed": allowed}

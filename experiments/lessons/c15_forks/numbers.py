@@ -28,6 +28,9 @@ def register(reg, models, course=None) -> None:
             _model(reg, alias, models[alias])
     if DSA_MODEL in models:
         _dsa(reg, models[DSA_MODEL])
+    for key, T in T_POINTS.items():
+        reg.add(f"c15.T.{key}", f"本课比较缓存用的上下文长度 T（{T:,} 个 token）", value=T, kind="tokens",
+                sources=("本课取的比较点：2 的整数次幂",))
     present = [a for a in FORK_MODELS if a in models]
     if present:
         reg.add("c15.n_models", "分歧图里的模型数", value=len(present), kind="config", sources=("本课分歧图",))
@@ -67,6 +70,13 @@ def _model(reg, alias: str, mn) -> None:
             sources=(mn.where + LEDGER,))
     reg.add(f"{p}.layers", f"{mn.name}：层数", value=card["layers"], kind="config",
             sources=_src(mn, mn.keys.get("L", "num_hidden_layers")))
+    windows = sorted({run["window"] for run in card["attention"] if run["window"]})
+    if len(windows) == 1:
+        reg.add(f"{p}.window", f"{mn.name}：滑动窗口（或分块）的长度", value=windows[0], kind="tokens",
+                sources=_src(mn, mn.keys.get("W") or mn.keys.get("W_chunk") or "sliding_window"))
+    for key, v in card["norm"]["softcap"].items():
+        reg.add(f"{p}.{key}", f"{mn.name}：config 里的 {key}", value=Fraction(str(v)), kind="config", style="x0",
+                sources=_src(mn, key))
     m = card["mtp"]
     if m["modules"]:
         reg.add(f"{p}.mtp_params", f"{mn.name}：MTP 模块的参数", value=m["params"], sources=(mn.where + LEDGER,))
