@@ -32,6 +32,7 @@ def test_card_agrees_with_the_ledger(path):
     parts = views.breakdown(ledger)
     assert card["embedding"]["params"] == parts["embedding"] + parts.get("lm_head", 0)
     assert card["mtp"]["params"] == ledger.mtp
+    assert card["ffn"]["gated"] == (a.ffn_matrices == 3)
     assert card["kv_bytes_per_token"] == views.kv_bytes_per_token(ledger)
     if a.moe is None:
         assert card["moe"] is None
@@ -99,7 +100,10 @@ def test_stability_devices_and_positions():
     scout = _config(ROOT / "data" / "models" / "llama-4-scout-17b-16e" / "config.json")
     L = scout["text_config"]["num_hidden_layers"]
     assert F.fork_card(scout)["position"]["nope_layers"] == L // 4
-    assert F.fork_card(_config(ROOT / "data" / "models" / "gpt2" / "config.json"))["position"]["scheme"] == "learned"
+    gpt2 = F.fork_card(_config(ROOT / "data" / "models" / "gpt2" / "config.json"))
+    assert gpt2["position"]["scheme"] == "learned" and gpt2["ffn"] == {"gated": False, "act": "gelu_new"}
+    assert gpt2["norm"]["type"] == "layernorm"
+    assert card["ffn"] == {"gated": True, "act": cfg["hidden_activation"]}
     olmo = F.fork_card(_config(ROOT / "tests" / "fixtures" / "models" / "olmo-2-1124-13b" / "config.json"))
     assert olmo["norm"]["placement"] == "post"
 

@@ -58,7 +58,7 @@ def change(page, root: str, values: dict, fire: str, event: str = "change") -> N
     wait_update(page, widget, before)
 
 
-MAP_KEYS = ("name", "attention", "hybrid", "kv", "moe", "active", "norm", "position", "vocab", "mtp")
+MAP_KEYS = ("name", "attention", "hybrid", "kv", "ffn", "moe", "active", "norm", "position", "vocab", "mtp")
 
 
 def map_rows(x: dict) -> list[list[str]]:

@@ -6,7 +6,8 @@ has attention sinks, one holding an ``indexer`` runs DeepSeek Sparse Attention's
 decoder layer holds give their placement), the MoE facts (``Arch.moe``), and a few keys the ledger does not need
 for counting, read here through the engine's ``Reader`` at the text config's path: ``index_topk``,
 ``index_n_heads``, ``index_head_dim`` (DSA), ``attn_logit_softcapping`` / ``final_logit_softcapping`` (Gemma 2),
-``partial_rotary_factor`` and ``no_rope_layers`` (RoPE on part of a head, or not at all in some layers).
+``partial_rotary_factor`` and ``no_rope_layers`` (RoPE on part of a head, or not at all in some layers), and the
+FFN's activation (``hidden_act``, Gemma's ``hidden_activation``, GPT-2's ``activation_function``).
 
 The cost models the forks need (formulas, per generated token, one sequence):
 - Dense attention over T cached tokens: 2 · score_width · min(T, window) FLOPs per layer (views.py).
@@ -218,6 +219,8 @@ def card_of(config: dict, ledger: Ledger) -> dict:
         rope_share, nope_layers = 0.0, 0
     softcap = {k: r.config.get(k) for k in ("attn_logit_softcapping", "final_logit_softcapping")
                if isinstance(r.config.get(k), (int, float)) and not isinstance(r.config.get(k), bool)}
+    act = next((r.config[k] for k in ("hidden_act", "hidden_activation") if isinstance(r.config.get(k), str)),
+               config.get("activation_function") if isinstance(config.get("activation_function"), str) else None)
     r.check()
     moe = a.moe
     card = {
@@ -234,6 +237,7 @@ def card_of(config: dict, ledger: Ledger) -> dict:
         "moe": None if moe is None else {"experts": moe.n_experts, "top_k": moe.top_k, "shared": moe.n_shared,
                                          "dense_layers": moe.n_dense_layers or 0, "moe_layers": moe.n_moe_layers,
                                          "expert_d_ff": moe.expert_d_ff},
+        "ffn": {"gated": a.ffn_matrices == 3, "act": act},
         "total": ledger.total, "active": ledger.active_per_token, "text_backbone": ledger.text_backbone,
         "norm": {"placement": _norm_placement(groups), "type": _norm_type(ledger),
                  "qk_norm": bool(attn_names & {"q_norm", "k_norm", "q_layernorm", "k_layernorm"}),

@@ -66,6 +66,14 @@ def moe_text(card: dict) -> str:
     return out
 
 
+def ffn_text(card: dict) -> str:
+    f = card["ffn"]
+    act = f["act"] or ""
+    if f["gated"]:
+        return "SwiGLU" if act in ("silu", "swish") else "GeGLU" if act.startswith("gelu") else f"门控（{act}）"
+    return f"两层 MLP（{act or '未注明'}）"
+
+
 def norm_text(card: dict) -> str:
     x = card["norm"]
     out = f"{PLACEMENT_ZH[x['placement']]} {NORM_ZH[x['type']]}"
@@ -102,7 +110,7 @@ def mtp_text(card: dict) -> str:
 
 
 def card_row(name: str, card: dict) -> dict:
-    return {"name": name, "attention": attention_text(card), "hybrid": hybrid_text(card), "moe": moe_text(card),
+    return {"name": name, "attention": attention_text(card), "hybrid": hybrid_text(card), "moe": moe_text(card), "ffn": ffn_text(card),
             "active": pct(Fraction(card["active"], card["total"])), "norm": norm_text(card),
             "position": position_text(card), "vocab": vocab_text(card), "mtp": mtp_text(card),
             "kv": n(card["kv_bytes_per_token"])}
