@@ -10,7 +10,8 @@ _C15 = "widgets-c15.js"
 # the fork map's rows: this year's releases beside the course's earlier models (aliases from data/course.json or
 # model ids with dots and dashes as underscores)
 FORK_MODELS = ["llama7b", "deepseek_v3", "deepseek_v3_2", "glm_5", "kimi_k2_5", "minimax_m2_5", "qwen3_next_80b_a3b",
-               "qwen3_5_35b_a3b", "anchor", "gpt_oss_120b", "mimo_v2_flash", "gemma_2_9b", "llama_4_scout_17b_16e"]
+               "qwen3_5_35b_a3b", "anchor", "gpt_oss_120b", "mimo_v2_flash", "gemma_2_9b", "gemma_4_26b_a4b",
+               "llama_4_scout_17b_16e"]
 MAP_DEFAULTS = {"models": FORK_MODELS, "sort": "listed"}
 CONTEXT_DEFAULTS = {"models": FORK_MODELS, "T": 131072}
 WHAT_IF_DEFAULTS = {"models": FORK_MODELS, "model": "deepseek_v3_2", "swap": "no_indexer", "T": 131072,
