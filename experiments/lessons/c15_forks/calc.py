@@ -147,6 +147,19 @@ def context_rows(models: list, T: int) -> dict:
     return {"T": n(T), "T_short": _tokens(T), "rows": rows}
 
 
+def context_chart(models: list) -> dict:
+    """The 'lines' chart: each model's cache per sequence (GB, BF16) against T, over the slider's stops up to the
+    model's own context length (a series stops there)."""
+    series = []
+    for name, config in models:
+        ledger = ledger_of(config)
+        y = [float(Fraction(F.kv_bytes_at(ledger, T), 10**9)) if T <= ledger.arch.context_length else None
+             for T in T_STOPS]
+        series.append({"name": name, "y": y})
+    return {"kind": "lines", "title": "一条序列的缓存随上下文变长", "x": list(T_STOPS), "xlog": True,
+            "xtitle": "上下文长度 T（对数轴）", "ytitle": "缓存（GB，BF16）", "series": series}
+
+
 def what_if_view(config: dict, swap: str, T: int, kv_heads: int = 8) -> dict:
     """One model with one fork swapped: the base and the swapped values side by side, and the change."""
     card = F.fork_card(config)

@@ -41,7 +41,8 @@ def context_view(o: dict, data) -> dict:
     if o["T"] not in calc.T_STOPS:
         raise data.option_error("T", "one of " + ", ".join(map(str, calc.T_STOPS)), o["T"])
     return {"stops": calc.T_STOPS, "index": calc.T_STOPS.index(o["T"]), "T": o["T"],
-            "x": calc.context_rows(_pairs(models), o["T"]), "aliases": [a for a, _ in models]}
+            "x": calc.context_rows(_pairs(models), o["T"]), "aliases": [a for a, _ in models],
+            "spec": calc.context_chart(_pairs([data.model(a, key="chart") for a in o["chart"]]))}
 
 
 def context_states(o: dict, data) -> list:
