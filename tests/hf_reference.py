@@ -153,11 +153,17 @@ def hf_param_count(config: dict) -> int:
     return total
 
 
-_VISION = re.compile(r"(^|\.)(visual|vision_tower|vision_model)\.")
-_LAYER = re.compile(r"^(?:model\.(?:language_model\.)?layers|transformer\.h)\.(\d+)\.")
-_EMBEDDING = re.compile(r"^(?:model\.(?:language_model\.)?embed_tokens|transformer\.(?:wte|wpe))\.")
-_FINAL_NORM = re.compile(r"^(?:model\.(?:language_model\.)?(?:norm|final_layernorm)|transformer\.ln_f)\.")
-_LM_HEAD = re.compile(r"^lm_head\.")
+_VISION = re.compile(r"(^|\.)(visual|vision_tower|vision_model|mm_projector|multi_modal_projector|embed_vision)\.")
+_TEXT = r"(?:model\.(?:language_model\.)?|language_model\.model\.)"   # (Kimi-K2.5: language_model.model.*)
+_LAYER = re.compile(r"^(?:" + _TEXT + r"layers|transformer\.h)\.(\d+)\.")
+_EMBEDDING = re.compile(r"^(?:" + _TEXT + r"embed_tokens|transformer\.(?:wte|wpe))\.")
+_FINAL_NORM = re.compile(r"^(?:" + _TEXT + r"(?:norm|final_layernorm)|transformer\.ln_f)\.")
+_LM_HEAD = re.compile(r"^(?:language_model\.)?lm_head\.")
+
+
+# transformers' layer type -> the engine's group name where the two differ (DeepseekV32Config / GlmMoeDsaConfig call
+# a layer that runs its own DSA indexer "indexed_attention"; the engine calls it full attention with an indexer)
+HF_TYPE_NAMES = {"indexed_attention": "full_attention"}
 
 
 def _layer_group_names(config: dict, n_layers: int, moe_layers: set[int]) -> list[str]:
@@ -170,6 +176,7 @@ def _layer_group_names(config: dict, n_layers: int, moe_layers: set[int]) -> lis
     if not (isinstance(types, list) and len(types) == n_layers):
         mixer = "sliding_attention" if getattr(text_config, "sliding_window", None) else "full_attention"
         types = [mixer] * n_layers
+    types = [HF_TYPE_NAMES.get(t, t) for t in types]
     mixed = 0 < len(moe_layers) < n_layers
     return [t + (("_moe" if i in moe_layers else "_dense") if mixed else "") for i, t in enumerate(types)]
 

@@ -226,8 +226,15 @@ class ModelNumbers:
                  Const(2) * Sym("激活的矩阵权重", views.matmul_weights(L)), kind="flops")
         if a.n_full:
             lf = Sym("L_full", a.n_full)
-            per_T = lf * Const(2) * Const(2) * c["h"] * c["d_h"] if a.score_width == 2 * a.n_heads * a.head_dim \
-                else lf * Const(2) * Sym("h·(d_qk+d_v)", a.score_width)
+            # the full-attention layers' own score width (a family may give them other heads than Arch's default)
+            widths = {m.score_width for m, _ in a.mixer_counts if m.grows}
+            width = widths.pop() if len(widths) == 1 else None
+            if width == a.score_width == 2 * a.n_heads * a.head_dim:
+                per_T = lf * Const(2) * Const(2) * c["h"] * c["d_h"]
+            elif width is not None:
+                per_T = lf * Const(2) * Sym("h·(d_qk+d_v)", width)
+            else:
+                per_T = Sym("全注意力层的打分宽度之和 × 2", views.score_flops_per_context_token(L))
             self.add("layers_full", "全注意力层数", lf, a.n_full, kind="config")
             self.add("score_flops_per_T", "每多一个历史 token，全注意力多做的 FLOPs", per_T,
                      views.score_flops_per_context_token(L), kind="flops")
