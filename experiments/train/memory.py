@@ -66,7 +66,7 @@ def saved_activations(params, ids, targets, cfg: M.ModelConfig, kernels=None) ->
             for sub, array in _arrays(value, name):
                 add("activations/full_attention/" + LAYER_KEYS[sub], array)
     step = {"nf": cache["nf"], "hf": cache["hf"], "logits": logits, "probs": probs, "ids": cache["ids"],
-            "targets": t, "cos": cache["cos"], "sin": cache["sin"]}
+            "targets": t, "cos": cache["tables"][2], "sin": cache["tables"][3]}
     for name, value in step.items():
         for sub, array in _arrays(value, name):
             add(STEP_KEYS[sub], array)
