@@ -73,7 +73,8 @@ PHRASES: list[tuple[str, object]] = [
     (r"a list of strings", "字符串列表"),
     (rf"a list of (?P<names>{KEY}(?: / {KEY})*)", lambda m: f"列表，每一项都是 {_names(m['names'])} 之一"),
     (r"one of (?P<names>.*) \(or an 'architectures' entry naming a class of one of them\)",
-     lambda m: f"本课程支持的模型家族之一：{_names(m['names'])}（或者在 'architectures' 里写上其中某个家族的模型类名）"),
+     lambda m: f"本课程支持的模型家族之一：{_names(m['names'])}"
+               "（或者在 'architectures' 里写上其中某个家族的模型类名）"),
     (r"one of (?P<names>.*)", lambda m: f"以下之一：{_names(m['names'])}"),
     # -- experiments/ledger/__init__.py, cli.py and the bring-your-own-config box: the document itself -----------
     (r"valid JSON \(line (?P<line>\d+), column (?P<col>\d+): (?P<msg>.*)\)", _json_zh),

@@ -219,11 +219,14 @@ def training_tokens_problems(meta: dict) -> list[Problem]:
     training_tokens_url; a source without the figure is a problem too."""
     if "training_tokens" not in meta:
         stray = [k for k in TOKENS_TEXT if k in meta]
-        return [Problem(stray[0], "to accompany training_tokens (which is missing)", meta[stray[0]], True)] if stray else []
+        if not stray:
+            return []
+        return [Problem(stray[0], "to accompany training_tokens (which is missing)", meta[stray[0]], True)]
     problems = []
     tokens = meta["training_tokens"]
     if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens <= 0:
-        problems.append(Problem("training_tokens", "a positive whole number of tokens (e.g. 2000000000000)", tokens, True))
+        problems.append(Problem("training_tokens", "a positive whole number of tokens (e.g. 2000000000000)", tokens,
+                                True))
     for key in TOKENS_TEXT:
         value = meta.get(key)
         if not isinstance(value, str) or not value.strip():

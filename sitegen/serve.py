@@ -351,7 +351,8 @@ def warm(directory: Path, bodies: CompressedBodies, accept: tuple[str, ...] = ("
     for folder in IMMUTABLE_FOLDERS:
         for path in sorted((directory / folder).rglob("*")) if (directory / folder).is_dir() else ():
             stat = path.stat()
-            if path.is_file() and dist.compresses(path, stat.st_size) and not path.with_name(path.name + ".br").exists():
+            if (path.is_file() and dist.compresses(path, stat.st_size)
+                    and not path.with_name(path.name + ".br").exists()):
                 for coding in accept:
                     bodies.get(str(path), stat, coding)
 

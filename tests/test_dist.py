@@ -39,8 +39,9 @@ def test_runtime_and_static_files_are_under_their_content_hash(dist):
     assert [p.name for p in (out / "v").iterdir()] == [version] and f"v/{version}/" in stdout
     assert not (out / "static").exists() and (out / "v" / version / "static").is_dir()
     for name in ("py", "pyodide"):   # content-named by the build: the same folders, the same bytes
-        assert sorted(p.relative_to(out).as_posix() for p in (out / name).rglob("*") if p.suffix not in (".gz", ".br")) \
-            == sorted(p.relative_to(site).as_posix() for p in (site / name).rglob("*"))
+        published = sorted(p.relative_to(out).as_posix() for p in (out / name).rglob("*")
+                           if p.suffix not in (".gz", ".br"))
+        assert published == sorted(p.relative_to(site).as_posix() for p in (site / name).rglob("*"))
     (zip_path,) = (out / "py").glob("*/experiments.zip")
     assert zip_path.read_bytes() == (site / zip_path.relative_to(out)).read_bytes()
     for page in ("index.html", "c4-fixture.html", "c5-fixture.html"):
@@ -71,7 +72,8 @@ def test_precompressed_copies_are_the_same_bytes(dist):
     pairs = 0
     for packed in sorted(out.rglob("*.gz")) + sorted(out.rglob("*.br")):
         raw = packed.with_suffix("").read_bytes()
-        data = gzip.decompress(packed.read_bytes()) if packed.suffix == ".gz" else brotli.decompress(packed.read_bytes())
+        body = packed.read_bytes()
+        data = gzip.decompress(body) if packed.suffix == ".gz" else brotli.decompress(body)
         assert data == raw, packed
         assert packed.stat().st_size < len(raw)
         pairs += 1

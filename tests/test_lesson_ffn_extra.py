@@ -294,7 +294,8 @@ def test_widgets_build_time_state(built, per_model):
     for row in rows:
         assert f'<tr data-model="{row["alias"]}"><td>{row["name"]}</td>' in text
     x = extra.depth_width(per_model["llama7b"].ledger.total, 32, 4096)
-    assert all(f'<td class="r" data-f="crossover">{row["crossover"]}</td>' in text for row in x["rows"])   # (its row template names each cell)
+    # (its row template names each cell)
+    assert all(f'<td class="r" data-f="crossover">{row["crossover"]}</td>' in text for row in x["rows"])
 
 
 def extra_models(per_model):

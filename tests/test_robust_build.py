@@ -143,7 +143,7 @@ def test_the_swap_lives_in_sitegen_swap_and_dist_uses_it():
 def _refused(result, where: str, expect: str) -> list[str]:
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Traceback" not in result.stderr + result.stdout, result.stderr
-    lines = [l for l in result.stderr.splitlines() if not l.startswith("build failed:")]
+    lines = [line for line in result.stderr.splitlines() if not line.startswith("build failed:")]
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith(where), lines[0]
     assert expect in lines[0], lines[0]
@@ -343,8 +343,8 @@ META_CASES = {   # appended line -> (key, what the line says)
 
 def _meta_with(line: str) -> bytes:
     key = line.split(":")[0]
-    kept = [l for l in (REPO / META).read_text(encoding="utf-8").splitlines(keepends=True)
-            if not l.startswith(key + ":") and not (l.startswith("  ") and key in ("source", "notes"))]
+    kept = [line for line in (REPO / META).read_text(encoding="utf-8").splitlines(keepends=True)
+            if not line.startswith(key + ":") and not (line.startswith("  ") and key in ("source", "notes"))]
     return ("".join(kept) + line + "\n").encode()
 
 
@@ -358,8 +358,9 @@ def test_a_meta_value_of_the_wrong_type_is_refused(course, line):
 def test_every_wrong_meta_value_is_reported_together(course):
     text = _meta_with("family: {a: 1}").decode() + "source_zh: [1]\npublished_total: many\n"
     result = _with_files(course, {META: text.encode()}, lambda: build(course))
-    lines = [l for l in result.stderr.splitlines() if l.startswith(META)]
-    assert result.returncode == 1 and {l.split("'")[1] for l in lines} == {"family", "source_zh", "published_total"}
+    lines = [line for line in result.stderr.splitlines() if line.startswith(META)]
+    assert result.returncode == 1
+    assert {line.split("'")[1] for line in lines} == {"family", "source_zh", "published_total"}
 
 
 def test_an_unknown_meta_key_passes_through(course):

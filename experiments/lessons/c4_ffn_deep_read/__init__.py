@@ -16,7 +16,8 @@ MEMORY_DEFAULTS = {"models": ["llama7b", "llama_2_13b", "llama70b"], "model": "l
                    "batch": 1, "gpu": "h100"}
 TRAINING_DEFAULTS = {"model": "llama7b", "recipe": "mixed_adamw", "batch": 4, "seq": 4096, "checkpointing": False}
 FLOPS_DEFAULTS = {"model": "llama7b", "tokens_b": "2000", "gpus": 1024, "tflops": None}   # None: cited sustained
-MOE_DEFAULTS = {"models": [], "model": "qwen3_30b_a3b", "experts": None, "top_k": None, "width": None}  # None: the model's own
+MOE_DEFAULTS = {"models": [], "model": "qwen3_30b_a3b",
+                "experts": None, "top_k": None, "width": None}   # None: the model's own
 INT4_DEFAULTS = {"rows": 1024, "cols": 64, "outlier_pct": "1", "outlier_scale": "10", "seed": 0}
 PREFILL_DEFAULTS = {"model": "llama7b", "dtype": "BF16", "gpu": "h100", "prompt": 2048, "batch": 1}
 SHARE_DEFAULTS = {"matrices": 3, "kv": "1"}
@@ -27,9 +28,11 @@ LESSON = Lesson(
     numbers="numbers:register",
     widgets=(
         Widget("ffn-swiglu-budget", "ffn_swiglu.html", "widgets:swiglu_view", SWIGLU_DEFAULTS, script=_FFN,
-               states="widgets:swiglu_states", calls={"ffn_swiglu_budget": "calc:swiglu_budget", "ffn_config_family": "widgets:config_family_call"}),
+               states="widgets:swiglu_states",
+               calls={"ffn_swiglu_budget": "calc:swiglu_budget", "ffn_config_family": "widgets:config_family_call"}),
         Widget("ffn-memory", "ffn_memory.html", "widgets:memory_view", MEMORY_DEFAULTS, script=_FFN,
-               states="widgets:memory_states", calls={"ffn_memory": "calc:decode", "ffn_batch_series": "calc:batch_series"}),
+               states="widgets:memory_states",
+               calls={"ffn_memory": "calc:decode", "ffn_batch_series": "calc:batch_series"}),
         Widget("ffn-training-memory", "ffn_training.html", "widgets:training_view", TRAINING_DEFAULTS, script=_FFN,
                states="widgets:training_states", calls={"ffn_training_memory": "calc:training_memory"}),
         Widget("ffn-flops", "ffn_flops.html", "widgets:flops_view", FLOPS_DEFAULTS, script=_FFN,
@@ -45,6 +48,7 @@ LESSON = Lesson(
                needs=("charts.js",), calls={"ffn_share_chart": "extra:share_chart_call"}),
         Widget("ffn-depth-width", "ffn_depth_width.html", "extra:depth_width_view", DEPTH_DEFAULTS, script=_EXTRA,
                states="extra:depth_width_states",
-               calls={"ffn_depth_width_table": "extra:depth_width_table", "ffn_depth_width_now": "extra:depth_width_now"}),
+               calls={"ffn_depth_width_table": "extra:depth_width_table",
+                      "ffn_depth_width_now": "extra:depth_width_now"}),
     ),
 )

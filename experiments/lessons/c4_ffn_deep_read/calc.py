@@ -535,7 +535,8 @@ def int4_chart(groups: list[dict]) -> dict:
     """The 'lines' chart spec (site/static/js/charts.js) of relative RMS error (%) against group size."""
     def series(key):   # (no ordinary rows: no point)
         return [None if g[key] is None else float(f"{g[key] * 100:.4f}") for g in groups]
-    return {"kind": "lines", "title": "INT4 相对均方根误差 vs 分组大小", "x": [g["group"] for g in groups], "xlog": True,
+    return {"kind": "lines", "title": "INT4 相对均方根误差 vs 分组大小", "x": [g["group"] for g in groups],
+            "xlog": True,
             "xtitle": "分组大小（共享一个缩放因子的输入通道数，对数轴）", "ytitle": "相对均方根误差（%）",
             "series": [{"name": "整个矩阵（含离群行）", "y": series("rel_value")},
                        {"name": "只看普通行", "y": series("rel_normal_value")},
