@@ -24,7 +24,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from experiments.errors import ConfigError, CourseError, Problem
 from experiments.ledger import jsontext
@@ -34,6 +34,7 @@ from sitegen.claims import claim_names
 from sitegen.errors import BuildError, LessonError, SourceError
 from sitegen.models import browser_json
 from sitegen.offline import write_offline
+from sitegen.scripts import ScriptBundles
 
 ROOT = Path(__file__).resolve().parent
 CHAPTER_STATUSES = ("written", "planned")
@@ -321,9 +322,10 @@ def render_pages(site: Site) -> None:
     for i, lesson in enumerate(site.lessons):
         nav = pages.Nav(prev=link(site.lessons[i - 1]) if i else None,
                         next=link(site.lessons[i + 1]) if i + 1 < len(site.lessons) else None)
-        site.pages[lesson.page] = pages.render_lesson_page(env, site.course, lesson, nav, site.numbers,
+        site.pages[lesson.page] = pages.render_lesson_page(env, site.course, lesson, nav, site.numbers or {},
                                                             site.model_numbers)
-    site.files.update(env.globals["script_bundle"].files())   # static/js/page-<hash>.js, one per script list
+    bundles = cast(ScriptBundles, env.globals["script_bundle"])
+    site.files.update(bundles.files())   # static/js/page-<hash>.js, one per script list
 
 
 def mark_number_uses(site: Site) -> None:

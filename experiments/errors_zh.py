@@ -16,6 +16,7 @@ outside the standard library: it runs under Pyodide as is.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 MISSING_SUFFIX = " (the key is missing)"
 FALLBACK = "的值不符合这个模型家族的要求"          # 键 'x' 的值不符合这个模型家族的要求（得到 …）
@@ -60,7 +61,7 @@ def _json_zh(m) -> str:
 
 # (pattern over Problem.expected without " (the key is missing)", Chinese noun phrase after 应为). The first full
 # match wins, so narrower patterns come before wider ones.
-PHRASES: list[tuple[str, object]] = [
+PHRASES: list[tuple[str, str | Callable[[re.Match[str]], str]]] = [
     # -- experiments/ledger/config.py: Reader's typed getters -------------------------------------------------
     (r"a JSON object", "JSON 对象"),
     (r"a JSON object \(a config\.json\)", "JSON 对象（即一份 config.json 的内容）"),

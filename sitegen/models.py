@@ -18,6 +18,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import yaml
 
@@ -117,10 +118,10 @@ def read_config(path: Path, rel: str) -> tuple[dict | None, list[ConfigError]]:
     if nans:
         return None, [ConfigError(nans, rel)]
     try:
-        read_model(config)
+        read_model(cast(dict, config))   # (which refuses anything but a JSON object)
     except ConfigError as e:
         return None, [e.with_file(rel)]
-    return config, []
+    return cast(dict, config), []
 
 
 def _nan_keys(value, key: str = "") -> list[str]:
@@ -274,6 +275,6 @@ def load_models(models_dir: Path) -> dict[str, dict]:
 
 def load_model(folder: Path) -> dict:
     doc, errors = read_model_folder(Path(folder))
-    if errors:
+    if errors or doc is None:   # (no doc without a problem)
         raise errors[0]
     return doc

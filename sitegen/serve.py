@@ -39,6 +39,7 @@ from email.utils import formatdate, parsedate_to_datetime
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 from . import dist
 from .pages import CSP
@@ -306,7 +307,7 @@ class CompressedBodies:
             if (self.folder / f"{stored.name}.none").is_file():
                 return None
         body = dist.compressed(raw, coding)
-        if stored is not None:
+        if stored is not None and self.folder is not None:   # (stored is only set with a folder)
             try:
                 self.folder.mkdir(parents=True, exist_ok=True)
                 target = stored if body is not None else self.folder / f"{stored.name}.none"
@@ -377,8 +378,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{directory}: no such folder (run `make build` first)", file=sys.stderr)
         return 2
     with make_server(directory, args.bind, args.port, cache_dir=args.cache_dir) as server:
-        handler = server.RequestHandlerClass.func
-        threading.Thread(target=warm, args=(directory, handler.bodies), daemon=True).start()
+        handler: Any = server.RequestHandlerClass   # (make_server: a functools.partial of the handler class)
+        threading.Thread(target=warm, args=(directory, handler.func.bodies), daemon=True).start()
         print(f"serving {directory} on http://{args.bind}:{server.server_address[1]}/ (Ctrl+C stops)", flush=True)
         try:
             server.serve_forever()

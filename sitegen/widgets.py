@@ -174,7 +174,7 @@ def renderer(widget: Widget):
         ctx.answered = bool(answers)
         out = _env.get_template(widget.template).render(**_tools(ctx), **values, id=ctx.page.next_id(widget.name))
         return out + (str(precomputed_script(answers)) if answers else "")
-    render.options = widget.options   # the wrapper's data-options: the defaults overlaid with the lesson's options
+    render.options = widget.options   # type: ignore[attr-defined]  # the wrapper's data-options: the defaults overlaid with the lesson's options
     return render
 
 
@@ -215,14 +215,14 @@ def declaration_problems(declared, js_dir: Path,
     field; empty when all resolve."""
     out: list[tuple[ConfigError, list[str]]] = []
     for lesson in declared:
-        problems: list[Problem] = []
+        problems: list[Problem | None] = []   # (None: that reference resolved)
         package = lesson.package
         if lesson.numbers is not None:
             problems.append(_function_problem("numbers", lesson.numbers, package))
         broken = []
         for w in lesson.widgets:
             where = f"widgets[{w.name}]"
-            mine = [_function_problem(f"{where}.view", w.view, package)]
+            mine: list[Problem | None] = [_function_problem(f"{where}.view", w.view, package)]
             if w.states is not None:
                 mine.append(_function_problem(f"{where}.states", w.states, package))
             mine += [_function_problem(f"{where}.calls.{name}", ref, package) for name, ref in w.calls.items()]
@@ -232,13 +232,12 @@ def declaration_problems(declared, js_dir: Path,
                 mine.append(Problem(f"{where}.script", f"a file in {_rel(js_dir)}", w.script, True))
             mine += [Problem(f"{where}.needs", f"a file in {_rel(js_dir)}", s, True)
                      for s in w.needs if not (js_dir / s).is_file()]
-            mine = [m for m in mine if m]
-            if mine:
+            if any(mine):
                 broken.append(w.name)
             problems += mine
-        problems = [p for p in problems if p]
-        if problems:
-            out.append((ConfigError(problems, _package_file(package)), broken))
+        found = [p for p in problems if p]
+        if found:
+            out.append((ConfigError(found, _package_file(package)), broken))
     return out
 
 
@@ -247,7 +246,7 @@ def _rel(path: Path) -> str:
     return "/".join(parts[parts.index("site"):]) + "/" if "site" in parts else str(path)
 
 
-def broken_renderer(name: str, file: str):
+def broken_renderer(name: str, file: str | None):
     """The renderer of a widget whose declaration has problems: the lesson line says where they are."""
     def render(given: dict, ctx) -> str:
         raise LessonError(ctx.file, ctx.line, f"widget {name}: its declaration in {file} has problems (listed above)")

@@ -613,14 +613,14 @@ def _share_formula(reg, models) -> None:
             continue
         s = extra.model_layer_shares(mn.ledger)
         c = mn.cfg()
-        m = Sym("m", mn.arch.ffn_matrices)
+        M = Sym("m", mn.arch.ffn_matrices)
         r = c["d_ff"] / c["d"]
         g = c["h_kv"] / c["h"]
         kw = {"symbols": {**mn.keys, "m": "FFN 的矩阵数"}, "sources": _src(mn, "d_ff", "d", "h_kv", "h")}
         reg.add(f"ffn.sf_r.{alias}", f"{mn.name} 的 r = d_ff / d", r, kind="ratio", style="x2", **kw)
         reg.add(f"ffn.sf_kv.{alias}", f"{mn.name} 的 h_kv / h", g, kind="ratio", style="x3", **kw)
         reg.add(f"ffn.sf_formula.{alias}", f"{mn.name}：公式 m·r / (m·r + 2 + 2·h_kv/h) 给出的 FFN 占比",
-                m * r / (m * r + Const(2) + Const(2) * g), value=s["formula"], kind="ratio", style="pct2", **kw)
+                M * r / (M * r + Const(2) + Const(2) * g), value=s["formula"], kind="ratio", style="pct2", **kw)
         lt = s["layer_type"]
         node = mn.ledger.layer(lt)
         fm = node.sum_where(lambda leaf, kinds: "ffn" in kinds and leaf.matmul) // node.n

@@ -9,6 +9,7 @@ formatted hover texts.
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any, cast
 
 from ...errors import ConfigError, Problem
 from ...format import format_value, n, shape_str, share, signed
@@ -108,9 +109,10 @@ def ledger_compare(models: list[tuple[str, str, Ledger]]) -> dict:
             if k not in keys:
                 keys.append(k)
         per.append((alias, name, ledger, parts))
-    rows = [{"key": k, "label": PART_ZH.get(k, k),
-             "cells": [{"count": n(parts.get(k, 0)), "share": share(parts.get(k, 0), ledger.total)}
-                       for _, _, ledger, parts in per]} for k in keys]
+    rows: list[dict[str, Any]] = [
+        {"key": k, "label": PART_ZH.get(k, k),
+         "cells": [{"count": n(parts.get(k, 0)), "share": share(parts.get(k, 0), ledger.total)}
+                   for _, _, ledger, parts in per]} for k in keys]
     cols = [{"alias": alias, "name": name, "total": n(ledger.total), "ffn_share": share(ledger.ffn, ledger.total),
              "shares": [float(Fraction(parts.get(k, 0), ledger.total)) for k in keys]}
             for alias, name, ledger, parts in per]
@@ -128,7 +130,8 @@ def ledger_compare(models: list[tuple[str, str, Ledger]]) -> dict:
 # -- 参数 ≠ 计算 ---------------------------------------------------------------------------------------------------
 def log_points(t_max: int, per_decade: int = 12) -> list[int]:
     """Context lengths from 1 to t_max, evenly spaced in log10 (ints, strictly increasing, t_max included)."""
-    out, i = [], 0
+    out: list[int] = []
+    i = 0
     while True:
         t = int(round(10 ** (i / per_decade)))
         if t >= t_max:
@@ -383,7 +386,7 @@ def byo_limits() -> dict:
     Python gives for the same problems, with {n} where the size or depth goes."""
     from ...ledger import jsontext
     hole = 987_654_321
-    big = jsontext.size_problem(hole + jsontext.MAX_CONFIG_BYTES + 1).zh()
+    big = cast(Problem, jsontext.size_problem(hole + jsontext.MAX_CONFIG_BYTES + 1)).zh()   # (over the limit)
     deep = Problem("", f"JSON nested at most {jsontext.MAX_JSON_DEPTH} levels deep (this one nests "
                        f"{hole:,} levels)").zh()
     hole_text = f"{hole:,}"
@@ -445,7 +448,7 @@ def crossover_view_call(config, name: str = "", T=None) -> dict:
     return view
 
 
-def tracker_call(config, settings=None, reference=None, titles=True) -> dict:
+def tracker_call(config, settings=None, reference=None, titles=True) -> list[dict]:
     """The data-flow tracker's stages for a model (titles: the stage titles of data/course.json, which describe
     the anchor model)."""
     return tracker_stages(_ledger(config), settings or {}, reference or {}, bool(titles))
