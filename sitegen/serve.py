@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import hashlib
 import io
 import os
 import re
@@ -53,7 +52,7 @@ MIME_TYPES = {   # what the built site holds (the dev server and the tests' serv
 IMMUTABLE_FOLDERS = ("v", *dist.CONTENT_NAMED)   # first path segment of a content-named URL
 IDLE_TIMEOUT_S = 20
 LISTEN_BACKLOG = 128
-CACHE_DIR = Path(__file__).resolve().parent.parent / ".cache" / "compressed"
+CACHE_DIR = dist.CACHE_DIR
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)$")
 
 
@@ -299,24 +298,7 @@ class CompressedBodies:
     def _make(self, path: str, coding: str) -> bytes | None:
         with open(path, "rb") as f:
             raw = f.read()
-        stored = None
-        if self.folder is not None:
-            stored = self.folder / f"{hashlib.sha256(raw).hexdigest()}{dist.ENCODINGS[coding]}"
-            if stored.is_file():
-                return stored.read_bytes()
-            if (self.folder / f"{stored.name}.none").is_file():
-                return None
-        body = dist.compressed(raw, coding)
-        if stored is not None and self.folder is not None:   # (stored is only set with a folder)
-            try:
-                self.folder.mkdir(parents=True, exist_ok=True)
-                target = stored if body is not None else self.folder / f"{stored.name}.none"
-                tmp = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.part")
-                tmp.write_bytes(body or b"")
-                os.replace(tmp, target)
-            except OSError:
-                pass                       # a read-only cache only costs the work again
-        return body
+        return dist.cached_compressed(raw, coding, self.folder)
 
 
 class CompressingHandler(StaticHandler):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 import re
 import subprocess
 import sys
@@ -84,6 +85,29 @@ def test_precompressed_copies_are_the_same_bytes(dist):
         assert (out / (rel + ".gz")).is_file() and (out / (rel + ".br")).is_file(), rel
     assert not list(out.rglob("*.zip.gz")) and not list(out.rglob("*.whl.br"))   # already compressed
     assert pairs > 20
+
+
+def test_compressed_bodies_are_kept_by_content(tmp_path):
+    """precompress with a cache folder: each body is computed once and kept by the sha256 of the bytes (`.none`
+    when compressing does not make it smaller); a second folder with the same bytes reads them from the cache."""
+    from sitegen.dist import cached_compressed, precompress
+    text = ("const x = 1;\n" * 400).encode()
+    noise = random.Random(0).randbytes(2048)       # 2 kB that gzip and brotli cannot shrink
+    cache = tmp_path / "cache"
+    for name in ("first", "second"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "a.js").write_bytes(text)
+        (tmp_path / name / "b.json").write_bytes(noise)
+    written = precompress(tmp_path / "first", cache)
+    assert sorted(p.name for p in written) == ["a.js.br", "a.js.gz"]
+    assert sorted(p.suffix for p in cache.iterdir()) == [".br", ".gz", ".none", ".none"]
+    assert brotli.decompress((tmp_path / "first" / "a.js.br").read_bytes()) == text
+    (stored,) = cache.glob("*.br")
+    stored.write_bytes(b"from the cache")          # the second folder's copy comes from the cache, not brotli
+    precompress(tmp_path / "second", cache)
+    assert (tmp_path / "second" / "a.js.br").read_bytes() == b"from the cache"
+    assert not (tmp_path / "second" / "b.json.br").exists()
+    assert cached_compressed(text, "gzip", None) == gzip.compress(text, compresslevel=9, mtime=0)
 
 
 def test_dist_serves_from_a_plain_static_server(dist, http_serve, guarded_page):

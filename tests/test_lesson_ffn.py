@@ -2,10 +2,10 @@
 
 Each figure of the lesson's brief must come out of experiments.course_numbers (generic numbers, experiments/
 lesson_ffn.py, data/citations.json) exactly as the lesson prints it, AND appear in the lesson's built HTML (the
-site is built into a temporary folder with build.build). Every ffn.* expression re-evaluates from its substituted
-text to exactly its value. The widgets' build-time tables are the outputs of experiments.ffn for the same inputs;
-the calculators themselves are checked against independent arithmetic here and against the browser in
-tests/test_ffn_browser.py.
+session's build of the course in a temporary copy, tests/build_fixtures.py's repo_site). Every ffn.* expression
+re-evaluates from its substituted text to exactly its value. The widgets' build-time tables are the outputs of
+experiments.ffn for the same inputs; the calculators themselves are checked against independent arithmetic here
+and against the browser in tests/test_ffn_browser.py.
 """
 from __future__ import annotations
 
@@ -55,12 +55,9 @@ def numbers(inputs):
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    """The whole course built from the repo into a temporary folder (pages only: no runtime needed here)."""
-    import build
-    out = tmp_path_factory.mktemp("ffn-site") / "_site"
-    build.build(ROOT, out, steps=[])
-    return out
+def built(repo_site):
+    """The whole course as built in a temporary copy of the repo (the session's build: tests/build_fixtures.py)."""
+    return repo_site.out
 
 
 @pytest.fixture(scope="module")

@@ -59,11 +59,9 @@ def per_model(computed):
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    import build
-    out = tmp_path_factory.mktemp("ffn-extra-site") / "_site"
-    build.build(ROOT, out, steps=[])
-    return out
+def built(repo_site):
+    """The whole course as built in a temporary copy of the repo (the session's build: tests/build_fixtures.py)."""
+    return repo_site.out
 
 
 def page(built, name: str) -> str:
