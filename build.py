@@ -7,7 +7,8 @@ numbers, lessons, pages), validating each input once and collecting every proble
 printed as one line (file, line or key, what was expected), the exit status is 1 and the previous output folder
 is left exactly as it was. Only then is everything written into a new sibling folder, which is swapped in
 (sitegen/swap.py: one atomic exchange on Linux; the output folder is always the old site or the new one, whatever
-is killed when, and the next build cleans up after a killed one). Finally the change report says which computed numbers moved since the previous build.
+is killed when, and the next build cleans up after a killed one). Finally the change report says which computed
+numbers moved since the previous build.
 
 Lessons and their widgets are not listed here: each lesson's package in experiments/lessons/ declares its
 numbers and widgets (experiments.widget), and the build discovers them (sitegen/widgets.py renders a widget from
@@ -23,7 +24,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from experiments.errors import ConfigError, CourseError, Problem
 from experiments.ledger import jsontext
@@ -33,13 +34,14 @@ from sitegen.claims import claim_names
 from sitegen.errors import BuildError, LessonError, SourceError
 from sitegen.models import browser_json
 from sitegen.offline import write_offline
+from sitegen.scripts import ScriptBundles
 
 ROOT = Path(__file__).resolve().parent
 CHAPTER_STATUSES = ("written", "planned")
 DATA_FILE_BYTES = 10_000_000   # data/*.json: the outline, citations, counts (each a few kB today)
 SOURCE_FOLDERS = ("site", "lessons", "data")   # what the build reads and copies (besides the experiments/ package)
-NUMBER_INPUTS = ("data/course.json", "data/reference_counts.json", "data/citations.json", "data/train_runs.json",
-                 "data/hybrid_layouts.json", "data/train_stability.json")  # besides data/models/
+NUMBER_INPUTS = ("data/course.json", "data/reference_counts.json", "data/citations.json",   # besides data/models/
+                 "data/train_runs.json", "data/hybrid_layouts.json", "data/train_stability.json")
 
 
 @dataclass
@@ -253,8 +255,9 @@ def compute_numbers(site: Site) -> None:
         return  # the numbers would only repeat those problems (every lesson reference would be unknown)
     from experiments.course_numbers import compute_course
     try:
-        site.numbers, site.model_numbers = compute_course(site.models, course=site.course, reference=site.data.get("reference_counts"),
-                               citations=site.data.get("citations"), data=site.data)
+        site.numbers, site.model_numbers = compute_course(site.models, course=site.course,
+                                                          reference=site.data.get("reference_counts"),
+                                                          citations=site.data.get("citations"), data=site.data)
     except CourseError as e:
         site.errors.append(e)
 
@@ -280,7 +283,8 @@ def load_lessons(site: Site) -> None:
         site.claims += [{"id": f"{file}:{line}", "text": text, "page": f"{path.stem}.html",
                          "numbers": claim_names(text)} for line, text, _ in page.claims]
     order = {ch.get("lesson"): i for i, ch in enumerate(site.course.get("chapters", []))}
-    site.lessons = sorted(lessons, key=lambda l: (order.get(l.id, len(order)), l.meta.get("order") or 0, l.id))
+    site.lessons = sorted(lessons, key=lambda lesson: (order.get(lesson.id, len(order)), lesson.meta.get("order") or 0,
+                                                       lesson.id))
 
 
 def check_outline(site: Site) -> None:
@@ -310,7 +314,7 @@ def check_outline(site: Site) -> None:
 
 def render_pages(site: Site) -> None:
     env = pages.environment(site.root / "site" / "templates")
-    by_id = {l.id: l for l in site.lessons}
+    by_id = {lesson.id: lesson for lesson in site.lessons}
     site.pages["index.html"] = pages.render_index_page(env, site.course, by_id)
 
     def link(lesson):
@@ -318,9 +322,10 @@ def render_pages(site: Site) -> None:
     for i, lesson in enumerate(site.lessons):
         nav = pages.Nav(prev=link(site.lessons[i - 1]) if i else None,
                         next=link(site.lessons[i + 1]) if i + 1 < len(site.lessons) else None)
-        site.pages[lesson.page] = pages.render_lesson_page(env, site.course, lesson, nav, site.numbers,
+        site.pages[lesson.page] = pages.render_lesson_page(env, site.course, lesson, nav, site.numbers or {},
                                                             site.model_numbers)
-    site.files.update(env.globals["script_bundle"].files())   # static/js/page-<hash>.js, one per script list
+    bundles = cast(ScriptBundles, env.globals["script_bundle"])
+    site.files.update(bundles.files())   # static/js/page-<hash>.js, one per script list
 
 
 def mark_number_uses(site: Site) -> None:
@@ -333,7 +338,7 @@ def compare_numbers(site: Site) -> None:
     snap = changes.snapshot(site.numbers or {}, site.uses)
     previous = changes.read_previous(site.out)
     found = changes.compare(previous, snap, claims=site.claims)
-    titles = {l.page: f"{l.meta['chapter']} {l.meta['title']}" for l in site.lessons}
+    titles = {lesson.page: f"{lesson.meta['chapter']} {lesson.meta['title']}" for lesson in site.lessons}
     site.files[changes.NUMBERS_FILE] = changes.snapshot_json(snap)
     site.files[changes.CHANGES_FILE] = changes.as_json(found)
     site.files[changes.CHANGES_PAGE] = changes.render_page(pages.environment(site.root / "site" / "templates"),
@@ -364,7 +369,8 @@ def write_site(site: Site) -> None:
         swap.swap_in(tmp, site.out)
     except OSError as e:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise BuildError([CourseError(f"{e.filename or site.out}: cannot write the site ({e.strerror or e})")]) from None
+        problem = f"{e.filename or site.out}: cannot write the site ({e.strerror or e})"
+        raise BuildError([CourseError(problem)]) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -100,10 +100,10 @@ def entry_point(name: str):
 
     def call(args_json: str = "[]") -> str:
         return with_args(_args(args_json))
-    call.with_args = with_args   # the same on args already parsed (the build: its own configs, not re-serialised)
+    call.with_args = with_args   # type: ignore[attr-defined]  # the same on args already parsed (the build: its own configs, not re-serialised)
     call.__name__ = call.__qualname__ = name
     call.__doc__ = fn.__doc__
-    call.packages = getattr(fn, "packages", ())   # experiments.widget.uses: what the worker loads before calling
+    call.packages = getattr(fn, "packages", ())   # type: ignore[attr-defined]  # experiments.widget.uses: what the worker loads before calling
     return call
 
 

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any
 
 import numpy as np
 
 from .ledger import ledger_of
 
-CONFIG = {"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 8,
-          "num_key_value_heads": 8, "intermediate_size": 688, "vocab_size": 2048, "tie_word_embeddings": True,
-          "rms_norm_eps": 1e-5, "max_position_embeddings": 512, "hidden_act": "silu"}
+CONFIG: dict[str, Any] = {
+    "model_type": "llama", "hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 8,
+    "num_key_value_heads": 8, "intermediate_size": 688, "vocab_size": 2048, "tie_word_embeddings": True,
+    "rms_norm_eps": 1e-5, "max_position_embeddings": 512, "hidden_act": "silu"}
 
 
 def init_params(config: dict = CONFIG, seed: int = 0) -> dict[str, np.ndarray]:

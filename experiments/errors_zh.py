@@ -16,6 +16,7 @@ outside the standard library: it runs under Pyodide as is.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 MISSING_SUFFIX = " (the key is missing)"
 FALLBACK = "的值不符合这个模型家族的要求"          # 键 'x' 的值不符合这个模型家族的要求（得到 …）
@@ -60,7 +61,7 @@ def _json_zh(m) -> str:
 
 # (pattern over Problem.expected without " (the key is missing)", Chinese noun phrase after 应为). The first full
 # match wins, so narrower patterns come before wider ones.
-PHRASES: list[tuple[str, object]] = [
+PHRASES: list[tuple[str, str | Callable[[re.Match[str]], str]]] = [
     # -- experiments/ledger/config.py: Reader's typed getters -------------------------------------------------
     (r"a JSON object", "JSON 对象"),
     (r"a JSON object \(a config\.json\)", "JSON 对象（即一份 config.json 的内容）"),
@@ -73,7 +74,8 @@ PHRASES: list[tuple[str, object]] = [
     (r"a list of strings", "字符串列表"),
     (rf"a list of (?P<names>{KEY}(?: / {KEY})*)", lambda m: f"列表，每一项都是 {_names(m['names'])} 之一"),
     (r"one of (?P<names>.*) \(or an 'architectures' entry naming a class of one of them\)",
-     lambda m: f"本课程支持的模型家族之一：{_names(m['names'])}（或者在 'architectures' 里写上其中某个家族的模型类名）"),
+     lambda m: f"本课程支持的模型家族之一：{_names(m['names'])}"
+               "（或者在 'architectures' 里写上其中某个家族的模型类名）"),
     (r"one of (?P<names>.*)", lambda m: f"以下之一：{_names(m['names'])}"),
     # -- experiments/ledger/__init__.py, cli.py and the bring-your-own-config box: the document itself -----------
     (r"valid JSON \(line (?P<line>\d+), column (?P<col>\d+): (?P<msg>.*)\)", _json_zh),

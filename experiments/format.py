@@ -3,8 +3,8 @@
 Lesson prose, widget tables, popovers and the change report all format through here, at build time under CPython
 and in the browser under Pyodide, so a number reads the same wherever it appears. Styles of ``format_value``
 (the ``{n}`` role's styles): ``n`` 27,781,427,952 · ``pct`` 61.6% · ``wan`` 1,100 万 · ``yi`` 278 亿 · ``B`` 4.33B ·
-``M`` 151.0M · ``x`` 3.0 · ``e`` 8.09 × 10²², each with an optional digit count (``pct0``, ``x2``). The helpers below it (``gb``,
-``ms``, ``sci``, ``shape_str`` ...) are the widgets' units.
+``M`` 151.0M · ``x`` 3.0 · ``e`` 8.09 × 10²², each with an optional digit count (``pct0``, ``x2``). The helpers
+below it (``gb``, ``ms``, ``sci``, ``shape_str`` ...) are the widgets' units.
 """
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from .expr import Expr
 from .format import exact, exact_text, format_value
@@ -29,7 +30,7 @@ class Number:
 
     def derivation(self) -> dict:
         """JSON-ready derivation: what the popover and the 数字口径 section show."""
-        out = {"name": self.name, "label": self.label, "value": exact(self.value),
+        out: dict[str, Any] = {"name": self.name, "label": self.label, "value": exact(self.value),
                "display": format_number(self, self.default_style), "sources": list(self.sources)}
         if self.expr is not None:
             out["formula"] = self.expr.formula()
@@ -49,7 +50,7 @@ def derivation_rows(number: Number, where: bool = False) -> list[dict]:
     """The lines that explain a number, as plain data (the build renders them to HTML, the browser to DOM nodes):
     label; formula; substituted form; value; [where: each symbol's value and config key]; sources; check.
     Each row is {"cls", "text"} plus "code" (a list shown as code) or "items" ([[text, key], ...])."""
-    rows = [{"cls": "label", "text": number.label or number.name}]
+    rows: list[dict[str, Any]] = [{"cls": "label", "text": number.label or number.name}]
     value = exact_text(number.value)
     if number.expr is not None:
         shown = set()

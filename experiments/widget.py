@@ -100,7 +100,7 @@ def uses(*packages: str) -> Callable[[Callable], Callable]:
     widgets' worker says "ready" before they have loaded and loads them right after; a marked call waits for them,
     every other call is answered at once (tests/test_worker.py checks the marks against the real calls)."""
     def mark(fn: Callable) -> Callable:
-        fn.packages = tuple(packages)
+        fn.packages = tuple(packages)   # type: ignore[attr-defined]  # (a function's own attribute)
         return fn
     return mark
 

@@ -26,7 +26,9 @@ from __future__ import annotations
 import ast
 import difflib
 import operator
+from collections.abc import Callable
 from fractions import Fraction
+from typing import Any, cast
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
@@ -50,7 +52,8 @@ def _decreasing(*xs):
     return all(a > b for a, b in zip(xs, xs[1:]))
 
 
-FUNCTIONS = {"increasing": _increasing, "decreasing": _decreasing, "abs": abs, "min": min, "max": max}
+FUNCTIONS: dict[str, Callable[..., Any]] = {"increasing": _increasing, "decreasing": _decreasing, "abs": abs,
+                                             "min": min, "max": max}
 
 
 class ClaimSyntaxError(ValueError):
@@ -103,7 +106,8 @@ def _check(node: ast.AST) -> None:
         if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
             raise ClaimSyntaxError(f"only numbers may be written as literals, not {node.value!r}")
     elif isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-        _check(node.left), _check(node.right)
+        _check(node.left)
+        _check(node.right)
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         _check(node.operand)
     elif isinstance(node, ast.Compare) and all(type(op) in _COMPARE for op in node.ops):
@@ -168,7 +172,7 @@ def value(node: ast.AST, values: dict):
             return Fraction(left) / Fraction(right)
         return _BINARY[type(node.op)](left, right)
     if isinstance(node, ast.Call):
-        return FUNCTIONS[node.func.id](*(value(a, values) for a in node.args))
+        return FUNCTIONS[cast(ast.Name, node.func).id](*(value(a, values) for a in node.args))   # (_check: a name)
     if isinstance(node, ast.Compare):
         return compare(node, values)[0]
     if isinstance(node, ast.BoolOp):
@@ -206,7 +210,7 @@ def evaluate(text: str, numbers) -> tuple[bool, str]:
         return ok, "values = " + ", ".join(show(o) for o in operands)
     if isinstance(tree, ast.Call):
         args = [value(a, values) for a in tree.args]
-        return bool(FUNCTIONS[tree.func.id](*args)), "values = " + ", ".join(show(a) for a in args)
+        return bool(FUNCTIONS[cast(ast.Name, tree.func).id](*args)), "values = " + ", ".join(show(a) for a in args)
     if isinstance(tree, ast.BoolOp):
         parts = []
         for v in tree.values:

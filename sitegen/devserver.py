@@ -43,7 +43,8 @@ ASSETS = {"reload.js": ("devserver_reload.js", "text/javascript; charset=utf-8")
           "overlay.css": ("devserver_overlay.css", "text/css; charset=utf-8")}
 KEEPALIVE_S = 15
 DEBOUNCE_MS = 150
-RETIRE_SERVICE_WORKER = b"""// make dev: no service worker here; remove one installed earlier on this origin, and its caches
+RETIRE_SERVICE_WORKER = b"""\
+// make dev: no service worker here; remove one installed earlier on this origin, and its caches
 self.addEventListener("install", () => self.skipWaiting());
 self.addEventListener("activate", (event) => event.waitUntil(
   caches.keys().then((keys) => Promise.all(keys.map((key) => caches.delete(key))))
@@ -85,7 +86,7 @@ def run_build(root: Path, out: Path) -> tuple[bool, list[str], str]:
     """`python build.py --root ROOT --out OUT` in a fresh process: (ok, problem lines, stdout)."""
     proc = subprocess.run([sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", str(out)],
                           cwd=REPO, capture_output=True, text=True)
-    lines = [l for l in proc.stderr.splitlines() if l.strip()]
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
     if proc.returncode != 0 and not lines:
         lines = [f"build.py exited with status {proc.returncode}"]
     return proc.returncode == 0, lines, proc.stdout
@@ -189,7 +190,7 @@ class DevHandler(StaticHandler):
         try:
             while True:
                 with state.cond:
-                    state.cond.wait_for(lambda: state.version != seen or state.stopping, timeout=KEEPALIVE_S)
+                    state.cond.wait_for(lambda seen=seen: state.version != seen or state.stopping, timeout=KEEPALIVE_S)
                     if state.stopping:
                         return
                     version, payload = state.version, state.payload()

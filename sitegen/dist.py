@@ -1,6 +1,6 @@
 """`make dist`: the folder to publish, made from a built site (_site/ -> _dist/).
 
-    python -m sitegen.dist [--site _site] [--out _dist]
+    python -m sitegen.dist [--site _site] [--out _dist] [--cache-dir .cache/compressed]
 
 What changes from _site/ (which stays as it is, for `make serve` and the tests):
 - The Python runtime is content-named by the build already (`pyodide/<version>/`, `py/<hash>/`, see
@@ -16,7 +16,8 @@ What changes from _site/ (which stays as it is, for `make serve` and the tests):
 - The build's reports for instructors (numbers.json, changes.json, changes.html) are left out.
 - Every text-like file of 1 kB or more gets precompressed copies beside it, `NAME.gz` (gzip -9) and `NAME.br`
   (brotli), kept only when smaller, for hosts that serve them as they are (nginx gzip_static / brotli_static,
-  Caddy `file_server { precompressed br gzip }`, object storage with Content-Encoding).
+  Caddy `file_server { precompressed br gzip }`, object storage with Content-Encoding). The compressed bodies are
+  kept by content (sha256) in the cache folder `make serve` uses as well, so the same bytes are compressed once.
 - `.nojekyll` (GitHub Pages serves the folder as is) and `_headers` (the cache rules, in the format Netlify and
   Cloudflare Pages read) are added. docs/publishing.md says how to publish it.
 
@@ -27,15 +28,18 @@ from __future__ import annotations
 import argparse
 import gzip
 import hashlib
+import os
 import re
 import shutil
 import sys
+import threading
 from pathlib import Path
 
 from experiments.errors import CourseError
 from sitegen.swap import staging, swap_in
 
 ROOT = Path(__file__).resolve().parent.parent
+CACHE_DIR = ROOT / ".cache" / "compressed"       # compressed bodies by content, shared with sitegen/serve.py
 VERSIONED = ("static",)                          # moved into v/<hash>/
 CONTENT_NAMED = ("py", "pyodide")                # named by their content in the build already: cached forever
 LEFT_OUT = ("numbers.json", "changes.json", "changes.html")
@@ -121,15 +125,39 @@ def compressed(raw: bytes, encoding: str) -> bytes | None:
     return data if len(data) < len(raw) else None
 
 
-def precompress(dest: Path) -> list[Path]:
-    """NAME.gz and NAME.br beside every text-like file >= 1 kB (each kept only if smaller)."""
+def cached_compressed(raw: bytes, encoding: str, folder: Path | None) -> bytes | None:
+    """compressed(raw, encoding), kept in `folder` by content (sha256 of raw; a `.none` marker when it is not
+    smaller), so the same bytes cost nothing the next time; no folder: computed. A cache that cannot be written
+    only costs the work again."""
+    if folder is None:
+        return compressed(raw, encoding)
+    stored = folder / f"{hashlib.sha256(raw).hexdigest()}{ENCODINGS[encoding]}"
+    if stored.is_file():
+        return stored.read_bytes()
+    if (folder / f"{stored.name}.none").is_file():
+        return None
+    body = compressed(raw, encoding)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        target = stored if body is not None else folder / f"{stored.name}.none"
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.part")
+        tmp.write_bytes(body or b"")
+        os.replace(tmp, target)
+    except OSError:
+        pass
+    return body
+
+
+def precompress(dest: Path, cache_dir: Path | None = None) -> list[Path]:
+    """NAME.gz and NAME.br beside every text-like file >= 1 kB (each kept only if smaller); bodies come from
+    cache_dir when it has them (cached_compressed)."""
     written = []
     for path in sorted(p for p in dest.rglob("*") if p.is_file()):
         if not compresses(path, path.stat().st_size):
             continue
         raw = path.read_bytes()
         for encoding, suffix in ENCODINGS.items():
-            data = compressed(raw, encoding)
+            data = cached_compressed(raw, encoding, cache_dir)
             if data is not None:
                 out = path.with_name(path.name + suffix)
                 out.write_bytes(data)
@@ -145,8 +173,9 @@ def write_host_files(dest: Path, version: str) -> None:
         + f"/*\n  Cache-Control: {REVALIDATE}\n", encoding="utf-8")
 
 
-def make_dist(site: Path, out: Path) -> str:
-    """_site -> _dist (swapped in when complete); returns the version prefix (v/<hash>/)."""
+def make_dist(site: Path, out: Path, cache_dir: Path | None = None) -> str:
+    """_site -> _dist (swapped in when complete); returns the version prefix (v/<hash>/). cache_dir: where
+    compressed bodies are kept by content (None: none kept)."""
     site, out = Path(site).resolve(), Path(out).resolve()
     if not (site / "index.html").is_file():
         raise DistError(f"{site}: expected a built site (index.html); run `make build` first")
@@ -156,7 +185,7 @@ def make_dist(site: Path, out: Path) -> str:
         if not rewrite_pages(tmp, version):
             raise DistError(f"{site}: no page refers to static/; nothing to point at {version}")
         write_host_files(tmp, version)
-        precompress(tmp)
+        precompress(tmp, cache_dir)
         swap_in(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -168,9 +197,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sitegen.dist", description=__doc__.splitlines()[0])
     parser.add_argument("--site", type=Path, default=ROOT / "_site", help="the built site (default: _site)")
     parser.add_argument("--out", type=Path, default=ROOT / "_dist", help="the folder to publish (default: _dist)")
+    parser.add_argument("--cache-dir", type=Path, default=CACHE_DIR,
+                        help="compressed bodies by content (default: .cache/compressed/, as `make serve`)")
     args = parser.parse_args(argv)
     try:
-        version = make_dist(args.site, args.out)
+        version = make_dist(args.site, args.out, args.cache_dir)
     except CourseError as e:
         print(e, file=sys.stderr)
         return 1

@@ -3,6 +3,8 @@ collection of every problem the build found, reported together.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from experiments.errors import CourseError
 
 
@@ -25,7 +27,7 @@ class SourceError(LessonError):
 class BuildError(CourseError):
     """A collection of problems found while gathering the site; reported together."""
 
-    def __init__(self, errors: list[CourseError]):
+    def __init__(self, errors: Sequence[CourseError]):
         self.errors = list(errors)
         super().__init__(str(self))
 

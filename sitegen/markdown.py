@@ -32,10 +32,11 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from mdit_py_plugins.anchors import anchors_plugin
@@ -57,8 +58,9 @@ CALLOUTS = {  # name -> (icon, default title)
     "try": ("🎯", "动手试试"),
 }
 WIDGET_INFO = "{widget}"
-FRONT_MATTER_REQUIRED = {"title": str, "chapter": str}
-FRONT_MATTER_OPTIONAL = {"id": str, "order": int, "summary": str, "reading_minutes": int}   # id: the file's name
+FRONT_MATTER_REQUIRED: dict[str, type] = {"title": str, "chapter": str}
+FRONT_MATTER_OPTIONAL: dict[str, type] = {"id": str, "order": int, "summary": str,   # id: the file's name
+                                          "reading_minutes": int}
 
 # The first widget the build answered (its controls work before Python) is drawn set up in the page's first paint:
 # an empty element right after it (FIRST_WIDGET_MARK) and, in <head>, <link rel=expect href=#MARK blocking=render>
@@ -201,12 +203,17 @@ def render_markdown(text: str, page: Page) -> tuple[list[Token], str]:
     return tokens, md.renderer.render(tokens, md.options, env)
 
 
+def _by_line(error: LessonError) -> int:
+    return error.line or 0
+
+
 def render_lesson(text: str, page: Page) -> Lesson:
     """A lesson file's text -> Lesson; raises LessonErrors (all of them, sorted by line) as one BuildError."""
     tokens, body = render_markdown(text, page)
     meta = read_front_matter(tokens, page)
     if page.errors:
-        raise BuildError(sorted(page.errors, key=lambda e: e.line or 0))
+        in_order: list[LessonError] = sorted(page.errors, key=_by_line)
+        raise BuildError(in_order)
     body, wait_for = first_paint_target(body)
     return Lesson(page.file, meta, body, table_of_contents(tokens), in_page_order(page.used, body),
                   script_order(page.scripts), list(dict.fromkeys(page.calls)), list(dict.fromkeys(page.preload)),
@@ -350,18 +357,18 @@ _CALLOUT_LINE = re.compile(r"^\s*:::\s*(\S*)")
 def _check_blocks(state: StateCore) -> None:
     page, lines = _page_env(state.env), state.src.split("\n")
 
-    def closes(token: Token, marker: str, last: int) -> bool:
-        return token.map[0] < last < len(lines) and lines[last].strip().startswith(marker)
+    def closes(first: int, marker: str, last: int) -> bool:
+        return first < last < len(lines) and lines[last].strip().startswith(marker)
 
     for token in state.tokens:
         if token.map is None:
             continue
         if token.type.startswith("container_") and token.type.endswith("_open") \
-                and not closes(token, ":::", token.map[1]):           # a container's map ends at its closing line
+                and not closes(token.map[0], ":::", token.map[1]):   # a container's map ends at its closing line
             page.error(_line(token), f"callout '{token.info.strip().split()[0]}' is never closed: "
                                      "expected a line ':::' after its text")
         elif token.type == "fence" and token.info.strip().startswith(WIDGET_INFO) \
-                and not closes(token, token.markup, token.map[1] - 1):  # a fence's map ends after its closing line
+                and not closes(token.map[0], token.markup, token.map[1] - 1):   # a fence's map ends after it
             name = token.info.strip()[len(WIDGET_INFO):].strip() or "?"
             page.error(_line(token), f"widget '{name}' is never closed: expected a line {token.markup} "
                                      "after its options")
@@ -377,7 +384,7 @@ def _check_blocks(state: StateCore) -> None:
 def widget_plugin(md: MarkdownIt) -> None:
     """```{widget} NAME + YAML options -> <div class="widget" ...> holding the build-time rendering."""
     md.core.ruler.push("course_widgets", _resolve_widgets)
-    default_fence = md.renderer.rules.get("fence")
+    default_fence = cast(RendererHTML, md.renderer).rules.get("fence")
 
     def fence(self, tokens, idx, options, env):
         token = tokens[idx]
@@ -401,7 +408,7 @@ def _resolve_widgets(state: StateCore) -> None:
     for token in state.tokens:
         if token.type != "fence" or not token.info.strip().startswith(WIDGET_INFO):
             continue
-        line = _line(token)
+        line = cast(int, _line(token))   # (a fence always has its lines)
         name = token.info.strip()[len(WIDGET_INFO):].strip()
         token.meta["widget"] = (name or "?", {}, '<p class="widget-missing">（组件未能生成）</p>\n')
         if not name:

@@ -18,6 +18,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import yaml
 
@@ -117,10 +118,10 @@ def read_config(path: Path, rel: str) -> tuple[dict | None, list[ConfigError]]:
     if nans:
         return None, [ConfigError(nans, rel)]
     try:
-        read_model(config)
+        read_model(cast(dict, config))   # (which refuses anything but a JSON object)
     except ConfigError as e:
         return None, [e.with_file(rel)]
-    return config, []
+    return cast(dict, config), []
 
 
 def _nan_keys(value, key: str = "") -> list[str]:
@@ -219,11 +220,14 @@ def training_tokens_problems(meta: dict) -> list[Problem]:
     training_tokens_url; a source without the figure is a problem too."""
     if "training_tokens" not in meta:
         stray = [k for k in TOKENS_TEXT if k in meta]
-        return [Problem(stray[0], "to accompany training_tokens (which is missing)", meta[stray[0]], True)] if stray else []
+        if not stray:
+            return []
+        return [Problem(stray[0], "to accompany training_tokens (which is missing)", meta[stray[0]], True)]
     problems = []
     tokens = meta["training_tokens"]
     if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens <= 0:
-        problems.append(Problem("training_tokens", "a positive whole number of tokens (e.g. 2000000000000)", tokens, True))
+        problems.append(Problem("training_tokens", "a positive whole number of tokens (e.g. 2000000000000)", tokens,
+                                True))
     for key in TOKENS_TEXT:
         value = meta.get(key)
         if not isinstance(value, str) or not value.strip():
@@ -271,6 +275,6 @@ def load_models(models_dir: Path) -> dict[str, dict]:
 
 def load_model(folder: Path) -> dict:
     doc, errors = read_model_folder(Path(folder))
-    if errors:
+    if errors or doc is None:   # (no doc without a problem)
         raise errors[0]
     return doc

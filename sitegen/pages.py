@@ -129,7 +129,7 @@ def provenance(lesson: Lesson, numbers: dict[str, Any], models: dict[str, Any], 
 
 def render_lesson_page(env: jinja2.Environment, course: dict, lesson: Lesson, nav: Nav,
                        numbers: dict[str, Any], models: dict[str, Any]) -> str:
-    chapter = next((c for c in course.get("chapters", []) if c.get("id") == lesson.meta.get("chapter")), {})
+    chapter: dict = next((c for c in course.get("chapters", []) if c.get("id") == lesson.meta.get("chapter")), {})
     return env.get_template("lesson.html").render(
         course=course, lesson=lesson, meta=lesson.meta, body=Markup(lesson.body), chapter=chapter,
         toc=lesson.toc, nav=nav, ledger=ledger_entries(lesson, numbers), ledger_id=LEDGER_ID, scripts=lesson.scripts,

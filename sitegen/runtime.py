@@ -49,10 +49,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-try:  # the course's error family, when the experiments package provides it
-    from experiments.errors import CourseError as _ErrorBase
-except ImportError:  # pragma: no cover - only while experiments.errors does not exist
-    _ErrorBase = Exception
+from experiments.errors import CourseError  # (the course's error family: a fetch problem is a build problem)
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CACHE_DIR = ROOT / ".cache" / "runtime"
@@ -82,7 +79,7 @@ RUNTIME_FILES = tuple(PINNED_SHA256)
 SUBPROCESS_TIMEOUT_S = 600
 
 
-class RuntimeFetchError(_ErrorBase):
+class RuntimeFetchError(CourseError):
     """The bundled runtime could not be fetched, or a file does not match its pinned sha256."""
 
 

@@ -29,7 +29,8 @@ from pathlib import Path
 from .errors import CourseError
 
 JS_DIR = "static/js"
-HEADER = "/* {parts}: site/static/js/*.js, in this order, one file for the page's one <script> (sitegen/scripts.py) */\n"
+HEADER = ("/* {parts}: site/static/js/*.js, in this order, one file for the page's one <script>"
+          " (sitegen/scripts.py) */\n")
 
 
 class ScriptBundles:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import hashlib
 import io
 import os
 import re
@@ -39,6 +38,7 @@ from email.utils import formatdate, parsedate_to_datetime
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 from . import dist
 from .pages import CSP
@@ -52,7 +52,7 @@ MIME_TYPES = {   # what the built site holds (the dev server and the tests' serv
 IMMUTABLE_FOLDERS = ("v", *dist.CONTENT_NAMED)   # first path segment of a content-named URL
 IDLE_TIMEOUT_S = 20
 LISTEN_BACKLOG = 128
-CACHE_DIR = Path(__file__).resolve().parent.parent / ".cache" / "compressed"
+CACHE_DIR = dist.CACHE_DIR
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)$")
 
 
@@ -298,24 +298,7 @@ class CompressedBodies:
     def _make(self, path: str, coding: str) -> bytes | None:
         with open(path, "rb") as f:
             raw = f.read()
-        stored = None
-        if self.folder is not None:
-            stored = self.folder / f"{hashlib.sha256(raw).hexdigest()}{dist.ENCODINGS[coding]}"
-            if stored.is_file():
-                return stored.read_bytes()
-            if (self.folder / f"{stored.name}.none").is_file():
-                return None
-        body = dist.compressed(raw, coding)
-        if stored is not None:
-            try:
-                self.folder.mkdir(parents=True, exist_ok=True)
-                target = stored if body is not None else self.folder / f"{stored.name}.none"
-                tmp = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.part")
-                tmp.write_bytes(body or b"")
-                os.replace(tmp, target)
-            except OSError:
-                pass                       # a read-only cache only costs the work again
-        return body
+        return dist.cached_compressed(raw, coding, self.folder)
 
 
 class CompressingHandler(StaticHandler):
@@ -351,7 +334,8 @@ def warm(directory: Path, bodies: CompressedBodies, accept: tuple[str, ...] = ("
     for folder in IMMUTABLE_FOLDERS:
         for path in sorted((directory / folder).rglob("*")) if (directory / folder).is_dir() else ():
             stat = path.stat()
-            if path.is_file() and dist.compresses(path, stat.st_size) and not path.with_name(path.name + ".br").exists():
+            if (path.is_file() and dist.compresses(path, stat.st_size)
+                    and not path.with_name(path.name + ".br").exists()):
                 for coding in accept:
                     bodies.get(str(path), stat, coding)
 
@@ -376,8 +360,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{directory}: no such folder (run `make build` first)", file=sys.stderr)
         return 2
     with make_server(directory, args.bind, args.port, cache_dir=args.cache_dir) as server:
-        handler = server.RequestHandlerClass.func
-        threading.Thread(target=warm, args=(directory, handler.bodies), daemon=True).start()
+        handler: Any = server.RequestHandlerClass   # (make_server: a functools.partial of the handler class)
+        threading.Thread(target=warm, args=(directory, handler.func.bodies), daemon=True).start()
         print(f"serving {directory} on http://{args.bind}:{server.server_address[1]}/ (Ctrl+C stops)", flush=True)
         try:
             server.serve_forever()

@@ -5,18 +5,20 @@ its view(options, data) (pure Python, the same functions the browser's answers c
 in site/templates/widgets/ rendered with those values and the helpers below. The page records the widget's
 scripts, so it loads exactly the JavaScript its widgets need, in the order the declarations give.
 
-Template helpers: blank (an all-empty row for a <template class="row">), num(name, style) a computed number pointing at its derivation; md(text) inline Markdown;
-chart(spec, label) a Plotly figure drawn when it scrolls into view; json(value, cls) data for the widget's script;
-id, a page-unique id for this widget instance; the filters grouped, pct and attrjson.
+Template helpers: blank (an all-empty row for a <template class="row">), num(name, style) a computed number
+pointing at its derivation; md(text) inline Markdown; chart(spec, label) a Plotly figure drawn when it scrolls
+into view; json(value, cls) data for the widget's script; id, a page-unique id for this widget instance; the
+filters grouped, pct and attrjson.
 
 Answers before Python: a widget that declares ``states`` gets, after its HTML, a <script class="precomputed"
 type="application/gzip+base64"> holding {key: answer} for every (entry point, args) its states() lists, each
 computed by calling experiments.api exactly as the browser would. The JSON is gzipped (then base64): the answers
 repeat the same labels and counts across models, and gzip keeps a lesson page with a hundred of them far below
-its 400 KiB budget; the browser inflates it with DecompressionStream (where that is missing, Python answers). key = entry point name + " " + canonical(args) with every
-built-in model's config written as {"$model": alias} and a part of a data document as {"$data": path}
-(experiments.widget.data_ref: the page's script sends the placeholder, the build publishes the document for when
-Python must answer); site/static/js/widgets.js builds the same key for a call
+its 400 KiB budget; the browser inflates it with DecompressionStream (where that is missing, Python answers).
+key = entry point name + " " + canonical(args) with every built-in model's config written as {"$model": alias}
+and a part of a data document as {"$data": path} (experiments.widget.data_ref: the page's script sends the
+placeholder, the build publishes the document for when Python must answer); site/static/js/widgets.js builds the
+same key for a call
 (canon()) and answers from the table at once, asking Python only for what is not in it. This is the one way a
 widget answers before Python.
 
@@ -62,7 +64,8 @@ def precomputed_script(answers: dict) -> Markup:
     """<script type="application/gzip+base64" class="precomputed" data-calls="ENTRY POINTS">: the answers' JSON,
     gzipped (deterministic: no file name, mtime 0) and base64-encoded; data-calls names the entry points its keys
     answer, so widgets.js inflates a script only when one of them is called (or in idle time after load)."""
-    raw = json.dumps(answers, ensure_ascii=False, separators=(",", ":")).encode("utf-8")   # (answers keep Python's key order)
+    # (answers keep Python's key order)
+    raw = json.dumps(answers, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     packed = base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
     calls = " ".join(sorted({key.split(" ", 1)[0] for key in answers}))
     return Markup(f'<script type="application/gzip+base64" class="precomputed" data-calls="{html.escape(calls)}">'
@@ -119,7 +122,8 @@ def canonical(value) -> str:
     """The text a call's args are keyed by, identical to widgets.js canon(): JSON with sorted keys and no spaces,
     floats that are whole numbers written as integers (JavaScript has one number type)."""
     if isinstance(value, dict):
-        return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + canonical(value[k]) for k in sorted(value)) + "}"
+        return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + canonical(value[k])
+                              for k in sorted(value)) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(canonical(v) for v in value) + "]"
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
@@ -188,7 +192,7 @@ def renderer(widget: Widget):
         ctx.answered = bool(answers)
         out = _env.get_template(widget.template).render(**_tools(ctx), **values, id=ctx.page.next_id(widget.name))
         return out + (str(precomputed_script(answers)) if answers else "")
-    render.options = widget.options   # the wrapper's data-options: the defaults overlaid with the lesson's options
+    render.options = widget.options   # type: ignore[attr-defined]  # the wrapper's data-options: the defaults overlaid with the lesson's options
     return render
 
 
@@ -224,18 +228,19 @@ def _package_file(package: str) -> str:
 def declaration_problems(declared, js_dir: Path,
                          templates: Path = TEMPLATES) -> list[tuple[ConfigError, list[str]]]:
     """Every reference the lesson packages declare, resolved: each widget's view, states and calls (functions),
-    template (site/templates/widgets/), script and needs (js_dir), and each lesson's numbers. -> one (ConfigError, names of its broken widgets) per lesson
-    package with problems, the error naming the package's file and each field; empty when all resolve."""
+    template (site/templates/widgets/), script and needs (js_dir), and each lesson's numbers. -> one (ConfigError,
+    names of its broken widgets) per lesson package with problems, the error naming the package's file and each
+    field; empty when all resolve."""
     out: list[tuple[ConfigError, list[str]]] = []
     for lesson in declared:
-        problems: list[Problem] = []
+        problems: list[Problem | None] = []   # (None: that reference resolved)
         package = lesson.package
         if lesson.numbers is not None:
             problems.append(_function_problem("numbers", lesson.numbers, package))
         broken = []
         for w in lesson.widgets:
             where = f"widgets[{w.name}]"
-            mine = [_function_problem(f"{where}.view", w.view, package)]
+            mine: list[Problem | None] = [_function_problem(f"{where}.view", w.view, package)]
             if w.states is not None:
                 mine.append(_function_problem(f"{where}.states", w.states, package))
             mine += [_function_problem(f"{where}.calls.{name}", ref, package) for name, ref in w.calls.items()]
@@ -245,13 +250,12 @@ def declaration_problems(declared, js_dir: Path,
                 mine.append(Problem(f"{where}.script", f"a file in {_rel(js_dir)}", w.script, True))
             mine += [Problem(f"{where}.needs", f"a file in {_rel(js_dir)}", s, True)
                      for s in w.needs if not (js_dir / s).is_file()]
-            mine = [m for m in mine if m]
-            if mine:
+            if any(mine):
                 broken.append(w.name)
             problems += mine
-        problems = [p for p in problems if p]
-        if problems:
-            out.append((ConfigError(problems, _package_file(package)), broken))
+        found = [p for p in problems if p]
+        if found:
+            out.append((ConfigError(found, _package_file(package)), broken))
     return out
 
 
@@ -260,7 +264,7 @@ def _rel(path: Path) -> str:
     return "/".join(parts[parts.index("site"):]) + "/" if "site" in parts else str(path)
 
 
-def broken_renderer(name: str, file: str):
+def broken_renderer(name: str, file: str | None):
     """The renderer of a widget whose declaration has problems: the lesson line says where they are."""
     def render(given: dict, ctx) -> str:
         raise LessonError(ctx.file, ctx.line, f"widget {name}: its declaration in {file} has problems (listed above)")

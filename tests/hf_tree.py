@@ -25,7 +25,8 @@ from math import prod
 
 from hf_reference import hf_param_shapes
 
-_VISION = re.compile(r"(^|\.)(visual|vision_tower|vision_model|multi_modal_projector|vision_embed|embed_vision|mm_projector)\.")
+_VISION = re.compile(r"(^|\.)(visual|vision_tower|vision_model|multi_modal_projector|vision_embed|embed_vision"
+                     r"|mm_projector)\.")
 _LAYER = re.compile(r"^(?:.*\.)?(?:layers|h|blocks)\.(\d+)\.(.*)$")
 
 

@@ -21,12 +21,13 @@ def test_mark_uses_numbers_each_use_of_a_name_in_page_order():
     # the id takes data-style's place (the style is kept in numbers.json, nothing in the browser reads it)
     assert marked == ('<p><span class="num" tabindex="0" aria-describedby="num-a.total" id="use-a.total-1">1</span>'
                       ' and <span class="num" tabindex="0" aria-describedby="num-b.x" id="use-b.x-1">2%</span>'
-                      ' and <span class="num" tabindex="0" aria-describedby="num-a.total" id="use-a.total-2">3 亿</span>'
-                      '</p>')
+                      ' and <span class="num" tabindex="0" aria-describedby="num-a.total" id="use-a.total-2">'
+                      '3 亿</span></p>')
 
 
 def _numbers(total, share):
-    return {"a.total": Number("a.total", total, "总数"), "a.share": Number("a.share", share, "占比", default_style="pct")}
+    return {"a.total": Number("a.total", total, "总数"),
+            "a.share": Number("a.share", share, "占比", default_style="pct")}
 
 
 def _snap(total, share):

@@ -88,12 +88,12 @@ def test_change_report_names_the_claims_a_changed_number_feeds(tmp_path):
     """A small config change that keeps every claim true (Llama-2-7B's native context one token longer): each
     changed number lists exactly the claims that use it."""
     root = copy_course(tmp_path, fixture_lessons=False)
-    assert run_build(root).returncode == 0
+    assert run_build(root, runtime=False).returncode == 0   # (no browser opens these: the Pyodide bundle is not copied)
     path = root / "data" / "models" / "llama-2-7b" / "config.json"
     config = json.loads(path.read_text(encoding="utf-8"))
     config["max_position_embeddings"] += 1
     path.write_text(json.dumps(config), encoding="utf-8")
-    result = run_build(root)
+    result = run_build(root, runtime=False)
     assert result.returncode == 0, result.stderr
     rows = {c["name"]: c for c in json.loads((root / "_site" / "changes.json").read_text(encoding="utf-8"))}
     assert rows["llama7b.T_max"]["new"] == str(config["max_position_embeddings"])

@@ -121,7 +121,7 @@ def run_cell(page, root, source: str) -> None:
     root.locator(".code-run").click()
 
 
-# -- learner code runs apart --------------------------------------------------------------------------------------------
+# -- learner code runs apart -------------------------------------------------------------------------------------------
 def test_widget_recomputes_while_a_cell_loops_then_stop_ends_it(guarded_page, server):
     page = guarded_page
     page.goto(server.base + LESSON)
@@ -199,7 +199,7 @@ def test_a_queued_run_can_be_cancelled(guarded_page, server):
     wait_runtime_ready(page)                          # the page goes on loading normally
 
 
-# -- keys -----------------------------------------------------------------------------------------------------------------
+# -- keys --------------------------------------------------------------------------------------------------------------
 def test_tab_indents_shift_tab_dedents_escape_then_tab_leaves(guarded_page, server):
     page = guarded_page
     page.goto(server.base + LESSON, wait_until="domcontentloaded")
@@ -249,7 +249,7 @@ def test_tab_indents_shift_tab_dedents_escape_then_tab_leaves(guarded_page, serv
     assert page.evaluate("document.activeElement.className") == "code-source"
 
 
-# -- where the runtime loads ---------------------------------------------------------------------------------------------
+# -- where the runtime loads -------------------------------------------------------------------------------------------
 def test_outline_page_starts_no_runtime_and_skips_prefetch_under_save_data(guarded_page, server):
     page = guarded_page
     page.add_init_script(SAVE_DATA)
@@ -307,7 +307,7 @@ def test_second_lesson_page_downloads_no_runtime_file(watched_context, server):
     assert page.url == server.base + OTHER_LESSON
 
 
-# -- helpers --------------------------------------------------------------------------------------------------------------
+# -- helpers -----------------------------------------------------------------------------------------------------------
 def _model(server, alias) -> dict:
     return json.loads((server.root / "data" / "models.json").read_text(encoding="utf-8"))[alias]
 

@@ -148,7 +148,8 @@ def test_no_rule_for_markup_nothing_produces():
 
 
 # -- the checker itself ------------------------------------------------------------------------------------------
-ROOT = ":root { --fg: #111; --bg: white; }\n@media (prefers-color-scheme: dark) { :root { --fg: #eee; --bg: black; } }\n"
+ROOT = (":root { --fg: #111; --bg: white; }\n"
+        "@media (prefers-color-scheme: dark) { :root { --fg: #eee; --bg: black; } }\n")
 
 
 @pytest.mark.parametrize("rule, complaint", [

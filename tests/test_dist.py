@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 import re
 import subprocess
 import sys
@@ -39,8 +40,9 @@ def test_runtime_and_static_files_are_under_their_content_hash(dist):
     assert [p.name for p in (out / "v").iterdir()] == [version] and f"v/{version}/" in stdout
     assert not (out / "static").exists() and (out / "v" / version / "static").is_dir()
     for name in ("py", "pyodide"):   # content-named by the build: the same folders, the same bytes
-        assert sorted(p.relative_to(out).as_posix() for p in (out / name).rglob("*") if p.suffix not in (".gz", ".br")) \
-            == sorted(p.relative_to(site).as_posix() for p in (site / name).rglob("*"))
+        published = sorted(p.relative_to(out).as_posix() for p in (out / name).rglob("*")
+                           if p.suffix not in (".gz", ".br"))
+        assert published == sorted(p.relative_to(site).as_posix() for p in (site / name).rglob("*"))
     (zip_path,) = (out / "py").glob("*/experiments.zip")
     assert zip_path.read_bytes() == (site / zip_path.relative_to(out)).read_bytes()
     for page in ("index.html", "c4-fixture.html", "c5-fixture.html"):
@@ -71,7 +73,8 @@ def test_precompressed_copies_are_the_same_bytes(dist):
     pairs = 0
     for packed in sorted(out.rglob("*.gz")) + sorted(out.rglob("*.br")):
         raw = packed.with_suffix("").read_bytes()
-        data = gzip.decompress(packed.read_bytes()) if packed.suffix == ".gz" else brotli.decompress(packed.read_bytes())
+        body = packed.read_bytes()
+        data = gzip.decompress(body) if packed.suffix == ".gz" else brotli.decompress(body)
         assert data == raw, packed
         assert packed.stat().st_size < len(raw)
         pairs += 1
@@ -82,6 +85,29 @@ def test_precompressed_copies_are_the_same_bytes(dist):
         assert (out / (rel + ".gz")).is_file() and (out / (rel + ".br")).is_file(), rel
     assert not list(out.rglob("*.zip.gz")) and not list(out.rglob("*.whl.br"))   # already compressed
     assert pairs > 20
+
+
+def test_compressed_bodies_are_kept_by_content(tmp_path):
+    """precompress with a cache folder: each body is computed once and kept by the sha256 of the bytes (`.none`
+    when compressing does not make it smaller); a second folder with the same bytes reads them from the cache."""
+    from sitegen.dist import cached_compressed, precompress
+    text = ("const x = 1;\n" * 400).encode()
+    noise = random.Random(0).randbytes(2048)       # 2 kB that gzip and brotli cannot shrink
+    cache = tmp_path / "cache"
+    for name in ("first", "second"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "a.js").write_bytes(text)
+        (tmp_path / name / "b.json").write_bytes(noise)
+    written = precompress(tmp_path / "first", cache)
+    assert sorted(p.name for p in written) == ["a.js.br", "a.js.gz"]
+    assert sorted(p.suffix for p in cache.iterdir()) == [".br", ".gz", ".none", ".none"]
+    assert brotli.decompress((tmp_path / "first" / "a.js.br").read_bytes()) == text
+    (stored,) = cache.glob("*.br")
+    stored.write_bytes(b"from the cache")          # the second folder's copy comes from the cache, not brotli
+    precompress(tmp_path / "second", cache)
+    assert (tmp_path / "second" / "a.js.br").read_bytes() == b"from the cache"
+    assert not (tmp_path / "second" / "b.json.br").exists()
+    assert cached_compressed(text, "gzip", None) == gzip.compress(text, compresslevel=9, mtime=0)
 
 
 def test_dist_serves_from_a_plain_static_server(dist, http_serve, guarded_page):

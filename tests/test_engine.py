@@ -139,7 +139,8 @@ BAD = [
     ("a list", "[1, 2]", "expected a JSON object"),
     ("unknown type", '{"model_type": "bert"}', "key 'model_type': expected one of"),
     ("missing key", '{"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "vocab_size": 10,'
-                    ' "num_attention_heads": 4}', "key 'intermediate_size': expected an integer >= 1 (the key is missing)"),
+                    ' "num_attention_heads": 4}',
+     "key 'intermediate_size': expected an integer >= 1 (the key is missing)"),
     ("string for number", '{"model_type": "gpt2", "n_embd": "768", "n_layer": 2, "vocab_size": 10, "n_head": 4,'
                           ' "n_positions": 8}', "key 'n_embd': expected an integer >= 1, got '768'"),
     ("negative", '{"model_type": "gpt2", "n_embd": 768, "n_layer": -2, "vocab_size": 10, "n_head": 4,'

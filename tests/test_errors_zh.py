@@ -160,7 +160,7 @@ DELETE = object()
 
 def _sweep():
     """Every config that spoils one key (top level or one level down) of one config per family."""
-    for model_type, config in _configs_per_family().items():
+    for config in _configs_per_family().values():
         for path in [(k,) for k in config] + [(k, j) for k, v in config.items() if isinstance(v, dict) for j in v]:
             parent = config if len(path) == 1 else config[path[0]]
             for bad in _spoils(parent[path[-1]]):
@@ -255,7 +255,8 @@ def test_every_pattern_is_reached_by_a_real_config_or_listed_here(errors):
                  r"0 \(KV-shared layers are not modelled by the ledger yet\)",
                  r"an integer >= 1, or null for a plain q_proj",
                  r"a string of M \(Mamba-2\), \* \(attention\), - \(MLP\) and E \(MoE\)",
-                 r"a string of (?P<n>-?\d[\d,]*) letters F / S \((?P<key>[A-Za-z_][\w.]*)\)", r"a list of two integers >= 1",
+                 r"a string of (?P<n>-?\d[\d,]*) letters F / S \((?P<key>[A-Za-z_][\w.]*)\)",
+                 r"a list of two integers >= 1",
                  r"a number > 0 and <= (?P<n>-?\d[\d,]*)", r"at most (?P<n>-?\d[\d,]*) layers",
                  r"a divisor of (?P<a>[A-Za-z_][\w.]*) × (?P<b>[A-Za-z_][\w.]*) \((?P<n>-?\d[\d,]*)\)",
                  r"a list of at least (?P<n>-?\d[\d,]*) entries 0 / 4 / 128 \((?P<key>[A-Za-z_][\w.]*)\)",
@@ -267,18 +268,23 @@ def test_every_pattern_is_reached_by_a_real_config_or_listed_here(errors):
 def test_every_reader_getter_in_chinese():
     from experiments.ledger.config import Reader
     r = Reader({"i": "x", "b": 2, "s": 3, "c": "z", "il": [-1], "sl": [1], "cl": ["q"], "o": 1})
-    r.int("i"), r.int("gone"), r.bool("b"), r.bool("gone_b"), r.str("s"), r.str("gone_s"), r.str("c", choices=("a", "b"))
-    r.int_list("il"), r.int_list("gone_il"), r.str_list("sl"), r.str_list("gone_sl"), r.str_list("cl", choices=("a", "b"))
+    r.int("i"), r.int("gone"), r.bool("b"), r.bool("gone_b")
+    r.str("s"), r.str("gone_s"), r.str("c", choices=("a", "b"))
+    r.int_list("il"), r.int_list("gone_il")
+    r.str_list("sl"), r.str_list("gone_sl"), r.str_list("cl", choices=("a", "b"))
     r.sub("o"), r.sub("gone_o")
     lines = [p.zh() for p in r.problems]
     for line in lines:
         check_line(line)
     assert lines == [
-        "键 'i'：应为正整数，实际是 'x'", "键 'gone'：缺少这个键，它应为正整数", "键 'b'：应为 true 或 false，实际是 2",
-        "键 'gone_b'：缺少这个键，它应为 true 或 false", "键 's'：应为字符串，实际是 3", "键 'gone_s'：缺少这个键，它应为字符串",
-        "键 'c'：应为以下之一：a、b，实际是 'z'", "键 'il'：应为整数列表（每一项都不小于 0），实际是一个有 1 项的列表",
-        "键 'gone_il'：缺少这个键，它应为整数列表", "键 'sl'：应为字符串列表，实际是一个有 1 项的列表",
-        "键 'gone_sl'：缺少这个键，它应为字符串列表", "键 'cl'：应为列表，每一项都是 a、b 之一，实际是一个有 1 项的列表",
+        "键 'i'：应为正整数，实际是 'x'", "键 'gone'：缺少这个键，它应为正整数",
+        "键 'b'：应为 true 或 false，实际是 2", "键 'gone_b'：缺少这个键，它应为 true 或 false",
+        "键 's'：应为字符串，实际是 3", "键 'gone_s'：缺少这个键，它应为字符串",
+        "键 'c'：应为以下之一：a、b，实际是 'z'",
+        "键 'il'：应为整数列表（每一项都不小于 0），实际是一个有 1 项的列表",
+        "键 'gone_il'：缺少这个键，它应为整数列表",
+        "键 'sl'：应为字符串列表，实际是一个有 1 项的列表", "键 'gone_sl'：缺少这个键，它应为字符串列表",
+        "键 'cl'：应为列表，每一项都是 a、b 之一，实际是一个有 1 项的列表",
         "键 'o'：应为 JSON 对象，实际是 1", "键 'gone_o'：缺少这个键，它应为 JSON 对象"]
 
 
@@ -294,12 +300,14 @@ def test_every_reader_getter_in_chinese():
     (Problem("", "a JSON object (a config.json)", [1, 2], True),
      "内容应为 JSON 对象（即一份 config.json 的内容），实际是一个有 2 项的列表"),
     (Problem("text_config", "a JSON object", "x", True), "键 'text_config'：应为 JSON 对象，实际是 'x'"),
-    (Problem("", "valid JSON (line 3, column 5: Expecting value)"), "内容应为合法的 JSON（第 3 行第 5 列：这里应有一个值）"),
+    (Problem("", "valid JSON (line 3, column 5: Expecting value)"),
+     "内容应为合法的 JSON（第 3 行第 5 列：这里应有一个值）"),
     (Problem("", "valid JSON (line 1, column 9: Expecting ',' delimiter)"),
      "内容应为合法的 JSON（第 1 行第 9 列：两项之间缺少逗号 ,）"),
     (Problem("num_key_value_heads", "a divisor of num_attention_heads (32)", 5, True),
      "键 'num_key_value_heads'：应为能整除 num_attention_heads（32）的数，实际是 5"),
-    (Problem("top_k", "an integer <= num_experts (8)", 9, True), "键 'top_k'：应为不超过 num_experts（8）的整数，实际是 9"),
+    (Problem("top_k", "an integer <= num_experts (8)", 9, True),
+     "键 'top_k'：应为不超过 num_experts（8）的整数，实际是 9"),
     (Problem("layer_types", "a list of 48 entries (num_hidden_layers)", "47 entries", True),
      "键 'layer_types'：应为 48 项的列表（每层一项，层数见 num_hidden_layers），实际是 47 项"),
     (Problem("linear_num_value_heads", "a multiple of linear_num_key_heads (16)", 20, True),
@@ -332,7 +340,8 @@ def test_learner_message_never_names_an_exception_class():
     assert learner_message(ValueError("批大小：需要一个整数")) == "批大小：需要一个整数"
     assert learner_message(ZeroDivisionError("division by zero")) == GENERIC
     assert learner_message(KeyError("x")) == GENERIC
-    assert learner_message(ConfigError([Problem("a", "true or false", 1, True)])) == "键 'a'：应为 true 或 false，实际是 1"
+    assert learner_message(ConfigError([Problem("a", "true or false", 1, True)])) \
+        == "键 'a'：应为 true 或 false，实际是 1"
     check_line(GENERIC)
 
 
@@ -360,7 +369,8 @@ def test_ffn_calculators_name_a_bad_pasted_config_in_chinese():
     assert calc.decode(json.dumps(good), "FP16", "3.35", 1, "989.4") == calc.decode(good, "FP16", "3.35", 1, "989.4")
     wrapped = json.dumps({"meta": {"id": "llama-2-7b"}, "config": good})     # a course data file, pasted
     assert calc.batch_series(wrapped, "FP16", "3.35", "989.4") == calc.batch_series(good, "FP16", "3.35", "989.4")
-    for bad, needle in ((dict(good, num_key_value_heads=5), "键 'num_key_value_heads'：应为能整除 num_attention_heads（32）的数"),
+    for bad, needle in ((dict(good, num_key_value_heads=5),
+                         "键 'num_key_value_heads'：应为能整除 num_attention_heads（32）的数"),
                         ('{"model_type": "llama",', "合法的 JSON（第 1 行第 24 列"),
                         ({"model_type": "bert"}, "键 'model_type'：应为本课程支持的模型家族之一")):
         with pytest.raises(ValueError) as e:

@@ -45,7 +45,8 @@ def test_estimate_error_against_transformers(name, low, high):
 def test_estimate_says_what_it_assumed_and_did_not_read():
     from experiments.ledger import build_ledger
     ledger = build_ledger(_config("minicpm3_4b"))
-    assert {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim"} <= set(ledger.estimate["unread_keys"])
+    unread = set(ledger.estimate["unread_keys"])
+    assert {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim"} <= unread
     assert "hidden_size" not in ledger.estimate["unread_keys"]
     assert any("通用解码器" in line for line in ledger.estimate["assumed"])
     assert build_ledger(_config("helium_defaults")).estimate["unread_keys"] == ["mlp_bias"]

@@ -32,7 +32,8 @@ def test_bring_your_own_config_reads_every_family(c4_page, model_id):
     root.locator('[data-testid="byo-config-input"]').fill(text)
     root.locator('[data-testid="byo-config-run"]').click()
     c4_page.wait_for_function(
-        "(want) => { const t = document.querySelector('[data-widget=\"byo-config\"] [data-testid=\"byo-config-total\"]');"
+        "(want) => {"
+        " const t = document.querySelector('[data-widget=\"byo-config\"] [data-testid=\"byo-config-total\"]');"
         " return t && t.textContent.includes(want); }", arg=expected, timeout=60_000)
     assert root.locator(".byo-error").is_hidden()
 

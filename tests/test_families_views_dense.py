@@ -1,6 +1,7 @@
 """Dense families with their own attention, norm and MLP conventions (phi, phi3, gpt_neox, falcon, starcoder2,
-granite, glm4, ernie4_5, hunyuan_v1_dense): what the views read from their ledgers, computed by hand from the configs, plus the cases the
-published fixtures in tests/fixtures/models/ do not cover, each checked against transformers on the meta device.
+granite, glm4, ernie4_5, hunyuan_v1_dense): what the views read from their ledgers, computed by hand from the
+configs, plus the cases the published fixtures in tests/fixtures/models/ do not cover, each checked against
+transformers on the meta device.
 
 Configs derived here, and where their values come from (no verbatim published config.json of these was found in
 the stored sources):

@@ -24,7 +24,8 @@ FIXTURES = ROOT / "tests" / "fixtures" / "models"
 
 def moe_counts(moe) -> dict:
     """The counts of a model's MoE facts (their config keys are checked in tests/test_engine_moe.py)."""
-    return {k: getattr(moe, k) for k in ("n_experts", "top_k", "n_shared", "expert_d_ff", "shared_d_ff", "n_moe_layers")}
+    return {k: getattr(moe, k)
+            for k in ("n_experts", "top_k", "n_shared", "expert_d_ff", "shared_d_ff", "n_moe_layers")}
 
 
 def fixture(model_id: str) -> dict:

@@ -76,7 +76,8 @@ def test_swiglu_budget(page):
 def test_swiglu_state_from_the_url(module_guard, site):
     p = module_guard.new_page()
     p.add_init_script(COUNT_UPDATES)
-    p.goto(site + PAGE + "?ffn-swiglu-budget.d=2048&ffn-swiglu-budget.ratio=4&ffn-swiglu-budget.matrices=2&ffn-swiglu-budget.align=1")
+    p.goto(site + PAGE + "?ffn-swiglu-budget.d=2048&ffn-swiglu-budget.ratio=4"
+                         "&ffn-swiglu-budget.matrices=2&ffn-swiglu-budget.align=1")
     wait_runtime_ready(p)
     p.wait_for_function("() => (window.__updates['ffn-swiglu'] || 0) > 0", timeout=60_000)
     b = ffn.swiglu_budget(2048, "4", 2, 1)
@@ -180,7 +181,8 @@ def test_flops(page):
     for testid, key in (("fl-params", "params"), ("fl-active", "active"), ("fl-fwd", "fwd"),
                         ("fl-fwd-matmul", "fwd_matmul"), ("fl-ffn-share", "ffn_flops_share"), ("fl-train", "train"),
                         ("fl-D", "tokens"), ("fl-gpu-days", "gpu_days"), ("fl-gpus-out", "gpus"),
-                        ("fl-wall", "wall_days"), ("fl-tpp", "tokens_per_param"), ("fl-chin-tokens", "chinchilla_tokens")):
+                        ("fl-wall", "wall_days"), ("fl-tpp", "tokens_per_param"),
+                        ("fl-chin-tokens", "chinchilla_tokens")):
         assert text(page, root, testid) == f[key], testid
     assert chin == "20"
 

@@ -74,7 +74,8 @@ def test_share_formula_switches_the_curve(page):
     page.select_option(f"{root} .sf-kv", "1/8")
     wait_update(page, "ffn-share-formula", before)
     want = extra.share_chart(3, "1/8", points)
-    for testid, key in (("sf-attn", "attn_d2"), ("sf-r23", "r_two_thirds"), ("sf-r50", "r_half"), ("sf-on", "on_curve")):
+    for testid, key in (("sf-attn", "attn_d2"), ("sf-r23", "r_two_thirds"), ("sf-r50", "r_half"),
+                        ("sf-on", "on_curve")):
         assert text(page, root, testid) == want[key], testid
     assert "Llama" in want["on_curve"]
     spec = page.evaluate("() => JSON.parse(document.querySelector('.ffn-share-formula script.chart-spec').textContent)")
@@ -94,7 +95,8 @@ def test_depth_width_slider(page):
     wait_update(page, "ffn-depth-width", before)
     want = extra.depth_width(budget, 64, 4096)
     now = want["now"]
-    for testid, key in (("dw-d", "d"), ("dw-heads", "heads"), ("dw-dff", "d_ff"), ("dw-total", "total"), ("dw-off", "off"),
+    for testid, key in (("dw-d", "d"), ("dw-heads", "heads"), ("dw-dff", "d_ff"), ("dw-total", "total"),
+                        ("dw-off", "off"),
                         ("dw-share-layer", "share_layer"), ("dw-share-total", "share_total"), ("dw-emb", "emb_share"),
                         ("dw-score", "score"), ("dw-score-ratio", "score_vs_ffn"), ("dw-cross", "crossover"),
                         ("dw-kv", "kv"), ("dw-kv-T", "kv_T"), ("dw-L-out", "L")):

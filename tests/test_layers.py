@@ -36,7 +36,8 @@ LAYERS = (
     ("lesson", ()),   # experiments.lessons.<name>[.<module>]
     ("course", ("experiments.lessons", "experiments.course_numbers", "experiments.api", "experiments")),
 )
-ENGINE = ("jsontext", "tree", "config", "arch", "blocks", "family", "families", "registry", "estimate", "", "views", "forks", "training", "cli", "__main__")
+ENGINE = ("jsontext", "tree", "config", "arch", "blocks", "family", "families", "registry", "estimate", "", "views",
+          "forks", "training", "cli", "__main__")
 
 
 def module_name(path: Path) -> str:

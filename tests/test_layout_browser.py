@@ -57,7 +57,8 @@ TOO_WIDE_JS = """() => {
   return Array.from(document.querySelectorAll(".lesson-body *")).filter((e) => {
     const r = e.getBoundingClientRect();
     return r.width && (r.right > width + 1 || r.left < -1) && !e.closest(".table-scroll");
-  }).slice(0, 8).map((e) => e.tagName.toLowerCase() + "." + e.className + " " + Math.round(e.getBoundingClientRect().left)
+  }).slice(0, 8).map((e) => e.tagName.toLowerCase() + "." + e.className + " "
+                             + Math.round(e.getBoundingClientRect().left)
                              + ".." + Math.round(e.getBoundingClientRect().right));
 }"""
 
@@ -128,7 +129,8 @@ def test_the_crossover_x_axis_ends_at_the_last_data_point(base, guarded_pages):
     picker = page.locator(".widget[data-widget=crossover] select.model-picker")
     other = picker.evaluate("s => Array.from(s.options).map((o) => o.value).find((v) => v !== s.value)")
     picker.select_option(other)
-    page.wait_for_function("""(last) => { const f = document.querySelector(".widget[data-widget=crossover] figure.chart");
+    page.wait_for_function("""(last) => {
+        const f = document.querySelector(".widget[data-widget=crossover] figure.chart");
         const spec = JSON.parse(f.querySelector("script.chart-spec").textContent);
         const plot = f.querySelector(".chart-plot");
         return spec.T[spec.T.length - 1] !== last && Math.abs(plot.layout.xaxis.range[1]
@@ -141,7 +143,7 @@ def test_the_crossover_x_axis_ends_at_the_last_data_point(base, guarded_pages):
     assert first["last"] != second["last"]
 
 
-# -- the tracker's "它解决了什么问题" lines, on a phone and on a desktop ------------------------------------------------
+# -- the tracker's "它解决了什么问题" lines, on a phone and on a desktop -----------------------------------------------
 SOLVES_LAYOUT_JS = """() => {
   const w = document.querySelector(".widget[data-widget=tracker]");
   const width = document.documentElement.clientWidth;
@@ -216,7 +218,8 @@ PRINTED_JS = """() => {
       return { label: f.getAttribute("aria-label"), image: Boolean(img && img.complete && img.naturalWidth > 0),
                svg: Boolean(img && img.src.startsWith("data:image/svg+xml")), width: r ? r.width : 0,
                height: r ? r.height : 0, right: r ? r.right : 0,
-               plot: f.querySelector(".chart-plot") ? getComputedStyle(f.querySelector(".chart-plot")).display : "none" };
+               plot: f.querySelector(".chart-plot") ? getComputedStyle(f.querySelector(".chart-plot")).display
+                                                    : "none" };
     }),
     tables: Array.from(document.querySelectorAll("table")).filter((t) => t.getClientRects().length)
       .map((t) => ({ right: t.getBoundingClientRect().right, head: t.querySelector("th").textContent })) };

@@ -151,7 +151,8 @@ def test_always_active_parts_of_deepseek_v3(numbers):
 def test_the_lessons_figures_as_printed(numbers):
     from experiments.numbers import format_number
     shown = {name: format_number(numbers[name], style) for name, style in [
-        ("qwen3_30b_a3b.total", "n"), ("qwen3_30b_a3b.active_per_token", "n"), ("c11.qwen3_30b_a3b.active_share", "pct"),
+        ("qwen3_30b_a3b.total", "n"), ("qwen3_30b_a3b.active_per_token", "n"),
+        ("c11.qwen3_30b_a3b.active_share", "pct"),
         ("c11.qwen3_30b_a3b.router", "n"), ("c11.qwen3_30b_a3b.router_share", "pct3"),
         ("c11.qwen3_30b_a3b.weights_gb", "x1"), ("c11.qwen3_30b_a3b.active_gb", "x1"),
         ("c11.gdn_state_elems", "n"), ("c11.gdn_state_mb", "x2"), ("c11.gdn_break_even_T", "n"),

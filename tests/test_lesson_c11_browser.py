@@ -5,8 +5,8 @@ errors, page errors and non-local requests fail the module) loads the lesson. Ea
 way a learner would, waits for the widget's "course:updated" event, and compares every [data-f] text outside the
 rows (and the ledger's rows) with experiments/lessons/c11_moe_linear/calc.py run here. Controls whose states the
 build answered ahead of time (the widgets' `states`) answer before Python is ready (checked on a page whose
-runtime is still loading); the others ask Python in the browser. The URL keeps each widget's state, and a page opened on such a URL shows it. axe finds
-nothing moderate or worse.
+runtime is still loading); the others ask Python in the browser. The URL keeps each widget's state, and a page
+opened on such a URL shows it. axe finds nothing moderate or worse.
 """
 from __future__ import annotations
 
@@ -58,7 +58,8 @@ def expect_fields(page, root: str, want: dict) -> None:
 
 
 def rows(page) -> list[list[str]]:
-    return page.eval_on_selector_all(".c11-rows tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.textContent.trim()))")
+    return page.eval_on_selector_all(".c11-rows tbody tr",
+                                     "rs => rs.map(r => [...r.cells].map(c => c.textContent.trim()))")
 
 
 # -- the two ledgers ----------------------------------------------------------------------------------------------
@@ -180,7 +181,7 @@ def test_the_delta_rule_cell_prints_what_cpython_prints(page):
     assert run_cell(page, 0).strip() == out.getvalue().strip()
 
 
-# -- state from the URL, build-time answers before Python, axe ---------------------------------------------------------------
+# -- state from the URL, build-time answers before Python, axe ---------------------------------------------------------
 def test_state_from_the_url(module_guard, site):
     p = module_guard.new_page()
     p.add_init_script(COUNT_UPDATES)
@@ -222,7 +223,10 @@ def test_one_change_writes_the_url_once(module_guard, site):
     p.add_init_script(COUNT_UPDATES)
     p.add_init_script("""window.__replaced = [];
       const replace0 = history.replaceState;
-      history.replaceState = function (state, title, url) { window.__replaced.push(String(url)); return replace0.apply(this, arguments); };""")
+      history.replaceState = function (state, title, url) {
+        window.__replaced.push(String(url));
+        return replace0.apply(this, arguments);
+      };""")
     p.route("**/worker.js", lambda route: None)      # (the model picker answers from the build's answers)
     p.goto(site + PAGE + "?c11-moe-ledger.k=1")
     p.wait_for_load_state("load")

@@ -59,7 +59,7 @@ def test_every_reference_in_the_lesson_exists(course):
 
 def test_fit_optima_at_gophers_budget(course):
     numbers, _, _ = course
-    for key, E, A, B, alpha, beta in (("chinchilla", 1.69, 406.4, 410.7, 0.34, 0.28),
+    for key, _E, A, B, alpha, beta in (("chinchilla", 1.69, 406.4, 410.7, 0.34, 0.28),
                                       ("epoch", 1.8172, 482.01, 2085.43, 0.3478, 0.3658)):
         G = (alpha * A / (beta * B)) ** (1 / (alpha + beta))
         N = G * (GOPHER / 6) ** (beta / (alpha + beta))
@@ -81,8 +81,8 @@ def test_trained_models_use_exact_N_and_published_D(course):
         assert numbers[f"c6.{alias}.C"].value == 6 * N * D
         N_opt, D_opt = S.EPOCH.optimum(6 * N * D)
         assert value(numbers, f"c6.{alias}.vs_opt") == pytest.approx(N / N_opt)
-        assert value(numbers, f"c6.{alias}.loss") == pytest.approx(
-            1.8172 + 482.01 / N ** 0.3478 + 2085.43 / D ** 0.3658)
+        loss = 1.8172 + 482.01 / N ** 0.3478 + 2085.43 / D ** 0.3658
+        assert value(numbers, f"c6.{alias}.loss") == pytest.approx(loss)
     # the figures: GPT-3 ~1.7, Llama 2 7B ~297, Llama 3 8B ~1,875 tokens per parameter
     assert round(value(numbers, "c6.gpt3.tpp"), 1) == 1.7
     assert round(value(numbers, "c6.llama7b.tpp")) == 297

@@ -2,10 +2,10 @@
 
 Each figure of the lesson's brief must come out of experiments.course_numbers (generic numbers, experiments/
 lesson_ffn.py, data/citations.json) exactly as the lesson prints it, AND appear in the lesson's built HTML (the
-site is built into a temporary folder with build.build). Every ffn.* expression re-evaluates from its substituted
-text to exactly its value. The widgets' build-time tables are the outputs of experiments.ffn for the same inputs;
-the calculators themselves are checked against independent arithmetic here and against the browser in
-tests/test_ffn_browser.py.
+session's build of the course in a temporary copy, tests/build_fixtures.py's repo_site). Every ffn.* expression
+re-evaluates from its substituted text to exactly its value. The widgets' build-time tables are the outputs of
+experiments.ffn for the same inputs; the calculators themselves are checked against independent arithmetic here
+and against the browser in tests/test_ffn_browser.py.
 """
 from __future__ import annotations
 
@@ -55,12 +55,9 @@ def numbers(inputs):
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    """The whole course built from the repo into a temporary folder (pages only: no runtime needed here)."""
-    import build
-    out = tmp_path_factory.mktemp("ffn-site") / "_site"
-    build.build(ROOT, out, steps=[])
-    return out
+def built(repo_site):
+    """The whole course as built in a temporary copy of the repo (the session's build: tests/build_fixtures.py)."""
+    return repo_site.out
 
 
 @pytest.fixture(scope="module")
@@ -280,7 +277,7 @@ def test_gpt3_totals_reconcile(numbers):
     assert n["gpt3.total"] + n["ffn.gpt3_vocab_matrix"] - n["ffn.gpt3_biases"] - n["ffn.gpt3_norms"] \
         - n["ffn.gpt3_positions"] == n["ffn.gpt3_weights_total"]
     assert n["ffn.gpt3_total_gap"] == n["ffn.gpt3_weights_total"] - n["gpt3.total"]
-    assert n["ffn.gpt3_ffn_layer"] == 2 * n["ffn.gpt3_attn_layer"]
+    assert n["ffn.gpt3_ffn_layer"] == 2 * d * d_ff == 2 * n["ffn.gpt3_attn_layer"]
     # the ledger's own per-layer matmul sums (tests/test_engine.py) agree
     ledger = build_ledger(_doc("gpt3-175b")["config"])
     layer = ledger.layer("full_attention")
@@ -471,7 +468,8 @@ def _table_rows(page_html: str, table_class: str) -> list[list[str]]:
     rows = []
     body = re.sub(r"<template[^>]*>.*?</template>", "", m.group(1), flags=re.S)   # the browser's row markup
     for tr in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S):
-        rows.append([html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", tr, re.S)])
+        cells = re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", tr, re.S)
+        rows.append([html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in cells])
     return rows
 
 
@@ -517,7 +515,8 @@ def test_lesson_structure():
     heads = re.findall(r"^## (.+)$", text, flags=re.M)
     assert [h[0] for h in heads] == list("①②③④⑤⑥⑦⑧⑨⑩") + ["参"]   # the ten parts, then 参考资料
     widgets = re.findall(r"^```\{widget\} ([\w-]+)", text, flags=re.M)
-    assert {"ffn-swiglu-budget", "ffn-memory", "ffn-training-memory", "ffn-flops", "ffn-moe", "ffn-int4"} <= set(widgets)
+    assert {"ffn-swiglu-budget", "ffn-memory", "ffn-training-memory", "ffn-flops", "ffn-moe",
+            "ffn-int4"} <= set(widgets)
     assert "[C4](c4-transformer-block.html)" in text
 
 

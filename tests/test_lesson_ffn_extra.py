@@ -59,11 +59,9 @@ def per_model(computed):
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    import build
-    out = tmp_path_factory.mktemp("ffn-extra-site") / "_site"
-    build.build(ROOT, out, steps=[])
-    return out
+def built(repo_site):
+    """The whole course as built in a temporary copy of the repo (the session's build: tests/build_fixtures.py)."""
+    return repo_site.out
 
 
 def page(built, name: str) -> str:
@@ -294,7 +292,8 @@ def test_widgets_build_time_state(built, per_model):
     for row in rows:
         assert f'<tr data-model="{row["alias"]}"><td>{row["name"]}</td>' in text
     x = extra.depth_width(per_model["llama7b"].ledger.total, 32, 4096)
-    assert all(f'<td class="r" data-f="crossover">{row["crossover"]}</td>' in text for row in x["rows"])   # (its row template names each cell)
+    # (its row template names each cell)
+    assert all(f'<td class="r" data-f="crossover">{row["crossover"]}</td>' in text for row in x["rows"])
 
 
 def extra_models(per_model):

@@ -24,7 +24,8 @@ SKIP = {".git", "_site", "_dist", "_bench", ".pytest_cache", "__pycache__", ".ca
 
 
 def _copy_project(dest: Path) -> Path:
-    shutil.copytree(ROOT, dest, ignore=lambda d, names: [n for n in names if n in SKIP or n.startswith("_site.") or n.endswith(".egg-info")])
+    shutil.copytree(ROOT, dest, ignore=lambda d, names: [n for n in names if n in SKIP or n.startswith("_site.")
+                                                         or n.endswith(".egg-info")])
     (dest / ".cache").symlink_to(ROOT / ".cache", target_is_directory=True)   # the Pyodide bundle, read-only
     return dest
 

@@ -82,7 +82,8 @@ def sw_version(out: Path) -> str:
     return re.search(r'const VERSION = "([0-9a-f]{12})";', (out / "sw.js").read_text(encoding="utf-8")).group(1)
 
 
-COUNT_UPDATES = """window.__updated = 0; document.addEventListener("course:updated", () => { window.__updated += 1; });"""
+COUNT_UPDATES = """window.__updated = 0;
+document.addEventListener("course:updated", () => { window.__updated += 1; });"""
 
 # a control whose answer only Python can give (a button that needs Python, or a free number), changed once
 RECOMPUTE = """() => {
@@ -134,7 +135,8 @@ def recompute_a_widget(page) -> str:
 
 def run_numpy(page) -> str:
     # (the time limit is the learner's 10 s; on a machine shared by many test runs a cold cells worker needs more)
-    return page.evaluate("""() => (window.courseRuntime.cells.timeLimitMs = 120000) && window.courseRuntime.run("import numpy as np\\nprint(int(np.arange(10).sum()))")
+    return page.evaluate("""() => (window.courseRuntime.cells.timeLimitMs = 120000)
+                              && window.courseRuntime.run("import numpy as np\\nprint(int(np.arange(10).sum()))")
                               .then((r) => r.ok ? r.stdout.trim() : "error: " + r.error)""")
 
 
@@ -186,7 +188,8 @@ def test_offline_after_one_visit_and_a_new_build_on_the_next_online_visit(browse
         text = lesson.read_text(encoding="utf-8")
         body = text.split("\n---\n", 1)
         paragraph = next(line for line in body[1].splitlines()
-                         if "。" in line and "{" not in line and not line.startswith(("#", ":", "|", "-", "`", ">", "*")))
+                         if "。" in line and "{" not in line
+                         and not line.startswith(("#", ":", "|", "-", "`", ">", "*")))
         lesson.write_text(body[0] + "\n---\n" + body[1].replace(paragraph, paragraph + NEW_SENTENCE, 1),
                           encoding="utf-8")
         result = run_build(root)
@@ -199,7 +202,8 @@ def test_offline_after_one_visit_and_a_new_build_on_the_next_online_visit(browse
         assert NEW_SENTENCE in page.content()
         keys, runtime_urls = page.evaluate(UNTIL_ONLY_VERSION, [second, WAIT_MS])
         assert keys == [f"course {base} {second}", f"course {base} runtime"], keys
-        listed = json.loads(re.search(r"const FILES = (\[.*?\]);", (out / "sw.js").read_text(encoding="utf-8")).group(1))
+        sw = (out / "sw.js").read_text(encoding="utf-8")
+        listed = json.loads(re.search(r"const FILES = (\[.*?\]);", sw).group(1))
         assert runtime_urls == sorted(base + f for f in listed if f.startswith(("pyodide/", "py/")))
         page.wait_for_function("(v) => document.documentElement.dataset.offline === v", arg=second, timeout=WAIT_MS)
     finally:

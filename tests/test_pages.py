@@ -2,7 +2,8 @@
 
 Figures: the C4 source (../shared/seeds/000_f3fbfa652c4ee658.txt) as checked in ../shared/reference/README.md.
 For each number reference (span.num) the test re-derives the displayed text from the registry, evaluates the
-substituted expression of its derivation (which aria-describedby points at, and popover.js shows) in Python and requires it to equal the value exactly.
+substituted expression of its derivation (which aria-describedby points at, and popover.js shows) in Python and
+requires it to equal the value exactly.
 """
 import json
 import re

@@ -25,10 +25,11 @@ def test_c4_popover_by_hover_and_by_tab(repo_site, http_serve, guarded_page):
 
     # by keyboard: Tab from just before the number's paragraph lands on its paragraph's one Tab stop (popover.js),
     # → moves along that paragraph's numbers to it, and its derivation opens
-    steps = page.evaluate("""() => { const n = document.querySelector('.lesson-body .num[aria-describedby="num-anchor.crossover_T"]');
-                            const p = n.closest('p, li'); const s = document.createElement('span');
-                            s.tabIndex = -1; p.before(s); s.focus();
-                            return [...p.querySelectorAll('.num')].indexOf(n); }""")
+    steps = page.evaluate("""() => {
+        const n = document.querySelector('.lesson-body .num[aria-describedby="num-anchor.crossover_T"]');
+        const p = n.closest('p, li'); const s = document.createElement('span');
+        s.tabIndex = -1; p.before(s); s.focus();
+        return [...p.querySelectorAll('.num')].indexOf(n); }""")
     page.keyboard.press("Tab")
     for _ in range(steps):
         page.keyboard.press("ArrowRight")

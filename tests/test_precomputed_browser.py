@@ -186,7 +186,8 @@ def drive(page, models, check: bool) -> list:
 def test_enumerable_controls_answer_without_python_and_match_python(browser, site, models, guarded_page):
     page = blocked_page(browser, site + FFN)
     offline = drive(page, models, check=True)
-    assert page.evaluate("courseWidgets.answered.python") == 0 and page.evaluate("courseWidgets.answered.build") > 60   # (the C4 page)
+    # (the C4 page)
+    assert page.evaluate("courseWidgets.answered.python") == 0 and page.evaluate("courseWidgets.answered.build") > 60
     # nothing asked for Python, so no widget says it is waiting or failed
     assert page.locator(".widget-error:not([hidden])").count() == 0
     assert not page.problems, page.problems
@@ -406,7 +407,8 @@ def test_a_widget_answers_while_the_rest_of_the_page_is_still_arriving(browser, 
     with held(repo_site.out, C4, second) as (url, release):   # the first widget, its answers and the prose after it
         page = local_page(browser)
         page.goto(url, wait_until="commit")
-        page.wait_for_selector('.widget[data-widget="tracker"][data-mounted]', state="attached", timeout=DRAW_TIMEOUT_MS)
+        page.wait_for_selector('.widget[data-widget="tracker"][data-mounted]', state="attached",
+                               timeout=DRAW_TIMEOUT_MS)
         assert page.evaluate("document.readyState") == "loading"
         assert page.locator(".widget[data-widget]").count() == 1          # the rest has not arrived
         held_page = page.evaluate(click_first_tracker_model)
@@ -453,11 +455,12 @@ def test_the_first_paint_waits_for_the_first_answering_widget_and_no_longer(brow
     html = (repo_site.out / name).read_text(encoding="utf-8")
     widget = first_answering_widget(html)
     assert html.count('<link rel="expect" href="#first-widget-parsed" blocking="render">') == 1
-    assert re.search(r'data-widget="%s".*?</div>\n</div>\n<div id="first-widget-parsed" hidden></div>' % widget,
+    assert re.search(rf'data-widget="{widget}".*?</div>\n</div>\n<div id="first-widget-parsed" hidden></div>',
                      html, re.S)
     raw = html.encode("utf-8")
     inside = raw.index(b'<div class="widget-static">', raw.index(f'data-widget="{widget}"'.encode())) + 100
-    after = raw.index(b'<div id="first-widget-parsed" hidden></div>') + len(b'<div id="first-widget-parsed" hidden></div>')
+    marker = b'<div id="first-widget-parsed" hidden></div>'
+    after = raw.index(marker) + len(marker)
     with held(repo_site.out, name, inside) as (url, release):
         page = local_page(browser, FIRST_FRAME)
         page.goto(url, wait_until="commit")
@@ -474,7 +477,8 @@ def test_the_first_paint_waits_for_the_first_answering_widget_and_no_longer(brow
         page = local_page(browser, FIRST_FRAME)
         page.goto(url, wait_until="commit")
         page.wait_for_function("() => window.__frames.length > 0")
-        assert page.evaluate("window.__frames") == [{"loading": True, "widget": widget, "mounted": True, "enabled": True}]
+        assert page.evaluate("window.__frames") == [{"loading": True, "widget": widget, "mounted": True,
+                                                     "enabled": True}]
         release()
         page.wait_for_load_state("load")
         assert not page.problems, page.problems
@@ -496,7 +500,7 @@ def test_memory_dtype_label_follows_the_dtype(browser, site):
 def test_gpu_from_the_url_computes_with_its_figures(browser, site, models):
     page = blocked_page(browser, site + FFN + "?ffn-memory.gpu=a100")
     mem = root(page, "ffn-memory")
-    page.wait_for_function("(el) => !el.dataset.busy && el.querySelector('.mem-bw').value === '%s'" % A100[0],
+    page.wait_for_function(f"(el) => !el.dataset.busy && el.querySelector('.mem-bw').value === '{A100[0]}'",
                            arg=mem.element_handle())
     idle(page, mem)
     r = ffn.decode(models["llama7b"]["config"], "BF16", A100[0], 1, A100[1])

@@ -100,7 +100,8 @@ def test_the_engine_installs_as_a_command(tmp_path):
     import subprocess
     import sys
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True,
+                   timeout=120)
     pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
                           "--no-build-isolation", "--no-index", str(ROOT)], capture_output=True, text=True,
                          timeout=300, cwd=tmp_path)

@@ -37,7 +37,8 @@ from sitegen.pages import CSP
 JS_DIR = REPO / "site" / "static" / "js"
 PHONE = {"width": 375, "height": 740}
 CSP_WATCH = ("window.__csp = []; document.addEventListener('securitypolicyviolation', "
-             "e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI + ' ' + e.sourceFile + ':' + e.lineNumber));")
+             "e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI + ' ' + e.sourceFile + ':'"
+             " + e.lineNumber));")
 # Axe findings (of FAILING_IMPACTS) in files owned by others, tolerated until fixed: (rule, page, selector fragment,
 # owner file, fix); each one seen is reported as a warning. Anything else fails. (Empty: the last one, widget
 # tables that scroll without being focusable, was fixed in the widget templates.)
@@ -128,7 +129,8 @@ def test_csp_allows_only_the_site_itself(site_dir):
         if "data:" in sources:
             assert name == "img-src", f"{name} allows data:"
     for page in site_dir.glob("*.html"):
-        metas = re.findall(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', page.read_text(encoding="utf-8"))
+        metas = re.findall(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">',
+                           page.read_text(encoding="utf-8"))
         assert [html.unescape(m) for m in metas] == [CSP], page.name
 
 
@@ -206,7 +208,8 @@ def test_user_input_never_reaches_html(site_dir, base, browser, pages_of):
     for hostile, shown in (({**config, "model_type": HOSTILE, "architectures": [HOSTILE]}, estimate),
                            ({**config, "hidden_size": HOSTILE}, widget.locator(".byo-error")),
                            (HOSTILE, widget.locator(".byo-error"))):
-        widget.locator("[data-testid=byo-config-input]").fill(hostile if isinstance(hostile, str) else json.dumps(hostile))
+        widget.locator("[data-testid=byo-config-input]").fill(hostile if isinstance(hostile, str)
+                                                               else json.dumps(hostile))
         widget.locator("[data-testid=byo-config-run]").click()
         shown.wait_for(state="visible")
         widget.locator("[data-testid=byo-config-input]").fill(json.dumps(config))
@@ -305,7 +308,7 @@ SHOWN = """(el) => el.getClientRects().length > 0 && getComputedStyle(el).visibi
   (!el.checkVisibility || el.checkVisibility({ contentVisibilityAuto: false, visibilityProperty: true }))"""
 
 CONTROLS_JS = """() => {   // every widget control (not in a chart, not a number), keyed by widget and position
-  const shown = %s;
+  const shown = SHOWN_FN;
   const out = [];
   document.querySelectorAll(".widget[data-widget]").forEach((w, wi) => {
     w.querySelectorAll("button, select, input, textarea, summary, a[href]").forEach((el, ci) => {
@@ -316,7 +319,7 @@ CONTROLS_JS = """() => {   // every widget control (not in a chart, not a number
     });
   });
   return out;
-}""" % SHOWN
+}""".replace("SHOWN_FN", SHOWN)
 
 TAB_WALK_JS = """(wi) => {   // put focus just before widget number wi (a sentinel outside it)
   const w = document.querySelectorAll(".widget[data-widget]")[wi];
@@ -352,7 +355,8 @@ OPERATE_JS = """(id) => {   // focus the control and watch its widget; returns w
   if (type === "range") return Number(el.value) > Number(el.min || 0) ? "ArrowLeft" : "ArrowRight";
   if (type === "number") return el.max !== "" && Number(el.value) >= Number(el.max) ? "ArrowDown" : "ArrowUp";
   if (type === "checkbox" || type === "radio") return "Space";
-  if (t === "TEXTAREA" || t === "A" || type === "file" || (t === "INPUT" && type !== "button" && type !== "submit")) return "";
+  if (t === "TEXTAREA" || t === "A" || type === "file"
+      || (t === "INPUT" && type !== "button" && type !== "submit")) return "";
   return "Enter";   // buttons, summary
 }"""
 
@@ -422,7 +426,8 @@ SIDEWAYS_JS = """() => {
   const wide = Array.from(document.querySelectorAll("body *")).filter((e) => {
     const r = e.getBoundingClientRect();
     return r.width && r.right > d.clientWidth + 1 && !e.closest(".table-scroll, pre, .num-popover, .chart-plot");
-  }).slice(0, 5).map((e) => e.tagName.toLowerCase() + "." + e.className + " right=" + Math.round(e.getBoundingClientRect().right));
+  }).slice(0, 5).map((e) => e.tagName.toLowerCase() + "." + e.className
+                     + " right=" + Math.round(e.getBoundingClientRect().right));
   return { scroll: d.scrollWidth, client: d.clientWidth, wide: wide };
 }"""
 
@@ -430,20 +435,27 @@ USABLE_JS = """() => {
   const bad = [];
   document.querySelectorAll(".widget[data-widget]").forEach((w) => {
     w.querySelectorAll("button, select, input, textarea, summary").forEach((el) => {
-      if (el.closest("figure.chart") || !(%s)(el)) return;
+      if (el.closest("figure.chart") || !(SHOWN_FN)(el)) return;
       el.scrollIntoView({ block: "center" });
       const r = el.getBoundingClientRect();
       const name = w.dataset.widget + " " + el.tagName.toLowerCase() + "." + el.className;
-      if (r.left < -1 || r.right > document.documentElement.clientWidth + 1) { bad.push(name + ": off screen " + Math.round(r.left) + ".." + Math.round(r.right)); return; }
+      if (r.left < -1 || r.right > document.documentElement.clientWidth + 1) {
+        bad.push(name + ": off screen " + Math.round(r.left) + ".." + Math.round(r.right));
+        return;
+      }
       const labelled = el.labels && el.labels.length > 0;   // a label is part of the target
-      if ((r.width < 16 || r.height < 16) && !labelled) { bad.push(name + ": too small " + Math.round(r.width) + "x" + Math.round(r.height)); return; }
+      if ((r.width < 16 || r.height < 16) && !labelled) {
+        bad.push(name + ": too small " + Math.round(r.width) + "x" + Math.round(r.height));
+        return;
+      }
       const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
-      if (!hit || !(el === hit || el.contains(hit) || hit.contains(el) || (el.labels && Array.from(el.labels).some((l) => l.contains(hit)))))
+      const inLabel = el.labels && Array.from(el.labels).some((label) => label.contains(hit));
+      if (!hit || !(el === hit || el.contains(hit) || hit.contains(el) || inLabel))
         bad.push(name + ": covered by " + (hit ? hit.tagName.toLowerCase() + "." + hit.className : "nothing"));
     });
   });
   return bad;
-}""" % SHOWN
+}""".replace("SHOWN_FN", SHOWN)
 
 
 def tap(page, locator) -> None:

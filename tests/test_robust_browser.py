@@ -26,8 +26,9 @@ BOX = ".widget[data-widget=byo-config]"
 LONG_TASK_MS = 200
 
 OBSERVE_LONG_TASKS = """window.__longTasks = [];
-new PerformanceObserver((list) => { for (const e of list.getEntries()) window.__longTasks.push(Math.round(e.duration)); })
-  .observe({ type: "longtask", buffered: true });"""
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) window.__longTasks.push(Math.round(e.duration));
+}).observe({ type: "longtask", buffered: true });"""
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from build_fixtures import BUILD_TIMEOUT_S, REPO, copy_course, tree_digest
+from build_fixtures import BUILD_TIMEOUT_S, REPO, copy_course, run_build, tree_digest
 
 LESSON = "lessons/c4-fixture.md"
 
@@ -31,6 +31,12 @@ def build(root: Path, out: Path | None = None, **env) -> subprocess.CompletedPro
     return subprocess.run([sys.executable, str(REPO / "build.py"), "--root", str(root), "--out", str(out)],
                           cwd=REPO, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
                           env={**os.environ, **env})
+
+
+def build_here(root: Path, out: Path | None = None):
+    """The same build in this process (build.main, tests/build_fixtures.py): the edge cases, whose builds fail in a
+    fraction of a second once no interpreter has to start and import the engine for each."""
+    return run_build(root, out)
 
 
 def leftovers(out: Path) -> list[str]:
@@ -143,7 +149,7 @@ def test_the_swap_lives_in_sitegen_swap_and_dist_uses_it():
 def _refused(result, where: str, expect: str) -> list[str]:
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Traceback" not in result.stderr + result.stdout, result.stderr
-    lines = [l for l in result.stderr.splitlines() if not l.startswith("build failed:")]
+    lines = [line for line in result.stderr.splitlines() if not line.startswith("build failed:")]
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith(where), lines[0]
     assert expect in lines[0], lines[0]
@@ -166,7 +172,7 @@ def test_an_out_folder_whose_parent_cannot_be_written(tmp_path):
         (parent / "probe").rmdir()
         pytest.skip(f"{parent} is writable here")
     out = parent / "_site"
-    result = build(root, out)
+    result = build_here(root, out)
     _refused(result, f"{out}: ", "cannot write the site")
     assert not out.exists()
 
@@ -179,7 +185,7 @@ def _site_digest_or_none(out: Path):
 def course(tmp_path_factory):
     """A fixture course built once; each edge test changes files, builds, and puts the files back."""
     root = copy_course(tmp_path_factory.mktemp("edges"))
-    first = build(root)
+    first = build_here(root)
     assert first.returncode == 0, first.stderr
     return root
 
@@ -213,7 +219,7 @@ def test_a_config_over_the_size_limit_is_refused_unread(course):
     def huge(path):
         with open(path, "wb") as f:
             f.truncate(200_000_000)
-    result = _with_files(course, {CONFIG: huge}, lambda: build(course))
+    result = _with_files(course, {CONFIG: huge}, lambda: build_here(course))
     _refused(result, f"{CONFIG}: ", "expected a file of at most 4,000,000 bytes (this one has 200,000,000)")
     assert tree_digest(course / "_site") == before
 
@@ -221,19 +227,19 @@ def test_a_config_over_the_size_limit_is_refused_unread(course):
 def test_a_meta_yaml_over_its_size_limit_is_refused(course):
     meta = CONFIG.replace("config.json", "meta.yaml")
     text = (REPO / meta).read_bytes() + b"notes2: '" + b"x" * 70_000 + b"'\n"
-    result = _with_files(course, {meta: text}, lambda: build(course))
+    result = _with_files(course, {meta: text}, lambda: build_here(course))
     _refused(result, f"{meta}: ", "expected a file of at most 64,000 bytes")
 
 
 def test_a_deeply_nested_data_file_is_refused(course):
-    result = _with_files(course, {"data/citations.json": b"[" * 50_000 + b"]" * 50_000}, lambda: build(course))
+    result = _with_files(course, {"data/citations.json": b"[" * 50_000 + b"]" * 50_000}, lambda: build_here(course))
     _refused(result, "data/citations.json: ", "expected JSON nested at most 64 levels deep")
 
 
 def test_a_deeply_nested_meta_yaml_is_refused(course):
     meta = CONFIG.replace("config.json", "meta.yaml")
     text = (REPO / meta).read_bytes() + b"extra: " + b"[" * 20_000 + b"]" * 20_000 + b"\n"
-    result = _with_files(course, {meta: text}, lambda: build(course))
+    result = _with_files(course, {meta: text}, lambda: build_here(course))
     _refused(result, f"{meta}: ", "nested at most 64 levels deep")
 
 
@@ -285,7 +291,7 @@ def test_a_symbolic_link_out_of_the_course_is_refused_naming_it(course, link):
     path = course / link
     path.symlink_to(target)
     try:
-        result = build(course)
+        result = build_here(course)
     finally:
         path.unlink()
     _refused(result, f"{link}: ", expect)
@@ -296,7 +302,7 @@ def test_a_symbolic_link_within_the_course_is_copied(course):
     path = course / "site" / "static" / "css" / "alias.css"
     path.symlink_to("course.css")
     try:
-        result = build(course)
+        result = build_here(course)
     finally:
         path.unlink()
     assert result.returncode == 0, result.stderr
@@ -320,7 +326,7 @@ def test_a_deeply_nested_claim_is_one_line(course, name):
     text = (course / FIXTURE_LESSON).read_text(encoding="utf-8")
     lesson = text + f"\n锚点模型的参数是正数。{{claim}}`{DEEP_CLAIMS[name]}`\n"
     line = lesson.count("\n", 0, lesson.index("{claim}")) + 1
-    result = _with_files(course, {FIXTURE_LESSON: lesson.encode()}, lambda: build(course))
+    result = _with_files(course, {FIXTURE_LESSON: lesson.encode()}, lambda: build_here(course))
     lines = _refused(result, f"{FIXTURE_LESSON}:{line}: ", "claim {claim}`")
     assert "nested too deeply" in lines[0] or "too long" in lines[0], lines[0]
     assert len(lines[0]) < 400, lines[0]
@@ -343,27 +349,28 @@ META_CASES = {   # appended line -> (key, what the line says)
 
 def _meta_with(line: str) -> bytes:
     key = line.split(":")[0]
-    kept = [l for l in (REPO / META).read_text(encoding="utf-8").splitlines(keepends=True)
-            if not l.startswith(key + ":") and not (l.startswith("  ") and key in ("source", "notes"))]
+    kept = [line for line in (REPO / META).read_text(encoding="utf-8").splitlines(keepends=True)
+            if not line.startswith(key + ":") and not (line.startswith("  ") and key in ("source", "notes"))]
     return ("".join(kept) + line + "\n").encode()
 
 
 @pytest.mark.parametrize("line", list(META_CASES))
 def test_a_meta_value_of_the_wrong_type_is_refused(course, line):
     key, expect = META_CASES[line]
-    result = _with_files(course, {META: _meta_with(line)}, lambda: build(course))
+    result = _with_files(course, {META: _meta_with(line)}, lambda: build_here(course))
     _refused(result, f"{META}: key '{key}': ", expect)
 
 
 def test_every_wrong_meta_value_is_reported_together(course):
     text = _meta_with("family: {a: 1}").decode() + "source_zh: [1]\npublished_total: many\n"
-    result = _with_files(course, {META: text.encode()}, lambda: build(course))
-    lines = [l for l in result.stderr.splitlines() if l.startswith(META)]
-    assert result.returncode == 1 and {l.split("'")[1] for l in lines} == {"family", "source_zh", "published_total"}
+    result = _with_files(course, {META: text.encode()}, lambda: build_here(course))
+    lines = [line for line in result.stderr.splitlines() if line.startswith(META)]
+    assert result.returncode == 1
+    assert {line.split("'")[1] for line in lines} == {"family", "source_zh", "published_total"}
 
 
 def test_an_unknown_meta_key_passes_through(course):
-    result = _with_files(course, {META: _meta_with("training_tokens: 2000000000000")}, lambda: build(course))
+    result = _with_files(course, {META: _meta_with("training_tokens: 2000000000000")}, lambda: build_here(course))
     assert result.returncode == 0, result.stderr
 
 
@@ -381,6 +388,6 @@ def test_a_course_naming_a_model_that_does_not_exist_is_refused(course, name):
     doc = json.loads((course / "data" / "course.json").read_text(encoding="utf-8"))
     change(doc)
     result = _with_files(course, {"data/course.json": json.dumps(doc, ensure_ascii=False).encode()},
-                         lambda: build(course))
+                         lambda: build_here(course))
     line = _refused(result, f"data/course.json: key '{key}': ", "expected the id of a model folder data/models/<id>/")
     assert line[0].endswith(f"got {got!r}" if name != "tracker" else "got 7"), line[0]

@@ -138,8 +138,8 @@ def test_time_and_utilisation():
 # -- training tokens in data/models/<id>/meta.yaml ---------------------------------------------------------------
 def test_meta_training_tokens_are_validated(tmp_path):
     from sitegen.models import read_meta
-    good = {"id": "m", "name": "M", "family": "llama", "source": "a test", "training_tokens": 2_000_000_000_000, "training_tokens_source": "paper, table 1",
-            "training_tokens_source_zh": "论文表 1", "training_tokens_url": "https://arxiv.org/abs/2307.09288"}
+    good = {"id": "m", "name": "M", "family": "llama", "source": "a test", "training_tokens": 2_000_000_000_000,
+            "training_tokens_source": "paper, table 1", "training_tokens_source_zh": "论文表 1", "training_tokens_url": "https://arxiv.org/abs/2307.09288"}
     import yaml
 
     def read(meta):

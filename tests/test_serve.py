@@ -285,7 +285,7 @@ def test_idle_and_half_open_connections_are_closed(tmp_path, kind):
     port, stop = _start(server)
     try:
         socks = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(100)]
-        for i, s in enumerate(socks[:50]):
+        for s in socks[:50]:
             s.sendall(b"GET /index.html HTTP/1.1\r\nHost: x\r\n")   # half a request, never finished
         assert get(port, "/index.html").status == 200               # the server still answers meanwhile
         assert all(_closed_by_server(s, 10) for s in socks)

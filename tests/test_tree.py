@@ -205,7 +205,8 @@ def test_sum_by_equals_sum_where_for_each_key():
     assert list(T.sum_by(first_kind)) == ["embedding", "attention", "norm", "ffn"]    # first leaf met first
     for k in ("embedding", "attention", "norm", "ffn"):
         for active in (False, True):
-            assert T.sum_by(first_kind, active)[k] == T.sum_where(lambda n, kinds: first_kind(n, kinds) == k, active)
+            of_kind = T.sum_where(lambda n, kinds, k=k: first_kind(n, kinds) == k, active)
+            assert T.sum_by(first_kind, active)[k] == of_kind
 
 
 # -- to_json -------------------------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The build resolves every reference a lesson package declares (experiments.widget.Lesson / Widget): view, states,
-calls, numbers (functions), template (site/templates/widgets/), script and needs (site/static/js/). A problem fails the build with one line naming the package's file and the field; all the
-problems are reported together and the previous site is left as it was. In-process: sitegen.widgets'
-declaration_problems directly, and build.build() on a small copy of the course (it stops before writing).
+calls, numbers (functions), template (site/templates/widgets/), script and needs (site/static/js/). A problem fails
+the build with one line naming the package's file and the field; all the problems are reported together and the
+previous site is left as it was. In-process: sitegen.widgets' declaration_problems directly, and build.build() on a
+small copy of the course (it stops before writing).
 """
 from __future__ import annotations
 

@@ -24,11 +24,13 @@ TEMPLATES = ROOT / "site" / "templates"
 # helpers of the kinds widgets.js provides, by the names the lesson scripts gave their copies
 HELPERS = {"fill", "make", "list", "refill", "rows", "each", "walk", "put", "bind", "persist", "wire",
            "pickAlias", "pick", "learnerMessage", "message", "ask", "errorText"}
-DEFINED = re.compile(r"\bfunction\s+(\w+)\s*\(|\b(?:const|let|var)\s+(\w+)\s*=\s*(?:function\b|\([^)]*\)\s*=>|\w+\s*=>)")
+DEFINED = re.compile(r"\bfunction\s+(\w+)\s*\("
+                     r"|\b(?:const|let|var)\s+(\w+)\s*=\s*(?:function\b|\([^)]*\)\s*=>|\w+\s*=>)")
 WALKER_ATTRIBUTES = re.compile(r"data-(?:f|k|each|list|attr|fmt|if)\b|dataset\.(?:f|k|each|list|attr|fmt|if)\b")
 ROW_BY_HAND = re.compile(r"""(?:\bel|createElement)\(\s*["'](?:tr|td|th|li)["']""")
 EXCEPTION_NAME = re.compile(r"Error\|Exception|Exception\|Error")   # a copy of learnerMessage's class-name regex
-TESTID = re.compile(r"""\[data-testid|dataset\.testid|getAttribute\(\s*["']data-testid""", re.IGNORECASE)   # selecting by it
+# selecting by it
+TESTID = re.compile(r"""\[data-testid|dataset\.testid|getAttribute\(\s*["']data-testid""", re.IGNORECASE)
 
 
 def lesson_scripts() -> list[Path]:
@@ -61,14 +63,16 @@ def test_a_lesson_script_defines_no_helper_of_its_own(path):
 
 
 def inline_scripts(path: Path) -> str:
-    return "\n".join(re.findall(r"<script\b(?![^>]*\bsrc=)[^>]*>(.*?)</script>", path.read_text(encoding="utf-8"), re.DOTALL))
+    text = path.read_text(encoding="utf-8")
+    return "\n".join(re.findall(r"<script\b(?![^>]*\bsrc=)[^>]*>(.*?)</script>", text, re.DOTALL))
 
 
 def test_no_production_script_selects_by_testid():
     scripts = sorted(JS.glob("*.js")) + sorted((ROOT / "sitegen").glob("*.js"))
     assert len(scripts) > 10
     bad = [p.name for p in scripts if TESTID.search(code(p))]
-    bad += [p.relative_to(ROOT).as_posix() for p in sorted(TEMPLATES.rglob("*.html")) if TESTID.search(inline_scripts(p))]
+    bad += [p.relative_to(ROOT).as_posix() for p in sorted(TEMPLATES.rglob("*.html"))
+            if TESTID.search(inline_scripts(p))]
     assert not bad, f"selects by data-testid (a test hook, not an API): {bad}"
 
 
@@ -84,7 +88,8 @@ def test_the_checks_catch_the_old_dialects():
     """The patterns above find what the lesson scripts used to do (so the checks can fail)."""
     old_c4 = "function refill(node, data) { mine('[data-list]').forEach((n) => list(n, data[n.dataset.list])); }"
     old_c11 = 'function fill(root, x) { root.querySelectorAll("[data-k]").forEach((n) => {}); }'
-    old_extra = "const put = (root, values) => 0; function q(root, t) { return root.querySelector('[data-testid=\"' + t + '\"]'); }"
+    old_extra = ("const put = (root, values) => 0;"
+                 " function q(root, t) { return root.querySelector('[data-testid=\"' + t + '\"]'); }")
     old_rows = 'W.el("tr", { class: "row" }, [W.el("td", { text: r.label })])'
     old_message = 'e.message.replace(/^[A-Za-z_.]*(Error|Exception): /, "")'
     assert {a or b for a, b in DEFINED.findall(old_c4 + old_c11 + old_extra)} >= {"refill", "fill", "put"}

@@ -2,8 +2,9 @@
 
 The real course is built once per session into a temporary folder (tests/build_fixtures.py: repo_site) and served
 from a local port. Pages are guarded (tests/browser_fixtures.py): a console error, an uncaught exception or a
-request to any non-local host fails the test. Expected strings come from experiments.lessons.c4_transformer_block.widgets under CPython
-for the same inputs; the page gets its strings from the same functions under Pyodide.
+request to any non-local host fails the test. Expected strings come from
+experiments.lessons.c4_transformer_block.widgets under CPython for the same inputs; the page gets its strings from
+the same functions under Pyodide.
 
 Covered: the three ledgers (denominator toggle, model pickers, side-by-side columns), the crossover slider and
 model picker (keyboard and input events), the tracker (stages, ✓, the baseline's numpy forward pass), the numpy
@@ -14,6 +15,7 @@ site served by a plain `python -m http.server` with the network blocked. Recompu
 from __future__ import annotations
 
 import json
+import math
 import re
 import socket
 import statistics
@@ -135,7 +137,8 @@ def layer_tables(ll: dict) -> list[list[list[str]]]:
     tables = []
     for layer in ll["layers"]:
         tables.append([["张量", "形状", "参数"]] + [[r["name"], r["shape"], r["count"]] for r in layer["rows"]]
-                      + [["token mixer 小计", layer["mixer"]], [f"FFN 小计（占本层 {layer['ffn_share']}）", layer["ffn"]],
+                      + [["token mixer 小计", layer["mixer"]],
+                         [f"FFN 小计（占本层 {layer['ffn_share']}）", layer["ffn"]],
                          ["本层合计", layer["per_layer"]]])
     if ll["diff"]:
         d = ll["diff"]
@@ -148,7 +151,7 @@ def shown_layer_tables(root) -> list:
     return [visible_table(t, ":scope") for t in root.locator(".layer-body table").all()]
 
 
-# -- 总账 ---------------------------------------------------------------------------------------------------------------
+# -- 总账 --------------------------------------------------------------------------------------------------------------
 def test_ledger_total_denominator_toggle_and_model_picker(c4, ledger, models):
     root = widget(c4, "ledger-total")
     build_text = state_text(root)
@@ -178,7 +181,7 @@ def test_ledger_total_denominator_toggle_and_model_picker(c4, ledger, models):
     assert state_text(root) == build_text                  # back at the default: exactly the build's rendering
 
 
-# -- 一层里 -------------------------------------------------------------------------------------------------------------
+# -- 一层里 ------------------------------------------------------------------------------------------------------------
 def test_ledger_layer_model_picker_shows_the_difference(c4, ledger, models):
     root = widget(c4, "ledger-layer")
     build_text = state_text(root)
@@ -224,7 +227,7 @@ def test_ledger_compare_pickers(c4, ledger, models):
     assert state_text(root) == build_text and "ledger-compare.models" not in query(c4)
 
 
-# -- 参数 ≠ 计算 --------------------------------------------------------------------------------------------------------
+# -- 参数 ≠ 计算 -------------------------------------------------------------------------------------------------------
 def readout(root) -> dict:
     return {k: root.locator(f".ro-{k}").inner_text() for k in ("T", "ffn", "att", "ratio")}
 
@@ -297,9 +300,10 @@ def test_crossover_model_picker_and_chart(c4, ledger, models):
         assert readout(root) == expected_readout(led, current_T(c4, root))
         assert json.loads(fig.locator("script.chart-spec").text_content())["crossover"] == series["chart"]["crossover"]
         expect(plot).to_have_count(1)
-        c4.wait_for_function("(p) => p.data && p.data[0].x.length === %d" % len(series["T"]),
+        c4.wait_for_function(f"(p) => p.data && p.data[0].x.length === {len(series['T'])}",
                              arg=plot.element_handle())
-        assert chart_state()["marker"] == ([] if series["chart"]["crossover"] is None else [series["chart"]["crossover"]])
+        crossover = series["chart"]["crossover"]
+        assert chart_state()["marker"] == ([] if crossover is None else [crossover])
         assert query(c4)["crossover.model"] == alias
 
     # a shorter native context clips T: GPT-2's 1,024
@@ -390,7 +394,8 @@ SOLVES_JS = """(root) => Array.from(root.querySelectorAll(".stage")).map((li) =>
 
 
 def expected_solves(stages: list[dict]) -> list[dict]:
-    """Each stage's "它解决了什么问题" lines (the stage's, then its parts') and chapter links, as tracker.html writes them."""
+    """Each stage's "它解决了什么问题" lines (the stage's, then its parts') and chapter links, as tracker.html
+    writes them."""
     def line(x):
         if not x["links"]:
             return f"它解决了什么问题：{x['solves']}"
@@ -414,7 +419,8 @@ def test_tracker_keeps_what_each_stage_solves_and_its_chapter_links_when_the_mod
     anchor = tracker_stages(ledger("anchor"), settings, REFERENCE["qwen3.8-27b"])
     assert [{k: s[k] for k in ("id", "solves", "links", "unwritten")} for s in built] == expected_solves(anchor)
     assert sum(len(s["solves"]) for s in built) >= 8 and sum(len(s["links"]) for s in built) >= 5
-    assert ["C4+ FFN：吞掉三分之二参数的黑洞（精读）", "c4-ffn-deep-read.html"] in [x for s in built for x in s["links"]]
+    links = [x for s in built for x in s["links"]]
+    assert ["C4+ FFN：吞掉三分之二参数的黑洞（精读）", "c4-ffn-deep-read.html"] in links
 
     root.locator('button.tracker-model[data-model="baseline"]').click()
     idle(c4, root)
@@ -468,7 +474,7 @@ def test_code_cell_button_shift_enter_and_traceback(c4):
     assert src.input_value() == original
 
 
-# -- bring your own config -----------------------------------------------------------------------------------------------
+# -- bring your own config ---------------------------------------------------------------------------------------------
 def byo_run(page, root, text: str) -> None:
     root.locator('[data-testid="byo-config-input"]').fill(text)
     root.locator('[data-testid="byo-config-run"]').click()
@@ -525,7 +531,7 @@ def test_bring_your_own_config(c4, models, repo_site):
     assert json.loads(root.locator('[data-testid="byo-config-input"]').input_value()) == models["anchor"]["config"]
 
 
-# -- URL state ---------------------------------------------------------------------------------------------------------------
+# -- URL state ---------------------------------------------------------------------------------------------------------
 def test_url_state_is_restored_on_load(guarded_pages, site, ledger, models):
     q = ("?ledger-total.den=backbone&ledger-total.model=deepseek-v3&ledger-layer.model=gpt_oss_120b"
          "&ledger-compare.models=gpt2,deepseek_v3,gpt_oss_120b&crossover.model=llama7b&crossover.T=500"
@@ -558,7 +564,7 @@ def test_url_state_is_restored_on_load(guarded_pages, site, ledger, models):
     assert readout(cross) == expected_readout(ledger("llama7b"), 500)
     assert cross.locator(".crossover-point").inner_text() == crossover_series(ledger("llama7b"))["crossover_point"]
     assert cross.locator(".model-picker").input_value() == "llama7b"
-    assert cross.locator(".t-slider").input_value() == str(round(1000 * __import__("math").log(500) / __import__("math").log(4096)))
+    assert cross.locator(".t-slider").input_value() == str(round(1000 * math.log(500) / math.log(4096)))
 
     tracker = widget(page, "tracker")
     expect(tracker.locator('button.tracker-model[data-model="baseline"]')).to_have_attribute("aria-pressed", "true")
@@ -580,7 +586,7 @@ def test_unknown_url_state_is_ignored(guarded_pages, site):
     assert [s["id"] for s in shown_stages(widget(page, "tracker")) if s["visible"]] == ["tokens"]
 
 
-# -- keyboard ------------------------------------------------------------------------------------------------------------------
+# -- keyboard ----------------------------------------------------------------------------------------------------------
 CONTROLS = "button:not([disabled]), select:not([disabled]), input:not([disabled]), textarea:not([disabled])"
 
 
@@ -660,7 +666,7 @@ def test_widgets_are_operable_by_keyboard(guarded_pages, site, ledger):
     assert "124,439,808" in byo.locator('[data-testid="byo-config-total"]').inner_text()
 
 
-# -- every page: ready, clean, offline --------------------------------------------------------------------------------------
+# -- every page: ready, clean, offline ---------------------------------------------------------------------------------
 def test_every_page_reaches_ready_with_no_error_and_no_external_request(guarded_pages, site, repo_site):
     pages = sorted(p.name for p in repo_site.out.glob("*.html") if p.name != "changes.html")   # not a course page
     assert "index.html" in pages and LESSON in pages
@@ -723,7 +729,7 @@ def test_built_site_works_from_plain_http_server_with_the_network_off(browser, r
         server.wait(timeout=10)
 
 
-# -- latency -----------------------------------------------------------------------------------------------------------------
+# -- latency -----------------------------------------------------------------------------------------------------------
 def test_recompute_latency(c4, models):
     """Per input event -> DOM updated (ms), measured by widgets.js; printed per widget. The target is < 50 ms p95;
     this test only guards against gross regressions."""
@@ -757,6 +763,7 @@ def test_recompute_latency(c4, models):
         p95 = ms[min(len(ms) - 1, int(0.95 * len(ms)))]
         lines.append(f"  {name:<16} n={len(ms):>3}  median {statistics.median(ms):6.1f} ms  p95 {p95:6.1f} ms")
     print("\nwidget recompute latency (input event -> DOM updated):\n" + "\n".join(lines))
-    assert set(by_widget) >= {"crossover:T", "crossover:model", "ledger-total", "ledger-layer", "ledger-compare", "tracker", "byo-config"}
+    assert set(by_widget) >= {"crossover:T", "crossover:model", "ledger-total", "ledger-layer", "ledger-compare",
+                              "tracker", "byo-config"}
     slider_ms = sorted(by_widget["crossover:T"])
     assert slider_ms[int(0.95 * (len(slider_ms) - 1))] < 500

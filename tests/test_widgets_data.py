@@ -1,4 +1,5 @@
-"""What the lesson widgets show, computed under CPython: the C4 lesson's widgets module and the browser API experiments.api.
+"""What the lesson widgets show, computed under CPython: the C4 lesson's widgets module and the browser API
+experiments.api.
 
 The browser runs these same functions under Pyodide (tests/test_browser_engine.py proves the results are equal);
 here they are checked against the lesson's figures and against the ledger itself.
@@ -13,6 +14,7 @@ import pytest
 from experiments import api
 from experiments.baseline import CONFIG as BASELINE_CONFIG
 from experiments.baseline import summary
+from experiments.errors import ConfigError
 from experiments.ledger import build_ledger, unwrap, views
 from experiments.lessons.c4_transformer_block.widgets import (
     baseline_view,
@@ -80,7 +82,7 @@ def test_ledger_total_rows_sum_to_total(path, ledgers):
 # -- 一层里 --------------------------------------------------------------------------------------------------------
 def test_ledger_layer_anchor_difference(ledgers):
     ll = ledger_layer(ledgers["qwen3.8-27b"])
-    assert [l["type"] for l in ll["layers"]] == ["linear_attention", "full_attention"]
+    assert [layer["type"] for layer in ll["layers"]] == ["linear_attention", "full_attention"]
     d = ll["diff"]
     assert d["layer"] == "11,017,952" and d["verb"] == "多" and d["mixer"] == "+11,017,952" and d["ffn"] == "0"
     assert d["rows"][-1] == {"label": "本层合计", "a": "383,273,184", "b": "372,255,232", "diff": "+11,017,952"}
@@ -273,7 +275,7 @@ def test_byo_missing_key_is_named():
     del cfg["hidden_size"]
     r = byo(json.dumps(cfg))
     assert not r["ok"] and "键 'hidden_size'：缺少这个键，它应为正整数" in r["problems"]
-    with pytest.raises(Exception):
+    with pytest.raises(ConfigError, match="expected valid JSON"):
         parse_config_text("nope")
     from experiments.errors_zh import GENERIC
     assert byo_error(RuntimeError("x")) == {"ok": False, "title": "无法计算这个 config：", "problems": [GENERIC]}

@@ -1,4 +1,5 @@
-"""The Web Worker bridge in real headless Chromium: Pyodide + numpy load from the site itself, calls and code cells work.
+"""The Web Worker bridge in real headless Chromium: Pyodide + numpy load from the site itself, calls and code cells
+work.
 
 A tiny site is built in a temp dir exactly as build.py lays out _site/ (install_site_runtime: pyodide/<version>/ and
 py/<hash>/{worker.js, experiments.zip}; static/js/runtime-client.js), served from a sub-path (/course/) to prove no
@@ -230,8 +231,9 @@ def test_the_widgets_worker_is_ready_before_numpy_and_only_marked_calls_wait_for
     replies = guarded_page.evaluate("""(calls) => {
         const replies = calls.map(([name, args]) => {
           const reply = { ok: false, r: "not answered" };
-          courseRuntime.call("experiments.api:" + name, args).then((r) => { reply.ok = true; reply.r = JSON.stringify(r); },
-                                                                   (e) => { reply.r = e.message; });
+          courseRuntime.call("experiments.api:" + name, args).then(
+            (r) => { reply.ok = true; reply.r = JSON.stringify(r); },
+            (e) => { reply.r = e.message; });
           return reply;
         });
         return courseRuntime.call("experiments.api:ping", ["after the calls"]).then(() => replies);
@@ -317,7 +319,8 @@ def test_output_is_streamed_and_capped(runtime_page):
     reply = runtime_page.evaluate("""async () => {
         const parts = [];
         const job = courseRuntime.cells.submit(
-            "import time\\nfor i in range(3):\\n    print(i)\\n    time.sleep(0.15)\\nprint('x' * 60000)\\nprint('y' * 60000)",
+            "import time\\nfor i in range(3):\\n    print(i)\\n    time.sleep(0.15)\\n"
+            + "print('x' * 60000)\\nprint('y' * 60000)",
             null, (stdout, stderr) => parts.push(stdout));
         const r = await job.done;
         return {parts: parts.slice(0, 3), stdout: r.stdout};

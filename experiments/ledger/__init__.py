@@ -65,8 +65,8 @@ class Ledger:
     def hf_buffers(self) -> int:
         """Checkpoint tensors outside MTP that transformers registers as buffers, not parameters (leaves of kind
         "hf_buffer", e.g. DeepSeek-V3's router e_score_correction_bias: 58 x 256 = 14,848 values)."""
-        return sum(self.root.get(part).sum_where(lambda leaf, kinds: "hf_buffer" in kinds)
-                   for part in ("text", "vision") if self.root.get(part) is not None)
+        nodes = (self.root.get(part) for part in ("text", "vision"))
+        return sum(node.sum_where(lambda leaf, kinds: "hf_buffer" in kinds) for node in nodes if node is not None)
 
     @property
     def hf_count(self) -> int:
@@ -79,7 +79,7 @@ class Ledger:
     @property
     def active_per_token(self) -> int:
         """Text-backbone parameters one token passes through (routed experts: only the top-k)."""
-        return self.part("text").active
+        return self.root.find("text").active
 
     def sum_kind(self, kind: str, part: str = "text", active: bool = False) -> int:
         node = self.part(part)

@@ -7,6 +7,8 @@ then raises one ConfigError listing everything. Keys of nested configs are repor
 """
 from __future__ import annotations
 
+import builtins
+
 from ..errors import ConfigError, Problem
 
 MISSING = object()
@@ -98,15 +100,16 @@ class Reader:
             return choices[0] if choices else ""
         return value
 
-    def int_list(self, key: str, default=MISSING, minimum: int = 0) -> list[int]:
+    def int_list(self, key: builtins.str, default=MISSING, minimum: builtins.int = 0) -> list[builtins.int]:
         return self._list(key, default, "integers", f"integers >= {minimum}",
                           lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= minimum)
 
-    def str_list(self, key: str, default=MISSING, choices: tuple[str, ...] = ()) -> list[str]:
+    def str_list(self, key: builtins.str, default=MISSING,
+                 choices: tuple[builtins.str, ...] = ()) -> list[builtins.str]:
         return self._list(key, default, "strings", " / ".join(choices) if choices else "strings",
                           lambda v: isinstance(v, str) and (not choices or v in choices))
 
-    def _list(self, key: str, default, items: str, valid_items: str, is_valid) -> list:
+    def _list(self, key: builtins.str, default, items: builtins.str, valid_items: builtins.str, is_valid) -> list:
         """A list whose every entry passes is_valid; problems say 'a list of <items>' (missing) or 'a list of
         <valid_items>' (a wrong value)."""
         self.read.add(self.path(key))
@@ -118,7 +121,7 @@ class Reader:
             return []
         return value
 
-    def sub(self, key: str, default=MISSING) -> Reader | None:
+    def sub(self, key: builtins.str, default=MISSING) -> Reader | None:
         self.read.add(self.path(key))
         value = self.config.get(key, MISSING)
         if value is MISSING or value is None:

@@ -40,9 +40,10 @@ NOT_SHAPES = {"architectures", "model_type", "torch_dtype", "dtype", "transforme
               "layer_norm_eps", "layer_norm_epsilon", "initializer_range", "use_cache", "hidden_act",
               "attention_dropout", "hidden_dropout", "auto_map", "quantization_config", "_name_or_path",
               "tokenizer_class", "router_aux_loss_coef", "output_router_logits", "norm_topk_prob", "scoring_func",
-              "routed_scaling_factor", "topk_method", "n_group", "topk_group", "pretraining_tp", "partial_rotary_factor",
-              "max_window_layers", "use_sliding_window", "sliding_window", "layer_types", "attn_implementation",
-              "_attn_implementation", "id2label", "label2id", "task_specific_params", "torchscript"}
+              "routed_scaling_factor", "topk_method", "n_group", "topk_group", "pretraining_tp",
+              "partial_rotary_factor", "max_window_layers", "use_sliding_window", "sliding_window", "layer_types",
+              "attn_implementation", "_attn_implementation", "id2label", "label2id", "task_specific_params",
+              "torchscript"}
 
 
 def _first(r: Reader, keys: tuple[str, ...]) -> str | None:
@@ -65,8 +66,8 @@ def estimable(config) -> bool:
 
 def build_estimate(r: Reader) -> tuple[Model, list[str]]:
     """The generic decoder's Model and the Chinese lines saying what it assumed."""
-    assumed = ["按通用解码器读取：每层一个分组查询注意力（q、k、v、o 四个投影）加一个门控 FFN（gate、up、down 三个矩阵），"
-               "每层两个 RMSNorm，末尾一个 RMSNorm"]
+    assumed = ["按通用解码器读取：每层一个分组查询注意力（q、k、v、o 四个投影）"
+               "加一个门控 FFN（gate、up、down 三个矩阵），每层两个 RMSNorm，末尾一个 RMSNorm"]
     d, L, V = sizes(r)
     n_heads, n_kv, head_dim = gqa_heads(r, d)
     if not r.has("num_key_value_heads"):
@@ -102,7 +103,8 @@ def build_estimate(r: Reader) -> tuple[Model, list[str]]:
         if not is_moe:
             return swiglu(d, d_ff)
         if shared_d_ff:
-            return moe(d, n_experts, top_k, expert_d_ff, n_shared=1, shared_d_ff=shared_d_ff, shared_name="shared_expert")
+            return moe(d, n_experts, top_k, expert_d_ff, n_shared=1, shared_d_ff=shared_d_ff,
+                       shared_name="shared_expert")
         return moe(d, n_experts, top_k, expert_d_ff, n_shared=n_shared, shared_d_ff=expert_d_ff)
 
     layers = build_layers(group_names(mixers, flags), mixers, flags,

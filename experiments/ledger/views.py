@@ -86,7 +86,7 @@ def classic_gap(ledger: Ledger) -> list[tuple[str, int]]:
 
 # -- compute ---------------------------------------------------------------------------------------------------
 def matmul_weights(ledger: Ledger, where=lambda kinds: True, active: bool = True) -> int:
-    return ledger.part("text").sum_where(lambda leaf, kinds: leaf.matmul and where(kinds), active)
+    return ledger.root.find("text").sum_where(lambda leaf, kinds: leaf.matmul and where(kinds), active)
 
 
 def ffn_flops_per_token(ledger: Ledger) -> int:

@@ -7,6 +7,8 @@ keeps a table of its own.
 """
 from __future__ import annotations
 
+from typing import cast
+
 from ..ledger import ledger_of, unwrap
 from ..ledger.arch import MoE
 
@@ -22,8 +24,9 @@ def moe_facts(config) -> MoE:
 def moe_keys(config) -> tuple[str, str, str | None]:
     """The config keys of (expert count, experts per token, expert width); the width's is None when the width
     cannot change on its own (its key also sizes the dense FFN layers, as Jamba's intermediate_size does)."""
-    moe = moe_facts(config)
-    return moe.experts_key, moe.top_k_key, moe.expert_d_ff_key if moe.expert_d_ff_own else None
+    moe = moe_facts(config)   # (which refuses a model without the first two keys)
+    return (cast(str, moe.experts_key), cast(str, moe.top_k_key),
+            moe.expert_d_ff_key if moe.expert_d_ff_own else None)
 
 
 def get_key(config: dict, key: str):

@@ -25,9 +25,11 @@ import copy
 import functools
 import math
 from fractions import Fraction
+from typing import cast
 
 from ...format import GB, format_value, gb, ms, n, pct, per_second, ratio_text, sci, signed_pct, trim_decimal
 from ...ledger import build_ledger, unwrap, views
+from ...ledger.arch import MoE
 from ...toolkit.config_text import ledger_of_input as _ledger
 from ...toolkit.decode import TERA, StepWeights, dtype_bytes, step_weights
 from ...toolkit.inputs import parse_fraction, parse_int
@@ -56,7 +58,7 @@ def _budget_row(label: str, d: int, ratio: Fraction, matrices: int, align: int) 
     base = 8 * d * d
     attn = 4 * d * d
     return {"label": label, "matrices": matrices, "ratio": ratio_text(ratio), "align": align,
-            "nominal": format_value(nominal, "n2") if nominal.denominator != 1 else n(nominal),
+            "nominal": format_value(nominal, "n2") if nominal.denominator != 1 else n(int(nominal)),
             "d_ff": n(d_ff), "d_ff_raw": d_ff, "ffn": n(ffn), "ffn_raw": ffn,
             "vs_8d2": format_value(Fraction(ffn, base), "x3"), "over_8d2": signed_pct(Fraction(ffn, base) - 1),
             "layer_share": pct(Fraction(ffn, ffn + attn))}
@@ -69,9 +71,9 @@ def alignment_table(ratio: Fraction, align: int, ds=ALIGN_DS, known: list | None
         nominal, d_ff = aligned_width(d, ratio, align)
         extra = Fraction(3 * d * d_ff, 8 * d * d) - 1
         names = [name for name, kd, kff in (known or []) if kd == d and kff == d_ff]
-        rows.append({"d": n(d), "nominal": format_value(nominal, "n2") if nominal.denominator != 1 else n(nominal),
+        rows.append({"d": n(d), "nominal": format_value(nominal, "n2") if nominal.denominator != 1 else n(int(nominal)),
                      "d_ff": n(d_ff), "added": format_value(d_ff - nominal, "n2") if (d_ff - nominal).denominator != 1
-                     else n(d_ff - nominal), "error": signed_pct(extra), "models": "、".join(names)})
+                     else n(int(d_ff - nominal)), "error": signed_pct(extra), "models": "、".join(names)})
     return rows
 
 
@@ -296,10 +298,10 @@ def training_memory(config, recipe, batch, seq, checkpointing) -> dict:
 def flops_budget(config, tokens_b, sustained_tflops, gpus, tokens_per_param) -> dict:
     """Training compute of one model on D tokens: 6·N·D with N the parameters each token passes through."""
     ledger = _ledger(config)
-    D = parse_fraction(tokens_b, "训练 token 数（十亿）", high=Fraction(10**6), example="2000") * GB
-    if D.denominator != 1:
+    tokens = parse_fraction(tokens_b, "训练 token 数（十亿）", high=Fraction(10**6), example="2000") * GB
+    if tokens.denominator != 1:
         raise ValueError("训练 token 数需要是整数个 token")
-    D = int(D)
+    D = int(tokens)
     s = parse_fraction(sustained_tflops, "每卡持续吞吐（TFLOPS）", high=Fraction(100000), example="400")
     gpus = parse_int(gpus, "GPU 数", 1, 10**6)
     chin = parse_fraction(tokens_per_param, "每参数 token 数参考值", high=Fraction(10**4), example="20")
@@ -334,8 +336,8 @@ def moe_keys(config: dict) -> tuple[str, str, str]:
     if not explorable(ledger):
         raise ValueError("这个模型的专家数、top-k 和专家宽度不能在这里单独改"
                          "（没有路由专家，或专家宽度与稠密层共用一个键）")
-    moe = ledger.arch.moe
-    return moe.experts_key, moe.top_k_key, moe.expert_d_ff_key
+    moe = cast(MoE, ledger.arch.moe)   # (explorable: it is there, with all three keys)
+    return cast(str, moe.experts_key), cast(str, moe.top_k_key), cast(str, moe.expert_d_ff_key)
 
 
 def moe_summary(ledger) -> dict:
@@ -535,7 +537,8 @@ def int4_chart(groups: list[dict]) -> dict:
     """The 'lines' chart spec (site/static/js/charts.js) of relative RMS error (%) against group size."""
     def series(key):   # (no ordinary rows: no point)
         return [None if g[key] is None else float(f"{g[key] * 100:.4f}") for g in groups]
-    return {"kind": "lines", "title": "INT4 相对均方根误差 vs 分组大小", "x": [g["group"] for g in groups], "xlog": True,
+    return {"kind": "lines", "title": "INT4 相对均方根误差 vs 分组大小", "x": [g["group"] for g in groups],
+            "xlog": True,
             "xtitle": "分组大小（共享一个缩放因子的输入通道数，对数轴）", "ytitle": "相对均方根误差（%）",
             "series": [{"name": "整个矩阵（含离群行）", "y": series("rel_value")},
                        {"name": "只看普通行", "y": series("rel_normal_value")},

@@ -157,7 +157,8 @@ def share_chart(matrices, kv_ratio, points: list) -> dict:
     m = parse_int(matrices, "FFN 矩阵数", 2, 3)
     g = parse_fraction(kv_ratio, "KV 头数 / 查询头数", high=Fraction(1))
     ys = [float(formula_share(m, r, g)) for r in SHARE_R]
-    on, off = [], []
+    on: list[dict] = []
+    off: list[dict] = []
     for p in points:
         same = int(p["m"]) == m and Fraction(p["kv"]) == g and p["fits"]
         (on if same else off).append(p)

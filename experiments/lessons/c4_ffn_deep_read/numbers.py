@@ -1,7 +1,7 @@
 """FFN：吞掉三分之二参数的黑洞（精读） — the numbers the FFN deep-read lesson needs beyond the generic ones.
 
-Names are ``ffn.<quantity>``. As in lesson C4's numbers, every number is one expression tree (experiments.expr) whose formula,
-substituted values and value come from the same object; where the ledger engine (or calc.py) has its own
+Names are ``ffn.<quantity>``. As in lesson C4's numbers, every number is one expression tree (experiments.expr)
+whose formula, substituted values and value come from the same object; where the ledger engine (or calc.py) has its own
 value for the same quantity it is passed as ``value=`` and the Registry asserts both agree. Figures from papers and
 data sheets (GPT-3's 300B tokens, H100's 3.35 TB/s ...) are ``cited.*`` numbers from data/citations.json; numbers
 built on them are skipped when the citations are not loaded. Units other than parameters and bytes are written
@@ -118,8 +118,8 @@ def _gpt3(reg, mn, cited) -> None:
             sources=(mn.where + LEDGER,))
     reg.add("ffn.gpt3_layer_weights", "GPT-3 一层的权重矩阵合计 12·d²", Const(12) * d ** 2, value=ffn_w + attn_w,
             sources=_src(mn, "d"), **kw)
-    reg.add("ffn.gpt3_ffn_all", "GPT-3 全部层的 FFN 权重矩阵 L·2·d·d_ff", Ls * ffn_e, sources=_src(mn, "L", "d", "d_ff"),
-            **kw)
+    reg.add("ffn.gpt3_ffn_all", "GPT-3 全部层的 FFN 权重矩阵 L·2·d·d_ff", Ls * ffn_e,
+            sources=_src(mn, "L", "d", "d_ff"), **kw)
     reg.add("ffn.gpt3_attn_all", "GPT-3 全部层的注意力权重矩阵 L·4·d²", Ls * attn_e, sources=_src(mn, "L", "d"), **kw)
     reg.add("ffn.gpt3_layers_all", "GPT-3 全部层的权重矩阵 L·12·d²", Ls * Const(12) * d ** 2,
             sources=_src(mn, "L", "d"), **kw)
@@ -184,7 +184,8 @@ def _llama7b(reg, mn, cited) -> None:
     reg.add("ffn.pit_biases_share", "多数的偏置占总参数的比例", Sym("偏置", biases.value) / N, kind="ratio",
             style="pct2", sources=(mn.where + LEDGER,))
     head = mn.reg[f"{mn.p}.part.lm_head"].value
-    reg.add("ffn.pit_tied", "不共享的输出投影 V·d（误当共享时漏掉）", V * d, value=head, sources=_src(mn, "V", "d"), **kw)
+    reg.add("ffn.pit_tied", "不共享的输出投影 V·d（误当共享时漏掉）", V * d, value=head, sources=_src(mn, "V", "d"),
+            **kw)
     reg.add("ffn.pit_tied_share", "输出投影占总参数的比例", Sym("lm_head", head) / N, kind="ratio", style="pct",
             sources=(mn.where + LEDGER,))
     norm = mn.reg[f"{mn.p}.part.norm"].value
@@ -299,7 +300,8 @@ def _config_family(reg, models) -> None:
             layer = ledger.layer("full_attention")
             f = layer.sum_where(lambda leaf, kinds: "ffn" in kinds) // layer.n
             reg.add(f"ffn.family_share_layer.{key}.d{d}",
-                    f"配置生成器：d = {d:,}、宽 {ratio.numerator}/{ratio.denominator}·d（对齐到 256）时一层里 FFN 的占比",
+                    f"配置生成器：d = {d:,}、宽 {ratio.numerator}/{ratio.denominator}·d（对齐到 256）"
+                    "时一层里 FFN 的占比",
                     Sym("FFN", f) / Sym("一层", layer.per_copy), kind="ratio", style="pct",
                     sources=("配置生成器的 Llama 式 config" + LEDGER,))
 
@@ -321,7 +323,8 @@ def _memory(reg, models, cited) -> None:
                 continue
             B = Dec("带宽 TB/s", bw.value)
             seconds = read * b / (B * TERA)
-            reg.add(f"ffn.decode_ms.{alias}.{t}", f"{mn.name} 在 {t}、H100 带宽下批 1 解码每个 token 至少要读权重的时间（ms）",
+            reg.add(f"ffn.decode_ms.{alias}.{t}",
+                    f"{mn.name} 在 {t}、H100 带宽下批 1 解码每个 token 至少要读权重的时间（ms）",
                     seconds * Const(1000), kind="ratio", style="x1",
                     sources=(mn.where + LEDGER, bw.sources[0]))
             reg.add(f"ffn.decode_tps.{alias}.{t}", f"{mn.name} 在 {t}、H100 带宽下批 1 解码的速度上限（token/s）",
@@ -331,8 +334,8 @@ def _memory(reg, models, cited) -> None:
         reg.add(f"ffn.int4_saving_gb.{alias}", f"{mn.name} 从 FP16 压到 INT4 省下的显存（GB）", N * (fp16 - int4) / GB,
                 kind="bytes", style="x1", sources=(mn.where + LEDGER,))
         F = Sym("FFN 参数", mn.ledger.ffn)
-        reg.add(f"ffn.int4_saving_ffn_gb.{alias}", f"{mn.name} 省下的显存里来自 FFN 的部分（GB）", F * (fp16 - int4) / GB,
-                kind="bytes", style="x1", sources=(mn.where + LEDGER,))
+        reg.add(f"ffn.int4_saving_ffn_gb.{alias}", f"{mn.name} 省下的显存里来自 FFN 的部分（GB）",
+                F * (fp16 - int4) / GB, kind="bytes", style="x1", sources=(mn.where + LEDGER,))
         reg.add(f"ffn.int4_saving_rest_gb.{alias}", f"{mn.name} 省下的显存里来自其余部分的（GB）",
                 (N - F) * (fp16 - int4) / GB, kind="bytes", style="x1", sources=(mn.where + LEDGER,))
         ffn_read = views.matmul_weights(mn.ledger, lambda kinds: "ffn" in kinds)
@@ -367,7 +370,8 @@ def _training(reg, models) -> None:
             continue
         for recipe in ("mixed_adamw", "mixed_sgd_momentum", "mixed_adamw_8bit"):
             per = Sym("每参数字节", views.training_bytes_per_param(recipe))
-            reg.add(f"ffn.train_gb.{alias}.{recipe}", f"{mn.name} 用{ffn.RECIPE_ZH[recipe]}训练时权重、梯度和优化器状态（GB）",
+            reg.add(f"ffn.train_gb.{alias}.{recipe}",
+                    f"{mn.name} 用{ffn.RECIPE_ZH[recipe]}训练时权重、梯度和优化器状态（GB）",
                     Sym("参数", mn.ledger.total) * per / GB, kind="bytes", style="x1",
                     sources=(mn.where + LEDGER, "训练配方里每个参数要存的各项字节"))
 
@@ -488,7 +492,8 @@ def _moe(reg, models) -> None:
                 symbols={"E": "示意设定"}, sources=("示意设定",))
         reg.add("ffn.moe_whatif_top_k", "改造示例每个 token 选的专家数", Sym("k", MOE_WHAT_IF["top_k"]), kind="config",
                 symbols={"k": "示意设定"}, sources=("示意设定",))
-        reg.add("ffn.moe_whatif_total", f"{what.name} 改成 {MOE_WHAT_IF['n_experts']} 个专家、top-{MOE_WHAT_IF['top_k']} 后的总参数",
+        reg.add("ffn.moe_whatif_total",
+                f"{what.name} 改成 {MOE_WHAT_IF['n_experts']} 个专家、top-{MOE_WHAT_IF['top_k']} 后的总参数",
                 value=r["now"]["total_raw"], sources=src)
         reg.add("ffn.moe_whatif_active", "改造后每 token 激活的参数", value=r["now"]["active_raw"], sources=src)
         reg.add("ffn.moe_whatif_ratio", "改造后总参数是激活参数的几倍",
@@ -528,7 +533,8 @@ def _int4(reg) -> None:
     r = ffn.int4_probe(p["rows"], p["cols"], p["outlier_pct"], p["outlier_scale"], p["seed"])
     src = (f"页内 INT4 探针（{p['rows']} 行 × {p['cols']} 列，离群行 {p['outlier_pct']}% × "
            f"{p['outlier_scale']}，种子 {p['seed']}）：numpy 现算，浏览器里同一种子得到同样的数",)
-    for key, label in (("rows", "探针矩阵的行数（输入维）"), ("cols", "探针矩阵的列数（输出维）"), ("seed", "探针的随机种子")):
+    for key, label in (("rows", "探针矩阵的行数（输入维）"), ("cols", "探针矩阵的列数（输出维）"),
+                       ("seed", "探针的随机种子")):
         reg.add(f"ffn.int4_{key}", label, Sym(key, p[key]), kind="config", symbols={key: "示意设定"},
                 sources=("示意设定",))
     reg.add("ffn.int4_outlier_pct", "探针里离群行的占比（示意设定）", Dec("k", Fraction(p["outlier_pct"]) / 100),
@@ -538,8 +544,8 @@ def _int4(reg) -> None:
     reg.add("ffn.int4_outliers", "探针矩阵里的离群行数", value=int(r["outliers"].replace(",", "")), sources=src)
     for g in r["groups"]:
         size = g["group"]
-        reg.add(f"ffn.int4_group.g{size}", f"探针的分组大小 {size}", Sym("G", size), kind="config", symbols={"G": "分组大小"},
-                sources=("INT4 探针比较的几种分组大小",))
+        reg.add(f"ffn.int4_group.g{size}", f"探针的分组大小 {size}", Sym("G", size), kind="config",
+                symbols={"G": "分组大小"}, sources=("INT4 探针比较的几种分组大小",))
         reg.add(f"ffn.int4_rel.g{size}", f"分组 {size} 时的相对均方根误差（含离群行）", value=g["rel_value"],
                 kind="ratio", style="pct2", sources=src)
         reg.add(f"ffn.int4_rel_normal.g{size}", f"分组 {size} 时普通行的相对均方根误差", value=g["rel_normal_value"],
@@ -607,14 +613,14 @@ def _share_formula(reg, models) -> None:
             continue
         s = extra.model_layer_shares(mn.ledger)
         c = mn.cfg()
-        m = Sym("m", mn.arch.ffn_matrices)
+        M = Sym("m", mn.arch.ffn_matrices)
         r = c["d_ff"] / c["d"]
         g = c["h_kv"] / c["h"]
         kw = {"symbols": {**mn.keys, "m": "FFN 的矩阵数"}, "sources": _src(mn, "d_ff", "d", "h_kv", "h")}
         reg.add(f"ffn.sf_r.{alias}", f"{mn.name} 的 r = d_ff / d", r, kind="ratio", style="x2", **kw)
         reg.add(f"ffn.sf_kv.{alias}", f"{mn.name} 的 h_kv / h", g, kind="ratio", style="x3", **kw)
         reg.add(f"ffn.sf_formula.{alias}", f"{mn.name}：公式 m·r / (m·r + 2 + 2·h_kv/h) 给出的 FFN 占比",
-                m * r / (m * r + Const(2) + Const(2) * g), value=s["formula"], kind="ratio", style="pct2", **kw)
+                M * r / (M * r + Const(2) + Const(2) * g), value=s["formula"], kind="ratio", style="pct2", **kw)
         lt = s["layer_type"]
         node = mn.ledger.layer(lt)
         fm = node.sum_where(lambda leaf, kinds: "ffn" in kinds and leaf.matmul) // node.n
@@ -635,7 +641,8 @@ def _share_formula(reg, models) -> None:
                 symbols={"m": "FFN 的矩阵数"}, sources=("由公式 m·r / (m·r + 4) 解出",))
     g = Sym("h_kv/h", Fraction(1, 8))
     reg.add("ffn.sf_attn_d2.kv8", "h_kv/h = 1/8 时一层注意力是 d² 的几倍：2 + 2·h_kv/h", Const(2) + Const(2) * g,
-            kind="ratio", style="x2", symbols={"h_kv/h": "KV 头数 / 查询头数"}, sources=("Q、O 各 d²，K、V 各 h_kv/h · d²",))
+            kind="ratio", style="x2", symbols={"h_kv/h": "KV 头数 / 查询头数"},
+            sources=("Q、O 各 d²，K、V 各 h_kv/h · d²",))
     reg.add("ffn.sf_r23.m3kv8", "3 个矩阵、h_kv/h = 1/8 时，FFN 占三分之二所需的 r",
             Const(2) * (Const(2) + Const(2) * g) / Const(3), value=extra.r_for_share(3, Fraction(1, 8), Fraction(2, 3)),
             kind="ratio", style="x2", symbols={"h_kv/h": "KV 头数 / 查询头数"}, sources=("由公式解出",))
@@ -653,8 +660,8 @@ def _depth_width(reg, models) -> None:
     budget, T = mn.ledger.total, o["T"]
     reg.add("ffn.dw_budget", f"深度与宽度示例的参数预算（{mn.name} 的总数）", Sym("预算", budget),
             sources=(mn.where + LEDGER,))
-    reg.add("ffn.dw_T", "深度与宽度示例的上下文长度 T（示意设定）", Sym("T", T), kind="tokens", symbols={"T": "示意设定"},
-            sources=("示意设定",))
+    reg.add("ffn.dw_T", "深度与宽度示例的上下文长度 T（示意设定）", Sym("T", T), kind="tokens",
+            symbols={"T": "示意设定"}, sources=("示意设定",))
     src = (f"按 {mn.name} 的总数为预算，对每个层数 L 取总数最接近预算的 Llama 式 config（头宽 {extra.HEAD_DIM}、"
            f"SwiGLU 宽 8/3·d 对齐到 {extra.ALIGN}、词表 {extra.VOCAB:,}），由课程的账本引擎现数",)
     for L in DW_PROSE_LAYERS:

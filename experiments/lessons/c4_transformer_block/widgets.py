@@ -9,6 +9,7 @@ formatted hover texts.
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any, cast
 
 from ...errors import ConfigError, Problem
 from ...format import format_value, n, shape_str, share, signed
@@ -108,9 +109,10 @@ def ledger_compare(models: list[tuple[str, str, Ledger]]) -> dict:
             if k not in keys:
                 keys.append(k)
         per.append((alias, name, ledger, parts))
-    rows = [{"key": k, "label": PART_ZH.get(k, k),
-             "cells": [{"count": n(parts.get(k, 0)), "share": share(parts.get(k, 0), ledger.total)}
-                       for _, _, ledger, parts in per]} for k in keys]
+    rows: list[dict[str, Any]] = [
+        {"key": k, "label": PART_ZH.get(k, k),
+         "cells": [{"count": n(parts.get(k, 0)), "share": share(parts.get(k, 0), ledger.total)}
+                   for _, _, ledger, parts in per]} for k in keys]
     cols = [{"alias": alias, "name": name, "total": n(ledger.total), "ffn_share": share(ledger.ffn, ledger.total),
              "shares": [float(Fraction(parts.get(k, 0), ledger.total)) for k in keys]}
             for alias, name, ledger, parts in per]
@@ -128,7 +130,8 @@ def ledger_compare(models: list[tuple[str, str, Ledger]]) -> dict:
 # -- 参数 ≠ 计算 ---------------------------------------------------------------------------------------------------
 def log_points(t_max: int, per_decade: int = 12) -> list[int]:
     """Context lengths from 1 to t_max, evenly spaced in log10 (ints, strictly increasing, t_max included)."""
-    out, i = [], 0
+    out: list[int] = []
+    i = 0
     while True:
         t = int(round(10 ** (i / per_decade)))
         if t >= t_max:
@@ -162,7 +165,8 @@ def crossover_series(ledger: Ledger, t_max: int | None = None, name: str = "") -
     chart = {"kind": "crossover", "T": ts, "ffn": [ffn] * len(ts), "attention": attention,
              "hover_ffn": [f"T = {n(t)}：FFN {n(ffn)} FLOPs" for t in ts],
              "hover_attention": [f"T = {n(t)}：全注意力打分 {n(a)} FLOPs" for t, a in zip(ts, attention)],
-             "crossover": None if cross is None else float(cross), "crossover_label": cross_text and f"交叉点 T = {cross_text}",
+             "crossover": None if cross is None else float(cross),
+             "crossover_label": cross_text and f"交叉点 T = {cross_text}",
              "t_max": t_max, "ratio_label": f"T = {n(t_max)}：{ratio} 倍", "title": name}
     if cross is None:
         point = "这个模型没有随上下文线性增长的全注意力层：打分计算不会追上 FFN。"
@@ -227,10 +231,12 @@ def tracker_stages(ledger: Ledger, tracker: dict, reference: dict | None = None,
     ffn_status = course_status("ffn", "FFN")
     for lt in ledger.layer_types:
         s = _layer_split(ledger, lt)
-        parts = [{"label": "token mixer", "params": n(s["mixer"]), "status": "", "status_zh": "", "solves": "", "links": []},
+        parts = [{"label": "token mixer", "params": n(s["mixer"]),
+                  "status": "", "status_zh": "", "solves": "", "links": []},
                  {"label": ffn_status["title"], "params": n(s["ffn"]), "status": ffn_status["status"],
                   "status_zh": ffn_status["status_zh"], "solves": ffn_status["solves"], "links": ffn_status["links"]},
-                 {"label": "归一化等", "params": n(s["other"]), "status": "", "status_zh": "", "solves": "", "links": []}]
+                 {"label": "归一化等", "params": n(s["other"]),
+                  "status": "", "status_zh": "", "solves": "", "links": []}]
         stages.append(stage(lt, layer_label(lt), shape_str([T, d]), shape_str([T, d]), s["node"].per_copy,
                             f"layer.{lt}", s["node"].n, parts=parts))
     final = sum(c.count for c in ledger.root.find("text").children if c.kind == "norm")
@@ -283,8 +289,8 @@ def byo_error(error: Exception) -> dict:
     from ...errors_zh import learner_message
     if isinstance(error, ConfigError):
         lines = error.lines_zh()
-        return {"ok": False, "title": f"这个 config 有 {len(lines)} 处问题：" if len(lines) > 1 else "这个 config 有问题：",
-                "problems": lines}
+        title = f"这个 config 有 {len(lines)} 处问题：" if len(lines) > 1 else "这个 config 有问题："
+        return {"ok": False, "title": title, "problems": lines}
     return {"ok": False, "title": "无法计算这个 config：", "problems": [learner_message(error)]}
 
 
@@ -400,7 +406,7 @@ def byo_limits() -> dict:
     Python gives for the same problems, with {n} where the size or depth goes."""
     from ...ledger import jsontext
     hole = 987_654_321
-    big = jsontext.size_problem(hole + jsontext.MAX_CONFIG_BYTES + 1).zh()
+    big = cast(Problem, jsontext.size_problem(hole + jsontext.MAX_CONFIG_BYTES + 1)).zh()   # (over the limit)
     deep = Problem("", f"JSON nested at most {jsontext.MAX_JSON_DEPTH} levels deep (this one nests "
                        f"{hole:,} levels)").zh()
     hole_text = f"{hole:,}"
@@ -462,7 +468,7 @@ def crossover_view_call(config, name: str = "", T=None) -> dict:
     return view
 
 
-def tracker_call(config, settings=None, reference=None, titles=True) -> dict:
+def tracker_call(config, settings=None, reference=None, titles=True) -> list[dict]:
     """The data-flow tracker's stages for a model (titles: the stage titles of data/course.json, which describe
     the anchor model)."""
     return tracker_stages(_ledger(config), settings or {}, reference or {}, bool(titles))
@@ -496,7 +502,8 @@ def estimate_note(ledger) -> str:
     unread = ledger.estimate["unread_keys"]
     return ("这是估计值：本课程还不认识 model_type「" + str(ledger.arch.family) + "」，下面的账按通用解码器读出，"
             "没有和 transformers 核对过。假设：" + "；".join(ledger.estimate["assumed"]) + "。"
-            + ("没有读取的键：" + "、".join(unread) + "（它们可能改变参数量）。" if unread else "config 里可能影响参数量的键都读过了。"))
+            + ("没有读取的键：" + "、".join(unread) + "（它们可能改变参数量）。" if unread
+               else "config 里可能影响参数量的键都读过了。"))
 
 
 def denominator_rows(ledger) -> dict:
