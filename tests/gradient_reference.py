@@ -57,7 +57,8 @@ def torch_objective(tp, ids, tgt, cfg):
         if cfg.attn_softcap:
             s = cfg.attn_softcap * torch.tanh(s / cfg.attn_softcap)
         s = s.masked_fill(~torch.ones(T_, T_, dtype=torch.bool).tril(), float("-inf"))
-        return F.linear((torch.softmax(s, -1) @ v).transpose(1, 2).reshape(B, T_, d), tp[pre + "self_attn.o_proj.weight"])
+        o = (torch.softmax(s, -1) @ v).transpose(1, 2).reshape(B, T_, d)
+        return F.linear(o, tp[pre + "self_attn.o_proj.weight"])
 
     def ffn(h, pre):
         f = F.silu(F.linear(h, tp[pre + "mlp.gate_proj.weight"])) * F.linear(h, tp[pre + "mlp.up_proj.weight"])

@@ -87,7 +87,8 @@ def test_bring_your_own_config_reads_every_new_family(c4_page, model_id):
     root = c4_page.locator('.widget[data-widget="byo-config"]')
     root.locator(".byo-file").set_input_files(str(path))
     c4_page.wait_for_function(
-        "(want) => { const t = document.querySelector('[data-widget=\"byo-config\"] [data-testid=\"byo-config-total\"]');"
+        "(want) => { const t = document.querySelector("
+        "'[data-widget=\"byo-config\"] [data-testid=\"byo-config-total\"]');"
         " return t && t.textContent.includes(want); }", arg=f"{ledger.total:,}", timeout=120_000)
     assert root.locator(".byo-error").is_hidden()
     rows = root.locator(".byo-denominators tbody tr")

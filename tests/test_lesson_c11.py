@@ -413,9 +413,9 @@ def test_outline_and_c4_links(course):
     assert c4.count("[C11](c11-moe-linear-attention.html)") == 6
     from experiments.lessons.c4_transformer_block.widgets import later_links
     links = later_links(course["tracker"], course)
-    assert [x for x in links if x["chapter"] == "C11"] == [{"title": "Gated DeltaNet 层（线性注意力）", "chapter": "C11",
-                                                           "chapter_title": ch["title"],
-                                                           "href": "c11-moe-linear-attention.html"}]
+    assert [x for x in links if x["chapter"] == "C11"] == [
+        {"title": "Gated DeltaNet 层（线性注意力）", "chapter": "C11", "chapter_title": ch["title"],
+         "href": "c11-moe-linear-attention.html"}]
 
 
 # -- the numbers added for conventions, routing, serving and the other cache answers, counted from the configs --

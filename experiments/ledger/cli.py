@@ -2,8 +2,8 @@
 ``python -m experiments.ledger``), and ``llm-ledger --list``: every supported model_type with the transformers
 classes (``architectures``) its family reads. ``--train`` prints the training-memory ledger of one step on one
 GPU instead (experiments/ledger/training.py; ``--recipe``, ``--micro-batch``, ``--seq-len``, ``--recompute``,
-``--zero``, ``--dp``, ``--tp``, ``--sp``, ``--ce-chunk``, ``--kernel``, ``--gpu-gb``). Bad input prints one line per problem, naming the file and key,
-and exits 2.
+``--zero``, ``--dp``, ``--tp``, ``--sp``, ``--ce-chunk``, ``--kernel``, ``--gpu-gb``). Bad input prints one line
+per problem, naming the file and key, and exits 2.
 """
 from __future__ import annotations
 

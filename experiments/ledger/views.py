@@ -50,7 +50,9 @@ def denominators(ledger: Ledger) -> dict[str, int]:
     builds as parameters (checkpoint − mtp − buffers); ``text_backbone``; ``active`` the text parameters one token
     passes through, and ``active_without_embedding`` the same without the input embedding table (labs publish
     both)."""
-    embedding = ledger.part("text").sum_where(lambda leaf, kinds: "embedding" in kinds)
+    text = ledger.part("text")
+    assert text is not None   # every ledger has its text part
+    embedding = text.sum_where(lambda leaf, kinds: "embedding" in kinds)
     return {"checkpoint": ledger.total, "mtp": ledger.mtp, "buffers": ledger.hf_buffers,
             "transformers": ledger.hf_count, "text_backbone": ledger.text_backbone, "vision": ledger.vision,
             "active": ledger.active_per_token, "active_without_embedding": ledger.active_per_token - embedding}
