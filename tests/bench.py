@@ -142,7 +142,7 @@ from sitegen.serve import (  # noqa: E402
     accepted_encodings,
     warm,
 )
-from sitegen.serve import Server as _ServeServer
+from sitegen.serve import Server as _ServeServer  # noqa: E402
 from tests.browser_fixtures import CHROMIUM, CHROMIUM_ARGS, _QuietHandler, _QuietServer  # noqa: E402
 
 READY_TIMEOUT_MS = 240_000   # a phone's first visit downloads ~17 MB at 1.25 MB/s
@@ -261,7 +261,7 @@ worker.onmessage = (e) => {
         "/__bench/bare-worker.js": ("text/javascript", """"use strict";
 const t0 = performance.now();
 const q = new URLSearchParams(self.location.search);
-const js = q.get("js") || "%(js)s", numpy = q.get("numpy") !== "0";
+const js = q.get("js") || "__JS__", numpy = q.get("numpy") !== "0";
 importScripts("../" + js);
 let loadMs = null, numpyMs = null;
 loadPyodide({ indexURL: new URL("../" + js.replace(/[^/]*$/, ""), self.location.href).href })
@@ -273,9 +273,9 @@ loadPyodide({ indexURL: new URL("../" + js.replace(/[^/]*$/, ""), self.location.
                   origin: performance.timeOrigin, load_ms: loadMs, numpy_ms: numpyMs });
     // after "ready", so the reference does not delay it: the median of 5 runs of REFERENCE_PY, in ms
     postMessage({ compute_ms: py.runPython("import time, statistics\\nts = []\\nfor _ in range(5):\\n"
-      + "    t = time.perf_counter(); %(ref)s; ts.append((time.perf_counter() - t) * 1000)\\nstatistics.median(ts)") });
+      + "    t = time.perf_counter(); __REF__; ts.append((time.perf_counter() - t) * 1000)\\nstatistics.median(ts)") });
   }, (e) => postMessage({ ok: false, error: String(e) }));
-""" % {"js": pyodide_js, "ref": REFERENCE_PY}),
+""".replace("__JS__", pyodide_js).replace("__REF__", REFERENCE_PY)),
     }
 
 
@@ -449,10 +449,10 @@ INSTRUMENTS = r"""
 FIRST_INTERACTION_JS = r"""
 (() => {
   const f = window.__benchFirst = { result: null };
-  const DEADLINE_MS = %(deadline)d, QUIET_MS = 300, NO_REACTION_MS = 30000;
+  const DEADLINE_MS = __DEADLINE__, QUIET_MS = 300, NO_REACTION_MS = 30000;
   const SKIP = new Set(["code", "byo-config"]);             // these always need Python: never "enumerable"
   const NOT_ANSWERS = new Set(["data-busy", "data-pending", "data-note", "disabled", "aria-busy"]);
-  const BUSY = %(busy)s;
+  const BUSY = __BUSY__;
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   let inflight = 0;                                         // runtime calls in flight (the answer may need Python)
   function track(rt) {
@@ -543,7 +543,7 @@ FIRST_INTERACTION_JS = r"""
   }
   function act(el) {
     if (el.tagName === "SELECT") {
-      el.selectedIndex = (el.selectedIndex + 1) %% el.options.length;
+      el.selectedIndex = (el.selectedIndex + 1) % el.options.length;
       el.dispatchEvent(new Event("input", { bubbles: true }));
       el.dispatchEvent(new Event("change", { bubbles: true }));
     } else {
@@ -595,7 +595,7 @@ FIRST_INTERACTION_JS = r"""
   }
   run().catch((e) => { f.result = { ms: null, how: "error: " + e }; });
 })();
-""" % {"deadline": FIRST_INTERACTION_DEADLINE_MS, "busy": json.dumps(BUSY_SELECTOR)}
+""".replace("__DEADLINE__", str(FIRST_INTERACTION_DEADLINE_MS)).replace("__BUSY__", json.dumps(BUSY_SELECTOR))
 
 # Interacts with every widget and times each input event to its updated DOM (see the module docstring).
 RECOMPUTE_JS = r"""
@@ -1479,7 +1479,7 @@ def report_profile(name: str, p: dict) -> str:
     if rows:
         lines.append(table(rows, ["widget", "p50 first", "p95 first", "p50 cached", "p95 cached", "n"]))
         lines.append("")
-    for page, which, r, where in _visits(s):   # in-page training (C5's live run): for information
+    for page, which, r, _where in _visits(s):   # in-page training (C5's live run): for information
         if r.get("train_steps_per_s") is not None:
             lines.append(f"  training on {page} ({which}): {fmt(r['train_steps_per_s'], 1)} steps/s, first step "
                          f"{fmt(r['train_first_step_ms'])} ms after 开始")

@@ -35,7 +35,8 @@ def cfg(alias: str) -> dict:
 
 def name(alias: str) -> str:
     import yaml
-    return yaml.safe_load((ROOT / "data" / "models" / model_id(alias) / "meta.yaml").read_text(encoding="utf-8"))["name"]
+    meta = ROOT / "data" / "models" / model_id(alias) / "meta.yaml"
+    return yaml.safe_load(meta.read_text(encoding="utf-8"))["name"]
 
 
 def pairs() -> list:

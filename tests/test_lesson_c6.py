@@ -60,7 +60,7 @@ def test_every_reference_in_the_lesson_exists(course):
 def test_fit_optima_at_gophers_budget(course):
     numbers, _, _ = course
     for key, _E, A, B, alpha, beta in (("chinchilla", 1.69, 406.4, 410.7, 0.34, 0.28),
-                                      ("epoch", 1.8172, 482.01, 2085.43, 0.3478, 0.3658)):
+                                       ("epoch", 1.8172, 482.01, 2085.43, 0.3478, 0.3658)):
         G = (alpha * A / (beta * B)) ** (1 / (alpha + beta))
         N = G * (GOPHER / 6) ** (beta / (alpha + beta))
         assert value(numbers, f"c6.{key}.N_gopher") == pytest.approx(N, rel=1e-12)

@@ -120,7 +120,8 @@ def test_calculator_in_the_browser_equals_cpython(page):
 
 
 # -- the device probe ------------------------------------------------------------------------------------------------
-DEVICE_MS = 180_000   # a bound only: the probe runs two of the trainer's steps on the baseline, and the machine may be busy
+# a bound only: the probe runs two of the trainer's steps on the baseline, and the machine may be busy
+DEVICE_MS = 180_000
 
 
 def test_device_speed_measured_in_the_page(page):

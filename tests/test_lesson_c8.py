@@ -40,7 +40,8 @@ def test_the_command_skips_a_group_whose_inputs_did_not_change(capsys):
     assert "up to date" in capsys.readouterr().out and out.stat().st_mtime_ns == before
 
 
-@pytest.mark.parametrize("on", [{}, {"qk_norm": 1, "qk_clip": 1}, {"post_ln": 1, "warmup": 1, "z_loss": 1, "softcap": 1}])
+@pytest.mark.parametrize("on", [{}, {"qk_norm": 1, "qk_clip": 1},
+                                {"post_ln": 1, "warmup": 1, "z_loss": 1, "softcap": 1}])
 def test_stored_runs_reproduce_their_first_steps(on):
     stored = run(**on)
     train, _ = split(CharTokenizer.from_text(TEXT).encode(TEXT), 0.1)

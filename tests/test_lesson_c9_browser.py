@@ -20,6 +20,7 @@ from experiments.lessons.c9_training_memory import calc
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "c9-training-memory.html"
+ROW_CELLS = "rs => rs.map(r => [...r.cells].map(c => c.textContent.trim()))"    # each table row's cells' text
 KEYS = ("recipe", "batch", "seq", "recompute", "kernel", "zero", "ranks", "tp", "gpu")
 DEFAULTS = {"recipe": "mixed_adamw", "batch": "1", "seq": "4096", "recompute": "none", "kernel": "fused", "zero": "0",
             "ranks": "1", "tp": "1", "gpu": "80"}
@@ -58,7 +59,8 @@ def step_shown(page) -> dict:
 def step_expected(config, **changes) -> dict:
     args = {**DEFAULTS, **changes}
     x = calc.step_memory(config, *(args[k] for k in KEYS))
-    return {"verdict": x["verdict"], "total": x["total"], "rows": [[r["label"], r["bytes"], r["share"]] for r in x["rows"]],
+    return {"verdict": x["verdict"], "total": x["total"],
+            "rows": [[r["label"], r["bytes"], r["share"]] for r in x["rows"]],
             "bars": [[b["x"], b["w"]] for b in x["bars"]], "gpu": x["gpu_x"]}
 
 
@@ -99,7 +101,7 @@ def test_activations_over_sequence_length(page):
     change(page, ".c9-seq", {".c9-seq-model": "qwen3_8b"}, ".c9-seq-model")
     want = calc.seq_curve(cfg("qwen3-8b"))
     assert page.locator(".c9-seq [data-testid=c9-seq-sentence]").inner_text() == want["sentence"]
-    shown_rows = page.eval_on_selector_all(".c9-seq-rows tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.textContent.trim()))")
+    shown_rows = page.eval_on_selector_all(".c9-seq-rows tbody tr", ROW_CELLS)
     assert shown_rows == [[r["seq"], *(r[f"{m}_{k}"] for m, k, _ in calc.CURVE_MODES)] for r in want["rows"]]
     spec = json.loads(page.eval_on_selector(".c9-seq script.chart-spec", "n => n.textContent"))
     assert spec == json.loads(json.dumps(want["chart"]))
@@ -109,7 +111,7 @@ def test_activations_over_sequence_length(page):
 def test_the_trainers_step_measured_in_the_browser_equals_cpython(page):
     change(page, ".c9-measured", {".c9-m-batch": "2", ".c9-m-seq": "16"}, ".c9-m-seq")
     want = calc.predicted(cfg("baseline"), "2", "16")      # the ledger's column at once, the measured one waiting
-    got = page.eval_on_selector_all(".c9-m-rows tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.textContent.trim()))")
+    got = page.eval_on_selector_all(".c9-m-rows tbody tr", ROW_CELLS)
     assert got == [[r["label"], r["ledger"], r["measured"], r["same"]] for r in want["rows"]]
     assert "c9-measured.batch=2" in page.url
     before = updates(page, "c9-measured")
@@ -117,7 +119,7 @@ def test_the_trainers_step_measured_in_the_browser_equals_cpython(page):
     wait_update(page, "c9-measured", before)
     assert page.eval_on_selector(".c9-measured", "r => r.dataset.ran") == "here"
     want = calc.measure(cfg("baseline"), "2", "16")
-    got = page.eval_on_selector_all(".c9-m-rows tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.textContent.trim()))")
+    got = page.eval_on_selector_all(".c9-m-rows tbody tr", ROW_CELLS)
     assert got == [[r["label"], r["ledger"], r["measured"], r["same"]] for r in want["rows"]]
     assert all(row[3] == "相等" for row in got) and len(got) >= 20
     held = page.locator(".c9-measured [data-testid=c9-m-held]").inner_text()
@@ -141,9 +143,11 @@ def test_build_answers_before_python(module_guard, site):
         expect_step(p, cfg("qwen3-8b"), **{key: value})
         change(p, ".c9-step", {f".c9-{key}": DEFAULTS[key]}, f".c9-{key}")
     change(p, ".c9-measured", {".c9-m-batch": "8", ".c9-m-seq": "64"}, ".c9-m-batch")
-    assert p.locator(".c9-measured [data-testid=c9-m-ledger]").inner_text() == calc.predicted(cfg("baseline"), "8", "64")["ledger_total"]
+    want_total = calc.predicted(cfg("baseline"), "8", "64")["ledger_total"]
+    assert p.locator(".c9-measured [data-testid=c9-m-ledger]").inner_text() == want_total
     change(p, ".c9-seq", {".c9-seq-model": "anchor"}, ".c9-seq-model")
-    assert p.locator(".c9-seq [data-testid=c9-seq-sentence]").inner_text() == calc.seq_curve(cfg("qwen3.8-27b"))["sentence"]
+    want_sentence = calc.seq_curve(cfg("qwen3.8-27b"))["sentence"]
+    assert p.locator(".c9-seq [data-testid=c9-seq-sentence]").inner_text() == want_sentence
     p.close()
 
 

@@ -399,7 +399,8 @@ def _generic_mixer_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSe
             continue
         rows, cols = leaf.shape
         if rows == d and cols != d:
-            out.append(Saved(f"mixer/{leaf.name.removesuffix('.weight')}_in", cols, a, what="the output projection's input"))
+            out.append(Saved(f"mixer/{leaf.name.removesuffix('.weight')}_in", cols, a,
+                             what="the output projection's input"))
         else:
             out.append(Saved(f"mixer/{leaf.name.removesuffix('.weight')}_out", rows, a, what="a projection's output"))
     state = ledger.arch.mixer(layer_type).state_elems

@@ -181,8 +181,9 @@ def build_deepseek(r: Reader, model_type: str, variant: DeepseekVariant | None =
     def ffn(moe_layer):
         if not moe_layer:
             return swiglu(d, d_ff, mlp_bias)
-        return moe(d, n_experts, top_k, expert_d_ff, router_buffer="e_score_correction_bias" if v.sigmoid_router else None,
-                   n_shared=n_shared, shared_d_ff=expert_d_ff, shared_bias=mlp_bias)
+        return moe(d, n_experts, top_k, expert_d_ff,
+                   router_buffer="e_score_correction_bias" if v.sigmoid_router else None, n_shared=n_shared,
+                   shared_d_ff=expert_d_ff, shared_bias=mlp_bias)
 
     layers = build_layers(group_names(mixers, flags), mixers, flags, mixer, ffn, lambda: layer_norms(d))
     mtp_flags = [is_moe(L + k) for k in range(n_mtp)]

@@ -42,7 +42,8 @@ def _layer_types(r: Reader, L: int) -> list[str]:
         else:
             return [_RATIO[x] for x in ratios[:L]]
     return (["heavily_compressed_attention"] * min(L, 2)
-            + ["compressed_sparse_attention" if i % 2 else "heavily_compressed_attention" for i in range(max(L - 2, 0))])
+            + ["compressed_sparse_attention" if i % 2 else "heavily_compressed_attention"
+               for i in range(max(L - 2, 0))])
 
 
 def _compressor(d: int, width: int, rate: int, out: int) -> list[Node]:

@@ -25,11 +25,13 @@ def _size(v: Reader, key: str, published: str, default: int, **kw) -> int:
 
 
 def moonvit(v: Reader, d_text: int, projector_norm: int) -> Node:
-    w, w_ff = _size(v, "hidden_size", "vt_hidden_size", 1152), _size(v, "intermediate_size", "vt_intermediate_size", 4304)
+    w = _size(v, "hidden_size", "vt_hidden_size", 1152)
+    w_ff = _size(v, "intermediate_size", "vt_intermediate_size", 4304)
     depth = _size(v, "num_hidden_layers", "vt_num_hidden_layers", 27, maximum=MAX_LAYERS)
     _size(v, "num_attention_heads", "vt_num_attention_heads", 16)
     patch = v.int("patch_size", default=14)
-    pos_h, pos_w = _size(v, "pos_emb_height", "init_pos_emb_height", 64), _size(v, "pos_emb_width", "init_pos_emb_width", 64)
+    pos_h = _size(v, "pos_emb_height", "init_pos_emb_height", 64)
+    pos_w = _size(v, "pos_emb_width", "init_pos_emb_width", 64)
     kernel = v.int_list("merge_kernel_size", default=[2, 2], minimum=1)
     if len(kernel) != 2:
         v.fail("merge_kernel_size", "a list of two integers >= 1", kernel)

@@ -49,6 +49,8 @@ def build_llama_variant(r: Reader, model_type: str) -> Model:
 # the model_types (and architectures classes) this module reads; discovered by experiments/ledger/registry.py
 FAMILIES = (
     Family("granite", partial(build_llama_variant, model_type="granite"), ('GraniteForCausalLM',)),
-    Family("ernie4_5", partial(build_llama_variant, model_type="ernie4_5"), ('Ernie4_5ForCausalLM', 'Ernie4_5_ForCausalLM')),
-    Family("hunyuan_v1_dense", partial(build_llama_variant, model_type="hunyuan_v1_dense"), ('HunYuanDenseV1ForCausalLM',)),
+    Family("ernie4_5", partial(build_llama_variant, model_type="ernie4_5"),
+           ('Ernie4_5ForCausalLM', 'Ernie4_5_ForCausalLM')),
+    Family("hunyuan_v1_dense", partial(build_llama_variant, model_type="hunyuan_v1_dense"),
+           ('HunYuanDenseV1ForCausalLM',)),
 )

@@ -88,8 +88,8 @@ def build_llava_like(r: Reader, wrapper: str) -> Model:
     else:
         tower = pixtral_vision(v)
         w, merge = v.int("hidden_size", default=1024), r.int("spatial_merge_size", default=2)
-        projector = group("multi_modal_projector", [norm("norm", w),
-                                                    group("patch_merger", linear("merging_layer", w * merge * merge, w))]
+        merger = group("patch_merger", linear("merging_layer", w * merge * merge, w))
+        projector = group("multi_modal_projector", [norm("norm", w), merger]
                           + linear("linear_1", w * n_feat, d_text, bias) + linear("linear_2", d_text, d_text, bias))
     model.vision = group("vision", [tower, projector], kind="vision")
     return nested(model, wrapper)

@@ -130,7 +130,8 @@ def build_m3_text(t: Reader, step: bool, prefix: str) -> tuple[Model, int]:
                     d_ff=d_ff, ffn_matrices=3, layer_types=types, tied_embeddings=tied, sliding_window=window,
                     mixers=mixers, moe=moe_info(n_experts, top_k, expert_d_ff, 1, shared_d_ff, flags),
                     symbols=dict(BASE_SYMBOLS, d_ff="intermediate_size" if step else "dense_intermediate_size",
-                                 E=experts_key, k="num_experts_per_tok", d_e="moe_intermediate_size" if step else "intermediate_size",
+                                 E=experts_key, k="num_experts_per_tok",
+                                 d_e="moe_intermediate_size" if step else "intermediate_size",
                                  d_s="share_expert_dim" if step else "shared_intermediate_size",
                                  **({"W": "sliding_window"} if window else {})))
     model = Model(standard_text(layers, V, d, tied), arch)
@@ -154,7 +155,8 @@ def _m3_vision(v: Reader, pr: Reader, d_text: int) -> Node:
         norm("layer_norm2", w, True)], n=depth)
     tower = group("vision_tower", [leaf("embeddings.proj.weight", w, c_in, tp, p, p, matmul=True),
                                    norm("pre_layrnorm", w, True), layer])
-    projector = group("multi_modal_projector", linear("linear_1", w, hidden, True) + linear("linear_2", hidden, d_text, True)
+    projector = group("multi_modal_projector", linear("linear_1", w, hidden, True)
+                      + linear("linear_2", hidden, d_text, True)
                       + linear("merge_linear_1", d_text * merge * merge, hidden, True)
                       + linear("merge_linear_2", hidden, d_text, True))
     return group("vision", [tower, projector], kind="vision")

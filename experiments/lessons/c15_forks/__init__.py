@@ -15,7 +15,8 @@ FORK_MODELS = ["llama7b", "deepseek_v3", "deepseek_v3_2", "glm_5", "kimi_k2_5", 
 MAP_DEFAULTS = {"models": FORK_MODELS, "sort": "listed"}
 # the context chart's lines: one model per way of keeping the cache (GQA everywhere, MLA, MLA + DSA, sliding window,
 # linear attention, chunked + NoPE)
-CHART_MODELS = ["minimax_m2_5", "kimi_k2_5", "deepseek_v3_2", "mimo_v2_flash", "qwen3_5_35b_a3b", "llama_4_scout_17b_16e"]
+CHART_MODELS = ["minimax_m2_5", "kimi_k2_5", "deepseek_v3_2", "mimo_v2_flash", "qwen3_5_35b_a3b",
+                "llama_4_scout_17b_16e"]
 CONTEXT_DEFAULTS = {"models": FORK_MODELS, "chart": CHART_MODELS, "T": 131072}
 WHAT_IF_DEFAULTS = {"models": FORK_MODELS, "model": "deepseek_v3_2", "swap": "no_indexer", "T": 131072,
                     "kv_heads": 8}

@@ -30,7 +30,8 @@ SWAP_NOTE = {"none": "原 config，什么都不换。",
              "no_indexer": "去掉每层的 DSA 索引器：缓存少了索引键，注意力回到对全部 T 个 token 做 MLA。",
              "no_shared": "去掉每个 MoE 层里人人都用的共享专家，路由专家不变。"}
 SORTS = ("listed", "kv", "active", "vocab")
-SORT_ZH = {"listed": "课程顺序", "kv": "每 token 缓存（小到大）", "active": "激活比例（小到大）", "vocab": "词表（大到小）"}
+SORT_ZH = {"listed": "课程顺序", "kv": "每 token 缓存（小到大）", "active": "激活比例（小到大）",
+           "vocab": "词表（大到小）"}
 
 
 def _tokens(T: int) -> str:
@@ -110,8 +111,8 @@ def mtp_text(card: dict) -> str:
 
 
 def card_row(name: str, card: dict) -> dict:
-    return {"name": name, "attention": attention_text(card), "hybrid": hybrid_text(card), "moe": moe_text(card), "ffn": ffn_text(card),
-            "active": pct(Fraction(card["active"], card["total"])), "norm": norm_text(card),
+    return {"name": name, "attention": attention_text(card), "hybrid": hybrid_text(card), "moe": moe_text(card),
+            "ffn": ffn_text(card), "active": pct(Fraction(card["active"], card["total"])), "norm": norm_text(card),
             "position": position_text(card), "vocab": vocab_text(card), "mtp": mtp_text(card),
             "kv": n(card["kv_bytes_per_token"])}
 

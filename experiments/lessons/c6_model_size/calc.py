@@ -224,8 +224,9 @@ def device_speed(seq=32, repeats=1, batch=4) -> dict:
     base = baseline_budget()
     seconds = base["C"] / flops
     seconds_exact = base["C_exact"] / flops
-    return {"seq": seq, "batch": batch, "seconds": best, "step_flops": step_flops, "flops": flops, "gflops": sig(flops / 1e9),
-            "ms": sig(best * 1000), "duration": duration_zh(seconds), "duration_exact": duration_zh(seconds_exact),
+    return {"seq": seq, "batch": batch, "seconds": best, "step_flops": step_flops, "flops": flops,
+            "gflops": sig(flops / 1e9), "ms": sig(best * 1000), "duration": duration_zh(seconds),
+            "duration_exact": duration_zh(seconds_exact),
             "sentence": (f"这台设备在本页的 Python 里用课程的训练代码把课程基线训练一步（{batch} × {seq} 个 token，"
                          f"{sci(step_flops, 2)} FLOPs）用了 {sig(best * 1000)} 毫秒，约 {sig(flops / 1e9)} GFLOP/s。"
                          f"照这个速度，把课程基线训练到 20 token/参数（C = 6ND = {sci(base['C'], 2)} FLOPs）要 "

@@ -17,9 +17,12 @@ RUNS = "课程训练代码预先算好的稳定性训练记录"      # data/trai
 TRAINER = "课程的训练代码"
 
 CITED = {
-    "k2_tau": (100, "Kimi K2 训练时 QK-Clip 的阈值 τ", "Kimi 团队 2025（Kimi K2 技术报告，arXiv 2507.20534）：训练 K2 时 QK-Clip 取 τ = 100", "n"),
-    "k2_tokens_t": ("15.5", "Kimi K2 预训练的 token 数（万亿）", "Kimi 团队 2025（Kimi K2 技术报告）：15.5T token，全程没有 loss 尖峰", "x1"),
-    "palm_z": ("0.0001", "PaLM 的 z-loss 系数", "Chowdhery 等 2022（PaLM，arXiv 2204.02311）训练设置：z_loss = 10⁻⁴·log²Z", "e0"),
+    "k2_tau": (100, "Kimi K2 训练时 QK-Clip 的阈值 τ",
+               "Kimi 团队 2025（Kimi K2 技术报告，arXiv 2507.20534）：训练 K2 时 QK-Clip 取 τ = 100", "n"),
+    "k2_tokens_t": ("15.5", "Kimi K2 预训练的 token 数（万亿）",
+                    "Kimi 团队 2025（Kimi K2 技术报告）：15.5T token，全程没有 loss 尖峰", "x1"),
+    "palm_z": ("0.0001", "PaLM 的 z-loss 系数",
+               "Chowdhery 等 2022（PaLM，arXiv 2204.02311）训练设置：z_loss = 10⁻⁴·log²Z", "e0"),
     "clip": ("1.0", "常用的梯度全局范数裁剪阈值", "Touvron 等 2023（Llama 2 论文）2.2 节：gradient clipping 1.0", "x1"),
 }
 
@@ -101,7 +104,8 @@ def register(reg, models, course=None, data=None) -> None:
             value=runs["grid"][grid_key(runs["toggles"], ("qk_clip",))]["qk_clipped_heads"],
             sources=(RUNS + "：只开 QK-Clip",), kind="measured")
     reg.add("c8.qknorm_factor", "不加措施与只开 QK-norm 的最大注意力 logit 之比",
-            RealDiv(Sym("不加措施", float(reg["c8.logit_off"].value)), Sym("QK-norm", float(reg["c8.logit_qknorm"].value))),
+            RealDiv(Sym("不加措施", float(reg["c8.logit_off"].value)),
+                    Sym("QK-norm", float(reg["c8.logit_qknorm"].value))),
             kind="ratio", style="x0", sources=(RUNS,))
     ri = runs["residual_init_none"]
     reg.add("c8.logit_resnone", "不做残差缩放初始化（其余不加措施）：最大注意力 logit",

@@ -156,7 +156,7 @@ def train_step(session: int, steps: int = 1) -> dict:
 # -- which models use which device -----------------------------------------------------------------------------------
 def devices_rows(models) -> list[dict]:
     rows = []
-    for alias, mn in models:
+    for _alias, mn in models:
         dev = calc.devices(mn.doc["config"], mn.ledger)
         rows.append({"name": mn.name,
                      "qk_norm": f"有，每层 {n(dev['qk_norm_per_layer'])} 个参数" if dev["qk_norm_per_layer"] else "无",

@@ -25,6 +25,7 @@ LESSON = Lesson(
         Widget("c9-recipes", "c9_recipes.html", "widgets:recipes_view", RECIPE_TABLE_DEFAULTS),
         Widget("c9-korthikanti", "c9_korthikanti.html", "widgets:korthikanti_view", KORTHIKANTI_DEFAULTS),
         Widget("c9-measured", "c9_measured.html", "widgets:measured_view", MEASURED_DEFAULTS, script=_C9,
-               states="widgets:measured_states", calls={"c9_measure": "calc:measure", "c9_predicted": "calc:predicted"}),
+               states="widgets:measured_states",
+               calls={"c9_measure": "calc:measure", "c9_predicted": "calc:predicted"}),
     ),
 )

@@ -49,11 +49,13 @@ LOSS_ZH = {"final_norm": "最终归一化", "head_in": "输出头的输入", "lo
 TENSOR_ZH = {
     "in": "投影的输入（归一化的输出）", "input": "归一化前的输入", "rstd": "每 token 的 1/rms（FP32）",
     "q": "Q（RoPE 之后）", "k": "K（真实的 KV 头数）", "v": "V（真实的 KV 头数）", "scores": "softmax 概率 b·h·s·s",
-    "scores_dropout_mask": "概率上的 dropout 掩码", "scores_dropout": "dropout 之后的概率", "lse": "每头每 token 的 log-sum-exp",
-    "o_in": "o_proj 的输入", "out_dropout_mask": "输出的 dropout 掩码", "gate": "gate_proj 的输出", "up": "up_proj 的输出",
+    "scores_dropout_mask": "概率上的 dropout 掩码", "scores_dropout": "dropout 之后的概率",
+    "lse": "每头每 token 的 log-sum-exp", "o_in": "o_proj 的输入", "out_dropout_mask": "输出的 dropout 掩码",
+    "gate": "gate_proj 的输出", "up": "up_proj 的输出",
     "act": "激活函数的输出", "product": "silu(gate)·up（down_proj 的输入）", "pre_act": "激活函数的输入",
     "router_probs": "路由概率（FP32）", "routing_weights": "top-k 权重（FP32）", "core_out": "门控之前的注意力输出",
-    "q_latent": "查询潜向量", "kv_latent": "KV 潜向量", "k_rope": "共享的旋转键", "chunk_states": "每 64 个 token 的分块状态",
+    "q_latent": "查询潜向量", "kv_latent": "KV 潜向量", "k_rope": "共享的旋转键",
+    "chunk_states": "每 64 个 token 的分块状态",
 }
 LAST_STEP = 1000     # the stacked bar's width in SVG units
 
@@ -147,7 +149,8 @@ def step_memory(config, recipe: str = "mixed_adamw", batch: str = "1", seq: str 
              if mem.recompute_flops else "没有重算，不多花计算。")
     notes = []
     if not mem.exact:
-        notes.append("这个模型有线性注意力或 Mamba 层：这些层的激活是估算（它们的内核各自决定存什么），其余逐张量精确。")
+        notes.append("这个模型有线性注意力或 Mamba 层：这些层的激活是估算（它们的内核各自决定存什么），"
+                     "其余逐张量精确。")
     if ledger.vision:
         notes.append("视觉塔的激活没有计入（这里只算文本 token）。")
     if ledger.mtp:
@@ -227,7 +230,8 @@ def compare_rows(measured: dict | None, config: dict, batch: int = 0, seq: int =
     def row(label: str, got: int | None, predicted: int) -> dict:
         if got is None:
             return {"label": label, "measured": "—", "ledger": n(predicted), "same": "待实测"}
-        return {"label": label, "measured": n(got), "ledger": n(predicted), "same": "相等" if got == predicted else "不等"}
+        return {"label": label, "measured": n(got), "ledger": n(predicted),
+                "same": "相等" if got == predicted else "不等"}
 
     for key, label, part in MEASURE_ROWS:
         rows.append(row(label, measured[key] if measured else None, mem.part(part)))
@@ -236,8 +240,8 @@ def compare_rows(measured: dict | None, config: dict, batch: int = 0, seq: int =
         if not item.key.startswith("states/"):
             by_key[item.key] = by_key.get(item.key, 0) + item.bytes
     for key, ledger_bytes in by_key.items():
-        label = _label(key, ledger) + ("：" + TENSOR_ZH.get(key.rsplit("/", 1)[-1], "") if key.startswith("activations/")
-                                       else "")
+        label = _label(key, ledger) + ("：" + TENSOR_ZH.get(key.rsplit("/", 1)[-1], "")
+                                       if key.startswith("activations/") else "")
         rows.append(row(label, acts.get(key, 0) if measured else None, ledger_bytes))
     if not measured:
         return {"rows": rows, "batch": str(b), "seq": str(s), "held": "—", "ledger_total": n(mem.total), "peak": "—",

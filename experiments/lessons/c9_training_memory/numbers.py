@@ -105,7 +105,8 @@ def _korthikanti(reg, mn, name: str) -> None:
     S, B, H, A = Sym("s", s), Sym("b", b), Sym("h", a.d_model), Sym("a", a.n_heads)
     formula = S * B * H * (Sym("34", c34) + Sym("5", c5) * A * S / H)
     p = f"c9.kor.{name}"
-    reg.add(f"{p}.s", f"对照 Korthikanti 公式时 {mn.name} 用的序列长度", value=s, sources=("本课的设定",), kind="config")
+    reg.add(f"{p}.s", f"对照 Korthikanti 公式时 {mn.name} 用的序列长度", value=s, sources=("本课的设定",),
+            kind="config")
     layer = mn.ledger.layer_types[0]
     reg.add(f"{p}.formula", f"Korthikanti 等的公式给 {mn.name} 一层的激活（字节，s = {s}，b = {b}）", formula,
             sources=("Korthikanti 等 2022，式 (1)", mn.where), kind="bytes")
@@ -148,7 +149,8 @@ def _recompute(reg, mn) -> None:
             sources=_src(mn), kind="bytes", style="x1")
     for kernel in T.KERNELS:
         cross = calc.crossover_seq(mn.ledger, "none", kernel)
-        reg.add(f"c9.cross.{kernel}", f"{mn.name}：micro-batch 1、不重算（{calc.KERNEL_ZH[kernel]}），激活和 logits 超过模型状态的最短序列",
+        reg.add(f"c9.cross.{kernel}",
+                f"{mn.name}：micro-batch 1、不重算（{calc.KERNEL_ZH[kernel]}），激活和 logits 超过模型状态的最短序列",
                 value=cross or 0, sources=_src(mn), kind="count")
 
 
@@ -166,12 +168,13 @@ def _measured(reg, mn, doc) -> None:
     reg.add("c9.meas.states", "课程基线实测：参数、梯度和 AdamW 状态的字节", value=held, sources=src, kind="bytes")
     reg.add("c9.meas.activations", "课程基线实测：前向留给反向的全部数组（含 logits）的字节",
             value=m["activation_bytes"], sources=src, kind="bytes")
-    reg.add("c9.meas.peak", "课程基线实测：一步里 Python 内存追踪到的峰值（字节）", value=m["peak_step_bytes"], sources=src,
-            kind="bytes")
+    reg.add("c9.meas.peak", "课程基线实测：一步里 Python 内存追踪到的峰值（字节）", value=m["peak_step_bytes"],
+            sources=src, kind="bytes")
     reg.add("c9.ledger.states", "账本预言：课程基线这一步的模型状态（字节）", value=mem.part("states"),
             sources=_src(mn), kind="bytes")
     reg.add("c9.ledger.activations", "账本预言：课程基线这一步前向留下的激活和 logits（字节）",
             value=mem.part("activations") + mem.part("loss"), sources=_src(mn), kind="bytes")
     reg.add("c9.ledger.total", "账本预言：课程基线这一步一共（字节）", value=mem.total, sources=_src(mn), kind="bytes")
-    reg.add("c9.meas.over", "实测峰值比账本多出的比例", Sym("峰值", m["peak_step_bytes"]) / Sym("账本", mem.total) - Const(1),
-            sources=src, kind="ratio", style="pct")
+    reg.add("c9.meas.over", "实测峰值比账本多出的比例",
+            Sym("峰值", m["peak_step_bytes"]) / Sym("账本", mem.total) - Const(1), sources=src, kind="ratio",
+            style="pct")

@@ -18,7 +18,8 @@ STEP_CONTROLS = ("recipe", "batch", "seq", "recompute", "kernel", "zero", "ranks
 def _choices() -> dict[str, list[tuple[str, str]]]:
     return {"recipe": list(calc.RECIPE_ZH.items()), "batch": [(b, b) for b in calc.BATCHES],
             "seq": [(s, n(int(s))) for s in calc.SEQS], "recompute": list(calc.RECOMPUTE_ZH.items()),
-            "kernel": list(calc.KERNEL_ZH.items()), "zero": [(z, "不分片" if z == "0" else f"阶段 {z}") for z in calc.ZEROS],
+            "kernel": list(calc.KERNEL_ZH.items()),
+            "zero": [(z, "不分片" if z == "0" else f"阶段 {z}") for z in calc.ZEROS],
             "ranks": [(r, r) for r in calc.RANKS],
             "tp": [(t, t.replace("+SP", " + 序列并行")) for t in calc.TPS], "gpu": [(g, f"{g} GB") for g in calc.GPUS]}
 
@@ -120,7 +121,8 @@ def korthikanti_view(o: dict, data) -> dict:
         used.update(keys)
         mine = sum(per[k] for k in keys)
         rows.append({"label": label, "theirs": calc.gb(theirs), "mine": calc.gb(mine),
-                     "tensors": "、".join(calc.TENSOR_ZH.get(k.rsplit("/", 1)[-1], k) for k in keys) or "没有（不用 dropout）"})
+                     "tensors": "、".join(calc.TENSOR_ZH.get(k.rsplit("/", 1)[-1], k) for k in keys)
+                     or "没有（不用 dropout）"})
     rest = [k for k in per if k not in used]
     if rest:
         rows.append({"label": "其余", "theirs": calc.gb(0), "mine": calc.gb(sum(per[k] for k in rest)),
