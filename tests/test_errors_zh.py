@@ -255,6 +255,7 @@ def test_every_pattern_is_reached_by_a_real_config_or_listed_here(errors):
                  r"0 \(KV-shared layers are not modelled by the ledger yet\)",
                  r"an integer >= 1, or null for a plain q_proj",
                  r"a string of M \(Mamba-2\), \* \(attention\), - \(MLP\) and E \(MoE\)",
+                 r"a non-empty string of M, \*, - and E",   # (Nemotron-H's MTP pattern: no fixture has one)
                  r"a string of (?P<n>-?\d[\d,]*) letters F / S \((?P<key>[A-Za-z_][\w.]*)\)",
                  r"a list of two integers >= 1",
                  r"a number > 0 and <= (?P<n>-?\d[\d,]*)", r"at most (?P<n>-?\d[\d,]*) layers",
