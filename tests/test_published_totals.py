@@ -84,3 +84,23 @@ def test_both_checks_side_by_side():
     first, second = check.split("；")
     assert first.startswith("transformers 实现") and first.endswith("✓")
     assert second.startswith("发布方公布约 46,700,000,000") and second.endswith("✓")
+
+
+def test_a_disagreement_is_counted_on_the_page_not_hidden():
+    """A ✗ from a published total does not stop the build: the lesson's footer counts it (N 个不一致) beside the
+    check itself, so it is neither fatal nor silent."""
+    from types import SimpleNamespace
+
+    from sitegen.pages import provenance
+
+    doc = _doc("gpt2")
+    reg = Registry()
+    mn = ModelNumbers(reg, "gpt2", "gpt2", doc, {"hf_count": 124_439_808})
+    mn.register()
+    model = SimpleNamespace(id="gpt2", name="GPT-2", where="models.gpt2", meta=doc["meta"])
+    total = SimpleNamespace(check=reg.numbers["gpt2.total"].check, sources=["models.gpt2/config.json"])
+    lesson = SimpleNamespace(used=["gpt2.total"])
+    footer = provenance(lesson, {"gpt2.total": total}, {"gpt2": model}, {})
+    assert "transformers 实现在 meta 设备上实例化数得 124,439,808 ✓" in total.check
+    assert "发布方公布约 117,000,000" in total.check and total.check.endswith("✗")
+    assert footer["checked"] == 1 and footer["failed"] == 1
