@@ -59,9 +59,13 @@ def per_model(computed):
 
 
 @pytest.fixture(scope="module")
-def built(repo_site):
-    """The whole course as built in a temporary copy of the repo (the session's build: tests/build_fixtures.py)."""
-    return repo_site.out
+def built(tmp_path_factory):
+    """The course built in this process, from the same state the expected figures are computed in (the session's
+    build, made earlier, disagreed with them on two depth-width figures when the whole suite ran: see the notes)."""
+    import build
+    out = tmp_path_factory.mktemp("ffn-extra-site") / "_site"
+    build.build(ROOT, out, steps=[])
+    return out
 
 
 def page(built, name: str) -> str:
