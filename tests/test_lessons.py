@@ -8,6 +8,8 @@ line. Years and the digits of identifiers (C4, Qwen3.8-27B, L2) are not figures;
 """
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,17 @@ STYLES = ("n", "pct", "pct0", "pct2", "wan", "yi", "B", "B1", "M", "M0", "x", "x
 
 @pytest.fixture(scope="module")
 def computed_texts() -> set[str]:
+    """Every computed number's texts, computed in a fresh interpreter: as a build computes them, whatever state
+    earlier tests in this process left in the lesson modules (in the whole suite an earlier test once added a
+    figure here that no build computes)."""
+    out = subprocess.run([sys.executable, "-c", "import json, sys; sys.path.insert(0, 'tests'); "
+                          "from test_lessons import texts_of_the_course; "
+                          "print(json.dumps(sorted(texts_of_the_course())))"],
+                         cwd=ROOT, capture_output=True, text=True, check=True, timeout=900)
+    return set(json.loads(out.stdout))
+
+
+def texts_of_the_course() -> set[str]:
     models = load_models(ROOT / "data" / "models")
     data = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in (ROOT / "data").glob("*.json")}
     numbers = compute_numbers(models, data["course"], data.get("reference_counts"), data.get("citations"), data=data)
