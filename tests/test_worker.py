@@ -219,7 +219,8 @@ def test_the_widgets_worker_is_ready_before_numpy_and_only_marked_calls_wait_for
         guarded_page.wait_for_timeout(50)             # (polls, letting Playwright deliver the route)
     assert len(held) == 1 and guarded_page.evaluate("courseRuntime.packages") is None
     assert marked_calls() == {"ffn_int4_probe", "baseline_forward", "baseline_prepare", "c6_device_speed",
-                              "c5_first_step", "c5_train_start", "c5_train_step", "c9_measure"}
+                              "c5_first_step", "c5_train_start", "c5_train_step", "c8_train_start",
+                              "c8_train_step", "c9_measure"}
 
     guarded_page.evaluate("""() => { window.__int4 = null;
         courseRuntime.call("experiments.api:ffn_int4_probe", []).then((r) => { window.__int4 = r; }); }""")

@@ -219,7 +219,7 @@
       if (runner) return;
       cells.state = "loading";
       const me = startWorker((msg) => {
-        if (runner !== me) return;   // a status from a worker that was stopped meanwhile
+        if (runner !== me || !msg.state) return;   // a worker stopped meanwhile, or a message that is no status
         cells.state = msg.state;
         if (msg.state !== "loading") pump();
       }, "cells");
