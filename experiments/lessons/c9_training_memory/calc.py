@@ -256,6 +256,7 @@ def compare_rows(measured: dict | None, config: dict, batch: int = 0, seq: int =
 MEASURE_SEQS = ("16", "32", "64")
 
 
+@uses("numpy")   # (the trainer's setup it predicts for lives in experiments.train, which imports numpy)
 def predicted(config: dict, batch: str = "4", seq: str = "32") -> dict:
     """The ledger's column for a batch and length the trainer has not run yet (the build answers every choice)."""
     return compare_rows(None, config, _int(batch, "batch", BATCHES), _int(seq, "序列长度", MEASURE_SEQS))
