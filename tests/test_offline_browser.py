@@ -21,6 +21,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 import browser_fixtures
 from browser_fixtures import _QuietHandler, _QuietServer, wait_runtime_ready
@@ -129,7 +130,13 @@ def recompute_a_widget(page) -> str:
     before = page.evaluate("window.__updated")
     what = page.evaluate(RECOMPUTE)
     assert what, page.url
-    page.wait_for_function("(n) => window.__updated > n", arg=before, timeout=WAIT_MS)
+    # a live training run's start button (C8's is its page's only Python control) trains: its step counter moves
+    done = ("() => Array.from(document.querySelectorAll('output[name=step]')).some((o) => Number(o.value) > 0)"
+            if "live-start" in what else "(n) => window.__updated > n")
+    try:
+        page.wait_for_function(done, arg=before, timeout=WAIT_MS)
+    except PlaywrightTimeout:
+        pytest.fail(f"{page.url}: no widget updated after {what}", pytrace=False)
     return what
 
 
