@@ -103,8 +103,9 @@ def visible_table(root, selector: str = "table") -> list[list[str]]:
 
 
 def state_text(root) -> str:
-    """The widget's rendered text without its chart (Plotly's drawing), plus the chart's spec."""
-    return root.evaluate("""(r) => Array.from(r.children).filter((c) => c.tagName !== "FIGURE")
+    """The widget's rendered text without its chart (Plotly's drawing), plus the chart's spec. Hidden children are
+    left out: a status line made while the machine was slow stays in the DOM, hidden, once the answer is in."""
+    return root.evaluate("""(r) => Array.from(r.children).filter((c) => c.tagName !== "FIGURE" && !c.hidden)
         .map((c) => c.innerText).join("\\n") + Array.from(r.querySelectorAll("script.chart-spec"))
         .map((s) => JSON.stringify(JSON.parse(s.textContent))).join("")""")
 
