@@ -158,14 +158,75 @@ def _spoils(value):
 DELETE = object()
 
 
+class _Watched(dict):
+    """A config object that records which of its keys the engine looks at (reading every key when it is iterated
+    or copied), so that a key it never looks at is known not to change the outcome."""
+
+    def __init__(self, data: dict, seen: set, prefix: tuple = ()):
+        super().__init__({k: _Watched(v, seen, prefix + (k,)) if isinstance(v, dict) else v for k, v in data.items()})
+        self._seen, self._prefix = seen, prefix
+
+    def _saw(self, key):
+        self._seen.add(self._prefix + (key,))
+
+    def __getitem__(self, key):
+        self._saw(key)
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        self._saw(key)
+        return super().get(key, default)
+
+    def __contains__(self, key):
+        self._saw(key)
+        return super().__contains__(key)
+
+    def _all(self):
+        for key in super().keys():
+            self._saw(key)
+
+    def __iter__(self):
+        self._all()
+        return super().__iter__()
+
+    def keys(self):
+        self._all()
+        return super().keys()
+
+    def items(self):
+        self._all()
+        return super().items()
+
+    def values(self):
+        self._all()
+        return super().values()
+
+    def __deepcopy__(self, memo):
+        self._all()
+        return copy.deepcopy(dict(super().items()), memo)
+
+
+def _looked_at(config: dict) -> set[tuple]:
+    """The key paths the engine looks at when it reads this (valid) config."""
+    seen: set[tuple] = set()
+    build_ledger(_Watched(config, seen))
+    return seen
+
+
 def _sweep():
-    """Every config that spoils one key (top level or one level down) of one config per family."""
+    """Every config that spoils one key (top level or one level down) of one config per family. A key the engine
+    never looks at on the unspoilt config cannot change what it reads (the outcome is a function of the keys it
+    looked at), so spoiling it would give the same valid ledger: those are not tried."""
     for config in _configs_per_family().values():
-        for path in [(k,) for k in config] + [(k, j) for k, v in config.items() if isinstance(v, dict) for j in v]:
+        seen = _looked_at(config)
+        paths = [(k,) for k in config] + [(k, j) for k, v in config.items() if isinstance(v, dict) for j in v]
+        for path in [p for p in paths if p in seen]:
             parent = config if len(path) == 1 else config[path[0]]
             for bad in _spoils(parent[path[-1]]):
-                spoilt = copy.deepcopy(config)
-                target = spoilt if len(path) == 1 else spoilt[path[0]]
+                spoilt = dict(config)             # (the engine never changes a config: copy only what is spoilt)
+                target = spoilt
+                if len(path) == 2:
+                    target = spoilt[path[0]] = dict(config[path[0]])
                 if bad is None:
                     del target[path[-1]]
                 else:

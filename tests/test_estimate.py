@@ -11,6 +11,10 @@ on configs of families the engine leaves out (tests/fixtures/estimate/README.md)
                                                                                   q_lora_rank ... are listed as unread)
   lfm2 (Lfm2Config defaults)          3,712,125,440 vs  2,705,497,600  +37.2 %    (short-conv layers read as attention,
                                                                                   its FFN width rule not read)
+  doge (DogeConfig defaults)            402,719,744 vs    403,055,872   -0.083 %  (is_moe false: a dense MLP; its
+                                                                                  dynamic-mask parameters not read)
+  doge with is_moe true             3,299,273,147,392 vs 1,485,186,304  ×2,221   (its experts are one neuron wide and
+                                         no key says so: the estimate says it had to assume the experts' width)
 A config without those keys is refused as before; an empty object is told that model_type is missing.
 """
 import json
@@ -32,7 +36,7 @@ def _config(name):
 
 @pytest.mark.parametrize("name, low, high", [("helium_defaults", 0, 0), ("bitnet_defaults", -0.0002, 0),
                                              ("exaone_moe_defaults", -0.02, -0.01), ("minicpm3_4b", 0.2, 0.3),
-                                             ("lfm2_defaults", 0.3, 0.4)])
+                                             ("lfm2_defaults", 0.3, 0.4), ("doge_defaults", -0.001, 0)])
 def test_estimate_error_against_transformers(name, low, high):
     from experiments.ledger import build_ledger
     config = _config(name)
@@ -50,6 +54,19 @@ def test_estimate_says_what_it_assumed_and_did_not_read():
     assert "hidden_size" not in ledger.estimate["unread_keys"]
     assert any("通用解码器" in line for line in ledger.estimate["assumed"])
     assert build_ledger(_config("helium_defaults")).estimate["unread_keys"] == ["mlp_bias"]
+
+
+def test_an_moe_switch_set_to_false_reads_a_dense_ffn_and_an_unknown_expert_width_is_said():
+    from experiments.ledger import build_ledger
+    dense = build_ledger(_config("doge_defaults"))            # is_moe false, num_experts 16384 kept at its default
+    assert dense.arch.moe is None or not dense.arch.moe.n_experts
+    assert any(line.startswith("is_moe 为 false") for line in dense.estimate["assumed"])
+    assert "num_experts" in dense.estimate["unread_keys"]
+    routed = build_ledger({**_config("doge_defaults"), "is_moe": True})
+    assert routed.total > 1000 * dense.total                   # the guess it warns about ...
+    assert any(line.startswith("没有 moe_intermediate_size") for line in routed.estimate["assumed"])
+    sized = build_ledger({**_config("doge_defaults"), "is_moe": True, "moe_intermediate_size": 1})
+    assert not any(line.startswith("没有 moe_intermediate_size") for line in sized.estimate["assumed"])
 
 
 def test_a_known_family_is_never_an_estimate():

@@ -93,8 +93,8 @@ def test_a_kill_at_any_step_of_the_swap_leaves_the_old_site_or_the_new(two_sites
     expected = "old" if point in ("staged", "renamed-out") else "new"
     assert digest == two_sites[expected]
     assert leftovers(out), "the kill left nothing to clean (the test did not kill mid-swap)"
-    again = build(two_sites["root"])
-    assert again.returncode == 0, again.stderr
+    again = build_here(two_sites["root"])       # (the next build, in this process: only the killed one must be a
+    assert again.returncode == 0, again.stderr  # process of its own)
     assert leftovers(out) == [], "the next build did not clean up after the killed one"
 
 

@@ -6,13 +6,16 @@ identical layers of grouped-query attention (q, k, v, o projections; biases with
 FFN (gate, up, down) of intermediate_size, two RMSNorms each; a final RMSNorm; an output head unless
 tie_word_embeddings. With an expert count (num_experts / n_routed_experts / num_local_experts ...) and a top-k,
 the FFN is routed experts of moe_intermediate_size (shared experts where n_shared_experts or
-shared_expert_intermediate_size say so) on every layer from first_k_dense_replace on. Nothing else: no vision
+shared_expert_intermediate_size say so) on every layer from first_k_dense_replace on, unless a true/false MoE
+switch (is_moe, use_moe) is false. Nothing else: no vision
 tower, no MTP layers, no norms inside attention. What was assumed and which config keys were never read are
 returned with the model, for the page and the command line to say.
 
 Measured error on families the engine reads exactly, fed through this path (tests/test_estimate.py): see there.
 """
 from __future__ import annotations
+
+import re
 
 from .arch import Model
 from .blocks import attention, moe, swiglu
@@ -34,6 +37,9 @@ from .families._common import (
 REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
 EXPERT_COUNT = ("num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts")
 EXPERT_TOP_K = ("num_experts_per_tok", "moe_k", "num_selected_experts", "top_k_experts")
+# a true/false key whose name has "moe" as a word (is_moe, use_moe): false turns the experts off (Doge's config
+# keeps num_experts at its default while is_moe is false, and transformers then builds a dense MLP)
+MOE_SWITCH = re.compile(r"(?:^|_)moe(?:_|$)")
 # keys that never change a tensor's shape (metadata, numerics, rotary settings, token ids)
 NOT_SHAPES = {"architectures", "model_type", "torch_dtype", "dtype", "transformers_version", "bos_token_id",
               "eos_token_id", "pad_token_id", "rope_theta", "rope_scaling", "rope_parameters", "rms_norm_eps",
@@ -44,6 +50,11 @@ NOT_SHAPES = {"architectures", "model_type", "torch_dtype", "dtype", "transforme
               "partial_rotary_factor", "max_window_layers", "use_sliding_window", "sliding_window", "layer_types",
               "attn_implementation", "_attn_implementation", "id2label", "label2id", "task_specific_params",
               "torchscript"}
+
+
+def _moe_switched_off(r: Reader) -> str | None:
+    """The key of a true/false MoE switch set to false, if the config has one."""
+    return next((k for k, v in r.config.items() if v is False and MOE_SWITCH.search(k)), None)
 
 
 def _first(r: Reader, keys: tuple[str, ...]) -> str | None:
@@ -79,12 +90,20 @@ def build_estimate(r: Reader) -> tuple[Model, list[str]]:
     if not r.has("tie_word_embeddings"):
         assumed.append("没有 tie_word_embeddings：按词嵌入与输出头各自一份计")
     count_key, k_key = _first(r, EXPERT_COUNT), _first(r, EXPERT_TOP_K)
+    switch = _moe_switched_off(r)
+    if switch and count_key:
+        r.read.add(switch)
+        assumed.append(f"{switch} 为 false：FFN 按稠密计，{count_key} 等专家键不用")
+        count_key = k_key = None
     n_experts = r.int(count_key) if count_key else 0
     top_k = r.int(k_key) if count_key and k_key else 0
     if count_key and not k_key:
         assumed.append("有专家数但没有每 token 选几个专家的键：按每 token 选 1 个专家计")
         top_k = 1
     expert_d_ff = r.int("moe_intermediate_size", default=None) if n_experts else None
+    if n_experts and expert_d_ff is None:
+        assumed.append("没有 moe_intermediate_size：不知道每个专家有多宽，按 intermediate_size 计；"
+                       "专家很多而每个专家很窄的设计（例如只有一个神经元的专家）会因此多算许多倍")
     first_dense = r.int("first_k_dense_replace", default=0, minimum=0) if n_experts else L
     flags = [bool(n_experts) and i >= first_dense for i in range(L)]
     d_ff = r.int("intermediate_size", default=None)
