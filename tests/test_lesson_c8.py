@@ -115,6 +115,18 @@ def test_break_fix_view_embeds_every_setting():
         C8.break_fix_view({**OFF, "qk_norm": 2}, WidgetData({}, {"train_stability": STORED}))
 
 
+def test_spike_tensors_rank_every_tensor_at_the_largest_norm_step():
+    r = run()
+    step, every = calc.spike_tensors(r, top=10**6)
+    norms = r["spike"]["grad_norms"]
+    assert step == 1 + max(range(len(r["grad_norm"])), key=lambda i: r["grad_norm"][i])
+    assert len(every) == len(norms) and sum(share for _, _, share in every) == pytest.approx(1)
+    assert [g for _, g, _ in every] == sorted(norms.values(), reverse=True)
+    assert math.sqrt(sum(g * g for g in norms.values())) == pytest.approx(r["grad_norm"][step - 1], rel=1e-3)
+    view = C8.break_fix_view({**OFF}, WidgetData({}, {"train_stability": STORED}))
+    assert [t["tensor"] for t in view["x"]["spike_top"]] == [name for name, _, _ in every[:5]]
+
+
 def test_devices_table_reads_the_configs():
     from experiments.course_numbers import compute_course
     from tests.claim_inputs import load_inputs

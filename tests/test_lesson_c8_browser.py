@@ -39,6 +39,16 @@ def toggle(page, name):
     wait_update(page, "c8-break-fix", before)
 
 
+def spike_rows(page) -> list:
+    return page.eval_on_selector(".c8-spike", """t => [t.querySelector("caption [data-f=spike_step]").textContent,
+        Array.from(t.querySelectorAll("tbody tr")).map((tr) => Array.from(tr.cells).map((c) => c.textContent))]""")
+
+
+def expected_spike(run) -> list:
+    step, top = calc.spike_tensors(run)
+    return [str(step), [[name, C8.num_text(g, 3), f"{share * 100:.1f}%"] for name, g, share in top]]
+
+
 def live_losses(page) -> list:
     spec = json.loads(page.eval_on_selector('.c8-chart[data-metric="loss"] figure.chart script.chart-spec',
                                             "n => n.textContent"))
@@ -48,10 +58,15 @@ def live_losses(page) -> list:
 def test_toggles_answer_before_python(guarded_page, site):
     p = open_without_python(guarded_page, site + PAGE, "c8-break-fix")
     assert now(p, "max_logit") == C8.num_text(calc.peak(STORED["grid"][S.key(OFF)]["max_attn_logit"]))
+    assert spike_rows(p) == expected_spike(STORED["grid"][S.key(OFF)])          # as the build rendered it
     toggle(p, "qk_norm")
     want = STORED["grid"][S.key({**OFF, "qk_norm": 1})]
     assert now(p, "max_logit") == C8.num_text(calc.peak(want["max_attn_logit"]))
     assert now(p, "loss") == C8.num_text(calc.final(want["loss"]), 4)
+    for name in ("warmup", "z_loss"):                                           # the spike table follows too
+        toggle(p, name)
+    want = STORED["grid"][S.key({**OFF, "qk_norm": 1, "warmup": 1, "z_loss": 1})]
+    assert spike_rows(p) == expected_spike(want) != expected_spike(STORED["grid"][S.key(OFF)])
     assert "qk_norm=1" in p.url or "qk_norm" in p.url                  # kept in the URL
 
 

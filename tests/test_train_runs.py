@@ -19,6 +19,15 @@ def test_stored_runs_are_made_from_the_current_inputs():
         "data/train_runs.json is stale: run `python -m experiments.train.runs`")
 
 
+def test_the_hash_follows_the_code_not_its_comments_or_docstrings():
+    src = (ROOT / "experiments" / "train" / "optim.py").read_text(encoding="utf-8")
+    reworded = (src.replace('"""', '"""Reworded. ', 1).replace("\nimport math\n", "\n\nimport math   # (sqrt)\n")
+                + "# end\n")
+    assert reworded != src and R.code_of(reworded) == R.code_of(src)
+    changed = src.replace("MUON_RMS * math.sqrt", "MUON_RMS * 2 * math.sqrt", 1)
+    assert changed != src and R.code_of(changed) != R.code_of(src)
+
+
 def test_the_command_skips_when_nothing_changed(capsys):
     before = (ROOT / R.OUTPUT).stat().st_mtime_ns
     assert R.main(["--root", str(ROOT)]) == 0

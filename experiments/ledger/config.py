@@ -121,11 +121,13 @@ class Reader:
             return []
         return value
 
-    def sub(self, key: builtins.str, default=MISSING) -> Reader | None:
+    def sub(self, key: builtins.str) -> Reader:
+        """The nested object under key, read with the same problem list (a missing one is a problem, and an empty
+        stand-in is returned so that reading goes on and every problem is collected)."""
         self.read.add(self.path(key))
         value = self.config.get(key, MISSING)
         if value is MISSING or value is None:
-            return self._absent(key, default, "a JSON object", Reader({}, self.path(key), self.problems,
+            return self._absent(key, MISSING, "a JSON object", Reader({}, self.path(key), self.problems,
                                                                      self.rejected, self.read))
         if not isinstance(value, dict):
             self._add(key, "a JSON object", value)

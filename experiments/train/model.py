@@ -117,7 +117,7 @@ class ModelConfig:
 def param_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
     """Every array's shape, in the order init_params draws them (the order of experiments.baseline)."""
     d, F, V = cfg.d_model, cfg.d_ff, cfg.vocab_size
-    shapes = {"embed_tokens.weight": (V, d)}
+    shapes: dict[str, tuple[int, ...]] = {"embed_tokens.weight": (V, d)}
     for i in range(cfg.n_layers):
         pre = f"layers.{i}."
         for name in ("q_proj", "k_proj", "v_proj", "o_proj"):
@@ -405,7 +405,7 @@ def loss_and_grads(params, ids, targets, cfg: ModelConfig, kernels=None):
     logits, max_logits, c = forward(params, ids, cfg, K, keep=True)
     ids = c["ids"]
     B, T = ids.shape
-    N, eps = B * T, cfg.rms_eps
+    N = B * T
     t = np.asarray(targets).reshape(-1).astype(np.int64)
     loss, objective, z_term, probs, log_z = _objective(logits, t, cfg)
     tables = c["tables"]

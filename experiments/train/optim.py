@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -151,9 +152,9 @@ class Muon:
                 buf = g.copy() if buf is None else self.momentum * buf + g
                 self.state[k] = buf
                 d = g + self.momentum * buf if self.nesterov else buf
-                O = newton_schulz(d, self.ns_steps, self.kernels)
+                ortho = newton_schulz(d, self.ns_steps, self.kernels)
                 scale = MUON_RMS * math.sqrt(max(p.shape))
-                u = (-(lr * scale) * O - (lr * self.weight_decay) * p).astype(p.dtype, copy=False)
+                u = (-(lr * scale) * ortho - (lr * self.weight_decay) * p).astype(p.dtype, copy=False)
             p += u
             updates[k] = u
         return updates
@@ -167,7 +168,7 @@ NAMES = ("sgd", "adam", "adamw", "muon")
 
 def make(name: str, **hyper):
     """An optimiser by name with its hyperparameters (unknown names or keys raise ValueError)."""
-    builders = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "muon": Muon}
+    builders: dict[str, Any] = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "muon": Muon}
     if name not in builders:
         raise ValueError(f"optimizer: expected one of {list(NAMES)}, got {name!r}")
     try:

@@ -24,12 +24,14 @@ if __name__ == "__main__":       # before numpy loads: one BLAS thread (threads 
     import os
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+import ast
 import hashlib
 import importlib
 import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .schedule import Schedule
 
@@ -55,7 +57,7 @@ GROUPS = (Group("optimization", OUTPUT, "runs:compute"),
 BASELINE = {"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 8,
             "num_key_value_heads": 8, "intermediate_size": 688, "vocab_size": 2048, "tie_word_embeddings": True,
             "rms_norm_eps": 1e-5}
-LIVE = {"d_model": 64, "n_layers": 2, "n_heads": 4, "d_ff": 172}     # + vocab_size = the text's characters
+LIVE: dict[str, Any] = {"d_model": 64, "n_layers": 2, "n_heads": 4, "d_ff": 172}   # + vocab_size: the characters
 BATCH, SEQ, SEED = 4, 32, 0
 BASELINE_STEPS, EVAL_EVERY = 300, 25
 RACE_STEPS = 120
@@ -129,7 +131,7 @@ def compute(text: str, inputs_sha256: str, progress=None) -> dict:
     from .data import CharTokenizer, split
     tok = CharTokenizer.from_text(text)
     train_ids, held_ids = split(tok.encode(text), 0.1)
-    result = {"inputs_sha256": inputs_sha256, "text": {"file": TEXT_FILE, "characters": len(text),
+    result: dict[str, Any] = {"inputs_sha256": inputs_sha256, "text": {"file": TEXT_FILE, "characters": len(text),
                                                        "vocab_size": tok.vocab_size,
                                                        "train_tokens": int(len(train_ids)),
                                                        "held_out_tokens": int(len(held_ids))},
@@ -158,12 +160,30 @@ def group(name: str) -> Group:
     raise ValueError(f"group: expected one of {[g.name for g in GROUPS]}, got {name!r}")
 
 
+def code_of(source: str) -> bytes:
+    """What of a Python module can change a run: its syntax tree without comments, layout or docstrings
+    (``ast.dump``, which leaves out line numbers). A reworded comment or docstring, or a line broken differently,
+    leaves stored runs up to date; a changed name, expression or annotation makes them stale."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree).encode()
+
+
 def inputs_hash(root: Path, name: str = "optimization") -> str:
-    """sha256 over the text, the trainer's sources and the group's own modules (path and bytes of each)."""
+    """sha256 over the text's bytes and the code (code_of) of the trainer's sources and the group's own modules,
+    each with its path."""
     g = group(name)
     h = hashlib.sha256()
     for rel in [TEXT_FILE] + [f"experiments/train/{s}" for s in SOURCES + tuple(g.modules)]:
-        h.update(rel.encode() + b"\0" + (root / rel).read_bytes() + b"\0")
+        data = (root / rel).read_bytes()
+        if rel.endswith(".py"):
+            data = code_of(data.decode("utf-8"))
+        h.update(rel.encode() + b"\0" + data + b"\0")
     return h.hexdigest()
 
 

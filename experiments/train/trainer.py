@@ -7,8 +7,8 @@ Diagnostics per step (plain floats, JSON-ready): loss, lr, the global norm befor
 gradient norm, each tensor's update RMS / weight RMS (before the update), and the largest attention logit
 (q.k / sqrt(hd)) in any layer; with the stability diagnostics (stability_diagnostics, lesson C8) also each
 layer's max logit, the output's log Z (mean and max over the batch's rows) and the z-loss term. After the update,
-QK-Clip (qk_clip_rescale) when the model sets qk_clip. Everything is drawn from numpy Generators seeded by `seed`: the same spec gives
-the same numbers on every run.
+QK-Clip (qk_clip_rescale) when the model sets qk_clip. Everything is drawn from numpy Generators seeded by `seed`:
+the same spec gives the same numbers on every run.
 """
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ class Trainer:
             for g in grads.values():
                 g *= g.dtype.type(f)
         lr = self.spec.schedule.lr(self.step_index)
-        w_rms = {k: rms(p) for k, p in self.params.items()} if detail else None
+        w_rms = {k: rms(p) for k, p in self.params.items()} if detail else {}
         updates = self.optimizer.step(self.params, grads, lr)
         out = {"step": self.step_index + 1, "lr": lr, "loss": loss, "grad_norm": total,
                "clipped": bool(clip and total > clip), "max_attn_logit": diag["max_attn_logit"]}

@@ -11,6 +11,8 @@ FFNs, suffixed ``_dense`` / ``_moe``.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ..arch import Arch, Mixer, MoE, layer_runs
 from ..blocks import decoder_layer, gated_deltanet, norm
 from ..config import MAX_LAYERS, Reader
@@ -48,8 +50,10 @@ def gqa_arch(family: str, d: int, L: int, V: int, ctx: int, n_heads: int, n_kv: 
              **rest) -> Arch:
     """The Arch of a model whose attention layers are (grouped-query) multi-head attention: sizes, heads and
     their cache/score widths filled in, the family's other fields as given."""
+    widths = gqa_widths(n_heads, n_kv, head_dim)
     return Arch(family=family, d_model=d, n_layers=L, vocab_size=V, context_length=ctx, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, **gqa_widths(n_heads, n_kv, head_dim), **rest)
+                n_kv_heads=n_kv, head_dim=head_dim, kv_elems_per_token=widths["kv_elems_per_token"],
+                score_width=widths["score_width"], **rest)
 
 def heads(r: Reader, d: int, heads_key: str, kv_key: str | None, head_dim_key: str | None, d_key: str,
            head_dim_default: int | None = None):
@@ -58,7 +62,7 @@ def heads(r: Reader, d: int, heads_key: str, kv_key: str | None, head_dim_key: s
     n_heads = r.int(heads_key)
     n_kv = r.int(kv_key, default=n_heads) if kv_key else n_heads
     if n_heads % n_kv:
-        r.fail(kv_key, f"a divisor of {heads_key} ({n_heads})", n_kv, involves=(heads_key,))
+        r.fail(kv_key or heads_key, f"a divisor of {heads_key} ({n_heads})", n_kv, involves=(heads_key,))
     if head_dim_key and r.has(head_dim_key):
         head_dim = r.int(head_dim_key)
     elif head_dim_default is not None:
@@ -82,7 +86,7 @@ def every_layer_windowed(kind: str, L: int, window: int | None, n_heads: int, n_
             "mixers": {kind: Mixer(**gqa_widths(n_heads, n_kv, head_dim), window=window)},
             "symbols": dict(BASE_SYMBOLS, d_ff="intermediate_size", **({"W": "sliding_window"} if window else {}))}
 
-def gqa_heads(r: Reader, d: int, head_dim_key: str = "head_dim", head_dim_default: int | None = None):
+def gqa_heads(r: Reader, d: int, head_dim_key: str | None = "head_dim", head_dim_default: int | None = None):
     """heads() on the usual keys: num_attention_heads, num_key_value_heads, head_dim, hidden_size."""
     return heads(r, d, "num_attention_heads", "num_key_value_heads", head_dim_key, "hidden_size", head_dim_default)
 
@@ -154,7 +158,7 @@ def build_layers(names: list[str], mixers: list[str], moe_flags: list[bool], mak
             for name, n in layer_runs(names)]
 
 def moe_info(n_experts, top_k, expert_d_ff, n_shared, shared_d_ff, moe_flags, *, n_dense_layers=None,
-             **keys: str | None) -> MoE | None:
+             **keys: Any) -> MoE | None:
     """The MoE facts of a model whose layers have routed experts where ``moe_flags`` says (None if none does).
     n_dense_layers: layers with a dense FFN instead (default: the other layers). ``keys``: the config key behind a
     count (experts_key=, top_k_key=, expert_d_ff_key=, shared_key=, shared_d_ff_key=, dense_layers_key=), where
@@ -165,7 +169,7 @@ def moe_info(n_experts, top_k, expert_d_ff, n_shared, shared_d_ff, moe_flags, *,
                n_moe_layers=sum(moe_flags), n_dense_layers=n_dense_layers, **keys)
 
 def moe_arch(moe_flags: list[bool], d_ff: int | None, expert_d_ff: int, n_experts: int, top_k: int,
-             n_shared: int, shared_d_ff: int, *, moe_keys: dict | None = None, **symbols: str) -> dict:
+             n_shared: int, shared_d_ff: int, *, moe_keys: dict | None = None, **symbols: Any) -> dict:
     """Arch fields of a gated-FFN model with MoE layers: d_ff (the dense FFN's width, intermediate_size, if any
     layer is dense, else one expert's, moe_intermediate_size), moe_info, and the symbols (the usual ones, d_ff's
     key, then ``symbols``). The MoE facts' config keys are the symbols E, k, d_e, E_shared, d_s, L_dense, unless

@@ -64,6 +64,7 @@ def qwen_moe_ffn(d: int, n_experts: int, top_k: int, expert_d_ff: int, shared_d_
     """Qwen's MoE FFN: router ``gate``, routed experts, one ``shared_expert`` with a sigmoid
     ``shared_expert_gate`` (none when shared_expert_intermediate_size is 0); a dense SwiGLU where not is_moe."""
     if not is_moe:
+        assert d_ff is not None, "a dense layer needs its width"
         return swiglu(d, d_ff)
     return moe(d, n_experts, top_k, expert_d_ff, n_shared=1 if shared_d_ff else 0, shared_d_ff=shared_d_ff,
                shared_name="shared_expert", shared_gate=bool(shared_d_ff))

@@ -50,7 +50,7 @@ def _moe_flags(t: Reader, L: int, default: list[bool]) -> list[bool]:
     return freq if freq is not None else default
 
 
-def build_m3_text(t: Reader, step: bool, prefix: str) -> tuple[Model, int]:
+def build_m3_text(t: Reader, step: bool, prefix: str) -> Model:
     """The text model; also the number of MTP layers (step3p7's num_nextn_predict_layers)."""
     d, L, V = sizes(t)
     n_heads, n_kv, head_dim = gqa_heads(t, d, head_dim_default=128)

@@ -6,6 +6,8 @@ gate (``shared_expert_gate``: hidden -> 1); dense layers by ``mlp_only_layers`` 
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ..arch import Model
 from ..blocks import attention, moe, swiglu
 from ..config import Reader
@@ -44,6 +46,7 @@ def build_qwen2_moe(r: Reader) -> Model:
     mixers = qwen2_moe_layer_types(r, L)
     window = r.int("sliding_window", default=4096) if "sliding_attention" in mixers else None
     names = group_names(mixers, flags)
+    window_symbol: dict[str, Any] = {"W": "sliding_window"} if window else {}
 
     def ffn(is_moe):
         if not is_moe:
@@ -59,7 +62,7 @@ def build_qwen2_moe(r: Reader) -> Model:
                     sliding_window=window,
                     **moe_arch(flags, d_ff, expert_d_ff, n_experts, top_k, 1, shared_d_ff, E="num_experts",
                                k="num_experts_per_tok", d_e="moe_intermediate_size",
-                               d_s="shared_expert_intermediate_size", **({"W": "sliding_window"} if window else {})))
+                               d_s="shared_expert_intermediate_size", **window_symbol))
     return Model(text, arch)
 
 

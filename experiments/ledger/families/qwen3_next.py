@@ -28,14 +28,20 @@ from ._common import (
 # ---------------------------------------------------------------------------------------------------------------
 # qwen3_next: Gated DeltaNet + gated full attention (layer_types / full_attention_interval), MoE FFN with one
 # gated shared expert, MTP layer(s) stored under mtp.* (not built by transformers)
+def _shape(tensor: Node) -> tuple[int, ...]:
+    assert tensor.shape is not None, f"{tensor.name} is a tensor"
+    return tensor.shape
+
+
 def fused_gdn(node: Node) -> Node:
     """Qwen3-Next stores the Gated DeltaNet input projections fused: in_proj_qkvz = [qkv; z] and
     in_proj_ba = [b; a] (Qwen3.5 later split them). Same counts, the checkpoint's names."""
     by_name = {c.name: c for c in node.children}
     qkv, z = by_name["in_proj_qkv.weight"], by_name["in_proj_z.weight"]
     b, a = by_name["in_proj_b.weight"], by_name["in_proj_a.weight"]
-    fused = [leaf("in_proj_qkvz.weight", qkv.shape[0] + z.shape[0], qkv.shape[1]),
-             leaf("in_proj_ba.weight", b.shape[0] + a.shape[0], b.shape[1])]
+    (qkv_rows, qkv_cols), (z_rows, _), (b_rows, b_cols), (a_rows, _) = (_shape(t) for t in (qkv, z, b, a))
+    fused = [leaf("in_proj_qkvz.weight", qkv_rows + z_rows, qkv_cols),
+             leaf("in_proj_ba.weight", b_rows + a_rows, b_cols)]
     rest = [c for c in node.children if c.name not in ("in_proj_qkv.weight", "in_proj_z.weight",
                                                        "in_proj_b.weight", "in_proj_a.weight")]
     return group(node.name, fused + rest, kind=node.kind)

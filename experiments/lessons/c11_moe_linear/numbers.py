@@ -191,8 +191,10 @@ def _granularity(reg, mn) -> None:
                 symbols={"E": keys[0]})
         reg.add(f"{p}.k", f"拆分 {m} 倍后的 top-k", Sym("k", get_key(cfg, keys[1])), kind="config", sources=src,
                 symbols={"k": keys[1]})
-        reg.add(f"{p}.w", f"拆分 {m} 倍后的专家宽度", Sym("w", get_key(cfg, keys[2])), kind="config", sources=src,
-                symbols={"w": keys[2]})
+        width_key = keys[2]
+        assert width_key is not None, f"{mn.where}: the experts' width has no key of its own"
+        reg.add(f"{p}.w", f"拆分 {m} 倍后的专家宽度", Sym("w", get_key(cfg, width_key)), kind="config", sources=src,
+                symbols={"w": width_key})
         reg.add(f"{p}.total", f"拆分 {m} 倍后的文本主干参数", value=s["total"], sources=src)
         reg.add(f"{p}.active", f"拆分 {m} 倍后每 token 激活的参数", value=s["active"], sources=src)
         reg.add(f"{p}.router", f"拆分 {m} 倍后全部路由器的参数", value=s["router"], sources=src)

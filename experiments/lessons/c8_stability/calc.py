@@ -26,6 +26,17 @@ def spikes(grad_norm: list, clip: float) -> int:
     return sum(1 for g in grad_norm if g is None or g > 5 * clip)
 
 
+def spike_tensors(run: dict, top: int = 5) -> tuple[int, list[tuple[str, float, float]]]:
+    """The step of a run's largest gradient norm and, at that step, its `top` tensors by gradient norm: (name,
+    norm, share of the squared global norm). The shares are each tensor's ||g_t||^2 over the sum of every
+    tensor's (the global norm squared), so they add up to 1 over all tensors."""
+    spike = run["spike"]
+    norms = spike["grad_norms"]
+    total_sq = sum(g * g for g in norms.values())
+    ranked = sorted(norms.items(), key=lambda kv: -kv[1])[:top]
+    return spike["step"], [(name, g, g * g / total_sq if total_sq else 0.0) for name, g in ranked]
+
+
 def qk_norm_params(ledger) -> tuple[int, int]:
     """(QK-norm gains in one attention layer, in the whole model) from a ledger's tree: the q_norm / k_norm
     leaves, summed per attention block (the largest block is "per layer"; the whole model counts every copy)."""

@@ -96,6 +96,17 @@ def register(reg, models, course=None, data=None) -> None:
                 value=_f(r["grad_norm"][0]), sources=run_src, kind="measured", style="x2")
         reg.add(f"c8.spikes_{short}", f"{ONLY_ZH[short]}：梯度范数超过裁剪阈值 5 倍的步数",
                 value=calc.spikes(r["grad_norm"], spec["clip"]), sources=run_src, kind="measured")
+    # where the no-fix run's largest gradient norm sits: its step and how much of it one tensor carries
+    off = runs["grid"][grid_key(runs["toggles"], ())]
+    step, top = calc.spike_tensors(off, top=len(off["spike"]["grad_norms"]))
+    spike_src = (RUNS + "：不加措施，梯度范数最大那一步每个张量的梯度范数",)
+    reg.add("c8.spike_step_off", "不加措施：梯度全局范数最大的那一步", value=step, sources=spike_src, kind="measured")
+    reg.add("c8.spike_share_off", "不加措施：那一步梯度最大的一个张量占全局范数平方的比例",
+            value=_f(round(top[0][2], 6)), sources=spike_src, kind="measured", style="pct0")
+    reg.add("c8.spike_share3_off", "不加措施：那一步梯度最大的三个张量合计占全局范数平方的比例",
+            value=_f(round(sum(t[2] for t in top[:3]), 6)), sources=spike_src, kind="measured", style="pct0")
+    reg.add("c8.spike_tensors", "小模型的张量个数（那一步分摊梯度的张量）", value=len(top), sources=spike_src,
+            kind="count")
     # step 1 runs before any update: every setting that keeps the model's structure starts from this logit
     reg.add("c8.logit0", "第 1 步（更新之前）注意力 logit 的最大值，取自只开预热那次",
             value=_f(runs["grid"][grid_key(runs["toggles"], ("warmup",))]["max_attn_logit"][0]),

@@ -40,10 +40,15 @@ def toggle_label(runs: dict, name: str) -> str:
 
 
 def run_summary(r: dict, clip: float) -> dict:
-    """What the readout shows for one run, as text."""
+    """What the readout shows for one run, as text; with the tensors whose gradients were largest at the step of
+    the largest global norm."""
+    step, top = calc.spike_tensors(r)
     return {"max_logit": num_text(calc.peak(r["max_attn_logit"])), "loss": num_text(calc.final(r["loss"]), 4),
             "held_out": num_text(r["eval_loss"], 4), "log_z": num_text(calc.final(r["log_z"]), 3),
-            "grad_peak": num_text(calc.peak(r["grad_norm"])), "spikes": str(calc.spikes(r["grad_norm"], clip))}
+            "grad_peak": num_text(calc.peak(r["grad_norm"])), "spikes": str(calc.spikes(r["grad_norm"], clip)),
+            "spike_step": str(step),
+            "spike_top": [{"tensor": name, "norm": num_text(g, 3), "share": f"{share * 100:.1f}%"}
+                          for name, g, share in top]}
 
 
 def _thin(series: list) -> tuple[list, list]:

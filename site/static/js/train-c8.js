@@ -43,7 +43,9 @@
       });
     }
     function show() {
-      W.fill(root.querySelector(".c8-summary"), tables[keyOf(setting())].summary);
+      const now = tables[keyOf(setting())].summary;
+      W.fill(root.querySelector(".c8-summary"), now);
+      W.fill(root.querySelector(".c8-spike"), now);
       draw();
       root.dispatchEvent(new CustomEvent("course:updated", { bubbles: true }));
     }
