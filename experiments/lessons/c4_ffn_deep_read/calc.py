@@ -25,15 +25,13 @@ import copy
 import functools
 import math
 from fractions import Fraction
-from typing import cast
 
 from ...format import GB, format_value, gb, ms, n, pct, per_second, ratio_text, sci, signed_pct, trim_decimal
 from ...ledger import build_ledger, unwrap, views
-from ...ledger.arch import MoE
 from ...toolkit.config_text import ledger_of_input as _ledger
 from ...toolkit.decode import TERA, StepWeights, dtype_bytes, step_weights
 from ...toolkit.inputs import parse_fraction, parse_int
-from ...toolkit.moe import get_key, set_key
+from ...toolkit.moe import get_key, moe_keys, set_key
 from ...widget import uses
 from . import INT4_DEFAULTS
 
@@ -330,14 +328,14 @@ def explorable(ledger) -> bool:
     return bool(moe and moe.experts_key and moe.top_k_key and moe.expert_d_ff_key and moe.expert_d_ff_own)
 
 
-def moe_keys(config: dict) -> tuple[str, str, str]:
-    """The config keys of (expert count, experts per token, expert width) of a model moe_explore can vary."""
-    ledger = _ledger(unwrap(config))
-    if not explorable(ledger):
-        raise ValueError("这个模型的专家数、top-k 和专家宽度不能在这里单独改"
-                         "（没有路由专家，或专家宽度与稠密层共用一个键）")
-    moe = cast(MoE, ledger.arch.moe)   # (explorable: it is there, with all three keys)
-    return cast(str, moe.experts_key), cast(str, moe.top_k_key), cast(str, moe.expert_d_ff_key)
+def explorable_keys(config: dict) -> tuple[str, str, str]:
+    """The config keys (experiments.toolkit.moe.moe_keys) of (expert count, experts per token, expert width) of a
+    model moe_explore can vary: all three, the width's sizing nothing but the experts."""
+    _ledger(config)                       # (a config the engine refuses: its problems, in Chinese)
+    k_n, k_k, k_w = moe_keys(config)
+    if k_w is None:
+        raise ValueError("这个模型的专家宽度与稠密层共用一个键，不能在这里单独改")
+    return k_n, k_k, k_w
 
 
 def moe_summary(ledger) -> dict:
@@ -358,7 +356,7 @@ def moe_summary(ledger) -> dict:
 def moe_explore(config, n_experts=None, top_k=None, width=None) -> dict:
     """Change a real MoE config's expert count, top-k and expert width; count the result with the ledger."""
     config = unwrap(config)
-    k_n, k_k, k_w = moe_keys(config)
+    k_n, k_k, k_w = explorable_keys(config)
     cfg = copy.deepcopy(config)
     if n_experts is not None:
         set_key(cfg, k_n, parse_int(n_experts, "专家数", 1, 4096))
