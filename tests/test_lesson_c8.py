@@ -4,6 +4,7 @@ stated factor; the lesson's numbers are the stored runs' figures; the devices ta
 entry points give the stored numbers and refuse bad input in Chinese; C4's evolution table links to the lesson."""
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,34 @@ def test_stored_runs_reproduce_their_first_steps(on):
         assert d["grad_norm"] == pytest.approx(stored["grad_norm"][i], rel=1e-3)
         assert d["max_attn_logit"] == pytest.approx(stored["max_attn_logit"][i], rel=1e-3)
         assert d["log_z_mean"] == pytest.approx(stored["log_z"][i], rel=1e-4)
+
+
+def test_the_other_seeds_rerun_the_settings_on_their_own_seed():
+    seeds = STORED["seeds"]
+    assert seeds["seeds"] == list(S.OTHER_SEEDS) and 0 not in seeds["seeds"]
+    assert set(seeds["runs"]) == {f"{seed}:{S.key({**OFF, **{t: 1 for t in on}})}"
+                                  for seed in S.OTHER_SEEDS for on in S.SEED_SETTINGS}
+    train, _ = split(CharTokenizer.from_text(TEXT).encode(TEXT), 0.1)
+    seed = S.OTHER_SEEDS[-1]
+    stored = seeds["runs"][f"{seed}:{S.key(OFF)}"]
+    spec = replace(RunSpec.from_json(run()["spec"]), seed=seed)
+    tr = Trainer(spec, train)
+    for i in range(3):
+        d = tr.step(detail=False)
+        assert d["loss"] == pytest.approx(stored["loss"][i], rel=1e-4)
+        assert d["grad_norm"] == pytest.approx(stored["grad_norm"][i], rel=1e-3)
+    assert stored["loss"][:3] != run()["loss"][:3]                 # (another seed: other draws, other batches)
+
+
+def test_the_seed_counts_are_counted_over_every_seed(numbers):
+    def final_loss(seed, **on):
+        r = run(**on) if seed == 0 else STORED["seeds"]["runs"][f"{seed}:{S.key({**OFF, **on})}"]
+        return calc.final(r["loss"])
+    every = [0, *S.OTHER_SEEDS]
+    assert numbers["c8.seeds_n"].value == len(every)
+    assert numbers["c8.postwarm_wins"].value == sum(
+        final_loss(s, post_ln=1, warmup=1) < final_loss(s, post_ln=1) for s in every)
+    assert numbers["c8.warm_loses"].value == sum(final_loss(s, warmup=1) > final_loss(s) for s in every)
 
 
 # -- each device's effect on the same seed at the lesson's learning rate -------------------------------------------

@@ -8,6 +8,9 @@
   clipping), max attention logit, the output's mean log Z; at the end the held-out loss and each layer's max
   logit; the step with the largest gradient norm and every tensor's gradient norm there.
 - residual_init: the grid's all-off run again with residual-scaled init off (o_proj and down_proj at std 0.02).
+- seeds: a few of the grid's settings (SEED_SETTINGS) again on other seeds (OTHER_SEEDS: the model's init and the
+  batches both follow the seed), their loss, gradient-norm and max-logit series: at this learning rate a single
+  run is partly chance, and the lesson says how often a comparison comes out the same way.
 - xiong: at initialisation (the first batch, seed 0) the gradient norm of every layer's down_proj for Pre-LN
   and Post-LN at depths DEPTHS: Xiong et al. 2020 (arXiv 2002.04745) predict the last layer's stays flat with
   depth for Post-LN and falls as 1/sqrt(L) for Pre-LN.
@@ -39,6 +42,8 @@ TOGGLES = (
                  {"attn_softcap": GEMMA2_CAPS[0], "logit_softcap": GEMMA2_CAPS[1]})),
 )
 DEPTHS = (1, 2, 4, 8, 16)
+OTHER_SEEDS = (1, 2, 3, 4)
+SEED_SETTINGS = ((), ("warmup",), ("post_ln",), ("post_ln", "warmup"), ("qk_norm",), ("warmup", "qk_norm", "z_loss"))
 WORKERS = 3                          # processes computing the grid (its runs are independent)
 
 
@@ -125,10 +130,14 @@ def compute(text: str, inputs_sha256: str, progress=None) -> dict:
     off = {name: 0 for name, _ in TOGGLES}
     jobs: dict[str, tuple[dict, dict]] = {key(s): (s, {}) for s in settings()}
     jobs["residual_init_none"] = (off, {"residual_init": "none"})
+    seeded = {f"{seed}:{key(s)}": (s, seed) for seed in OTHER_SEEDS
+              for s in ({**off, **{name: 1 for name in on}} for on in SEED_SETTINGS)}
+    result["seeds"] = {"seeds": list(OTHER_SEEDS), "runs": {}}
     # the runs are independent: a few processes (each run is the same computation wherever it runs)
     from concurrent.futures import ProcessPoolExecutor
     with ProcessPoolExecutor(max_workers=WORKERS) as pool:
         futures = {name: pool.submit(_record_job, s, changes, text) for name, (s, changes) in jobs.items()}
+        seed_futures = {name: pool.submit(_record_job, s, {}, text, seed) for name, (s, seed) in seeded.items()}
         for name, fut in futures.items():
             rec = fut.result()
             if progress:
@@ -137,16 +146,26 @@ def compute(text: str, inputs_sha256: str, progress=None) -> dict:
                 result[name] = rec
             else:
                 result["grid"][name] = rec
+        for name, fut in seed_futures.items():
+            rec = fut.result()
+            if progress:
+                progress(f"done seed {name}")
+            result["seeds"]["runs"][name] = {k: rec[k] for k in ("loss", "grad_norm", "max_attn_logit", "diverged_at")}
     with np.errstate(over="ignore", invalid="ignore"):
         result["xiong"] = xiong(train_ids, tok.vocab_size)
     return result
 
 
-def _record_job(setting: dict, changes: dict, text: str) -> dict:
+def _record_job(setting: dict, changes: dict, text: str, seed: int = SEED) -> dict:
+    from dataclasses import replace
+
     import numpy as np
 
     from .data import CharTokenizer, split
     tok = CharTokenizer.from_text(text)
     train_ids, held_ids = split(tok.encode(text), 0.1)
+    run_spec = spec(setting, tok.vocab_size, **changes)
+    if seed != run_spec.seed:
+        run_spec = replace(run_spec, seed=seed)
     with np.errstate(over="ignore", invalid="ignore"):
-        return record(spec(setting, tok.vocab_size, **changes), train_ids, held_ids)
+        return record(run_spec, train_ids, held_ids)

@@ -96,6 +96,34 @@ def register(reg, models, course=None, data=None) -> None:
                 value=_f(r["grad_norm"][0]), sources=run_src, kind="measured", style="x2")
         reg.add(f"c8.spikes_{short}", f"{ONLY_ZH[short]}：梯度范数超过裁剪阈值 5 倍的步数",
                 value=calc.spikes(r["grad_norm"], spec["clip"]), sources=run_src, kind="measured")
+    # the same comparisons on other seeds: how often each comes out the same way (seed 0 is the grid's run)
+    seeds = runs["seeds"]
+    every_seed = [0, *seeds["seeds"]]
+
+    def on_seed(seed: int, on: tuple) -> dict:
+        k = grid_key(runs["toggles"], on)
+        return runs["grid"][k] if seed == 0 else seeds["runs"][f"{seed}:{k}"]
+
+    def seeds_where(test) -> int:
+        return sum(1 for s in every_seed if test(lambda on, s=s: on_seed(s, on)))
+
+    seed_src = (RUNS + "：同样的设定换随机种子各跑一遍（种子决定初始化和批次）",)
+    reg.add("c8.seeds_n", "换种子重跑的种子个数（含主实验的种子 0）", value=len(every_seed), sources=seed_src,
+            kind="count")
+    reg.add("c8.postwarm_wins", "Post-LN：加预热后最后 loss 比不加更低的种子数",
+            value=seeds_where(lambda r: calc.final(r(("post_ln", "warmup"))["loss"])
+                              < calc.final(r(("post_ln",))["loss"])), sources=seed_src, kind="measured")
+    reg.add("c8.warm_loses", "Pre-LN：只开预热后最后 loss 反而更高的种子数",
+            value=seeds_where(lambda r: calc.final(r(("warmup",))["loss"]) > calc.final(r(())["loss"])),
+            sources=seed_src, kind="measured")
+    fixes = ONLY["all"]
+    reg.add("c8.gnorm_halved", "预热 + QK-norm + z-loss：梯度范数最大值不到不加措施一半的种子数",
+            value=seeds_where(lambda r: calc.peak(r(fixes)["grad_norm"]) < calc.peak(r(())["grad_norm"]) / 2),
+            sources=seed_src, kind="measured")
+    reg.add("c8.logit_tamed", "预热 + QK-norm + z-loss：注意力 logit 最大值不到不加措施十分之一的种子数",
+            value=seeds_where(lambda r: calc.peak(r(fixes)["max_attn_logit"])
+                              < calc.peak(r(())["max_attn_logit"]) / 10), sources=seed_src, kind="measured")
+
     # where the no-fix run's largest gradient norm sits: its step and how much of it one tensor carries
     off = runs["grid"][grid_key(runs["toggles"], ())]
     step, top = calc.spike_tensors(off, top=len(off["spike"]["grad_norms"]))
