@@ -28,6 +28,6 @@ LESSON = Lesson(
         Widget("c6-budget", "c6_budget.html", "widgets:budget_view", BUDGET_DEFAULTS, script=_C6,
                states="widgets:budget_states", calls={"c6_budget": "calc:budget_plan"}),
         Widget("c6-device", "c6_device.html", "widgets:device_view", DEVICE_DEFAULTS, script=_C6,
-               calls={"c6_device_speed": "calc:device_speed"}),
+               needs=("training.js",), calls={"c6_device_speed": "calc:device_speed"}),
     ),
 )

@@ -4,7 +4,8 @@
  *   c6-isoflop   the budget slider: each stop is answered by the build (states), else by Python (c6_isoflop)
  *   c6-budget    budget, GPU, GPU count, utilisation -> each fit's N and D and the days (c6_budget); the GPU picker's
  *                choices are answered by the build, the free fields by Python
- *   c6-device    times the course trainer's step on the baseline in the widgets' Python worker (c6_device_speed)
+ *   c6-device    times the course trainer's step on the baseline in the training worker (training.js), so the
+ *                seconds it takes never hold up another widget's answer (c6_device_speed)
  *                and says how long this device would take to train the baseline to 20 tokens per parameter
  * Every string shown comes from Python; this file only moves it into the markup the build wrote.
  */
@@ -60,7 +61,8 @@
     const button = root.querySelector(".c6-measure");
     const result = root.querySelector(".c6-device-result");
     const [seq, repeats, batch] = ["seq", "repeats", "batch"].map((k) => Number(root.dataset[k]));
-    const measure = W.latest(root, "c6-device", () => W.call("c6_device_speed", [seq, repeats, batch]).then((x) => {
+    const measure = W.latest(root, "c6-device", () => window.courseTrainer.call("c6_device_speed",
+      [seq, repeats, batch]).then((x) => {
       result.textContent = x.sentence;
       result.hidden = false;
       root.dataset.gflops = String(x.flops / 1e9);
