@@ -97,13 +97,20 @@ def test_no_import_cycles():
 
 def test_the_engine_installs_as_a_command(tmp_path):
     """`pip install .` gives the ledger engine's console command, usable without the site."""
+    import shutil
     import subprocess
     import sys
+    # from a copy of what the package is made of: building in the checkout would leave build/ behind, and a stale
+    # build/ from an earlier install would be packaged instead of the sources
+    src = tmp_path / "src"
+    for part in ("experiments", "sitegen"):
+        shutil.copytree(ROOT / part, src / part, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", src / "pyproject.toml")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True,
                    timeout=120)
     pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
-                          "--no-build-isolation", "--no-index", str(ROOT)], capture_output=True, text=True,
+                          "--no-build-isolation", "--no-index", str(src)], capture_output=True, text=True,
                          timeout=300, cwd=tmp_path)
     assert pip.returncode == 0, pip.stderr
     out = subprocess.run([str(venv / "bin" / "llm-ledger"), str(ROOT / "data" / "models" / "gpt2" / "config.json"),
