@@ -131,12 +131,11 @@ def compute(text: str, inputs_sha256: str, progress=None) -> dict:
     from .data import CharTokenizer, split
     tok = CharTokenizer.from_text(text)
     train_ids, held_ids = split(tok.encode(text), 0.1)
-    result: dict[str, Any] = {"inputs_sha256": inputs_sha256, "text": {"file": TEXT_FILE, "characters": len(text),
-                                                       "vocab_size": tok.vocab_size,
-                                                       "train_tokens": int(len(train_ids)),
-                                                       "held_out_tokens": int(len(held_ids))},
-              "baseline": {}, "race": {"steps": RACE_STEPS, "lr": RACE_LR, "multipliers": list(RACE_MULTIPLIERS),
-                                       "runs": {}}}
+    result: dict[str, Any] = {
+        "inputs_sha256": inputs_sha256,
+        "text": {"file": TEXT_FILE, "characters": len(text), "vocab_size": tok.vocab_size,
+                 "train_tokens": int(len(train_ids)), "held_out_tokens": int(len(held_ids))},
+        "baseline": {}, "race": {"steps": RACE_STEPS, "lr": RACE_LR, "multipliers": list(RACE_MULTIPLIERS), "runs": {}}}
     with np.errstate(over="ignore", invalid="ignore"):
         for name, spec in baseline_specs(tok.vocab_size).items():
             if progress:

@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import partial
 
-from ..arch import Arch, Model
+from ..arch import Model
 from ..blocks import decoder_layer, gelu_mlp, linear, norm
 from ..config import MAX_LAYERS, Reader
 from ..family import Family
 from ..tree import Node, group, leaf
-from ._common import heads, text_tree
+from ._common import gqa_arch, heads, text_tree
 from ._parts import with_defaults
 
 
@@ -62,10 +62,8 @@ def build_gpt2(r: Reader, model_type: str) -> Model:
                      [layer], norm("ln_f", d, True), None)
     symbols = {"d": "n_embd", "L": "n_layer", "V": "vocab_size", "d_ff": "n_inner (or 4·n_embd)", "h": "n_head",
                **({"h_kv": "multi_query (1 head, or n_head)"} if v.multi_query else {}), "T_max": "n_positions"}
-    arch = Arch(family=model_type, d_model=d, n_layers=L, vocab_size=V, context_length=n_pos, n_heads=n_heads,
-                n_kv_heads=n_kv, head_dim=head_dim, d_ff=d_ff, ffn_matrices=2, layer_types=["full_attention"] * L,
-                tied_embeddings=True, kv_elems_per_token=2 * n_kv * head_dim, score_width=2 * n_heads * head_dim,
-                symbols=symbols)
+    arch = gqa_arch(model_type, d, L, V, n_pos, n_heads, n_kv, head_dim, d_ff=d_ff, ffn_matrices=2,
+                    layer_types=["full_attention"] * L, tied_embeddings=True, symbols=symbols)
     return Model(text, arch)
 
 

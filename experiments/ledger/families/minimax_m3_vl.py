@@ -51,7 +51,7 @@ def _moe_flags(t: Reader, L: int, default: list[bool]) -> list[bool]:
 
 
 def build_m3_text(t: Reader, step: bool, prefix: str) -> Model:
-    """The text model; also the number of MTP layers (step3p7's num_nextn_predict_layers)."""
+    """The text model, with step3p7's MTP layers (num_nextn_predict_layers) as its ``mtp``."""
     d, L, V = sizes(t)
     n_heads, n_kv, head_dim = gqa_heads(t, d, head_dim_default=128)
     tied = t.bool("tie_word_embeddings", default=False)
