@@ -148,3 +148,61 @@ def test_the_recorded_measurement_is_the_trainers_current_one():
     fresh["activations"] = {k.replace("/", "."): v for k, v in fresh["activations"].items()}
     keys = ("params", "param_bytes", "grad_bytes", "optimizer_bytes", "activations", "activation_bytes")
     assert {k: recorded[k] for k in keys} == {k: fresh[k] for k in keys}
+
+
+def per_layer_of(mem: T.TrainMemory, prefix: str) -> dict[str, int]:
+    """{tensor key under prefix: bytes in one layer}"""
+    return {i.key.removeprefix(prefix): i.per_layer for i in mem.items if i.key.startswith(prefix)}
+
+
+@pytest.mark.parametrize(("model_id", "group"), [("jamba-v0.1", "full_attention_dense"),
+                                                 ("mimo-v2-flash", "sliding_attention_moe")])
+def test_a_layer_group_named_for_its_ffn_keeps_its_attentions_tensors(model_id, group):
+    """A group named <layer type>_dense / _moe (a model with both kinds of FFN) reads its layer type's widths and
+    window: q, k and v as wide as the attention's projections say, scores over the window."""
+    lg = ledger(model_id)
+    s, heads = 1024, lg.arch.n_heads
+    mem = T.training_memory(lg, seq_len=s, kernel="eager")
+    per = per_layer_of(mem, f"activations/{group}/attn/")
+    attn = next(c for c in lg.layer(group).children if c.kind == "attention")
+    shapes = {leaf.name: leaf.shape for leaf in attn.walk() if leaf.shape is not None and len(leaf.shape) == 2}
+    assert per["k"] == s * shapes["k_proj.weight"][0] * 2 > 0
+    assert per["v"] == s * shapes["v_proj.weight"][0] * 2 > 0
+    assert per["o_in"] == s * shapes["o_proj.weight"][1] * 2 > 0
+    window = lg.arch.group_mixer(group).window or s
+    assert per["scores"] == s * heads * min(window, s) * 2
+
+
+def test_mtp_module_is_counted_like_a_backbone_layer_plus_its_own_loss():
+    """DeepSeek-V3's MTP module: its decoder layer keeps what a backbone MoE layer keeps, tensor for tensor, plus the
+    two norms, the projection's 2·d input and the head's norm; and one more head input, logits and softmax."""
+    lg = ledger("deepseek-v3")
+    s, d = 2048, lg.arch.d_model
+    mem = T.training_memory(lg, seq_len=s)
+    without = T.training_memory(lg, seq_len=s, mtp=False)
+    backbone = per_layer_of(mem, "activations/full_attention_moe/")
+    mtp = per_layer_of(mem, "activations/mtp/full_attention_moe/")
+    renamed = {"norm1": "input_layernorm", "norm2": "post_attention_layernorm"}
+    for key, b in backbone.items():
+        head, _, rest = key.partition("/")
+        assert mtp[f"{renamed.get(head, head)}/{rest}"] == b
+    extra = {k: v for k, v in mtp.items() if not k.startswith(("attn/", "ffn/", "input_layernorm/",
+                                                                "post_attention_layernorm/"))}
+    assert extra == {"enorm/input": s * d * 2, "enorm/rstd": s * 4, "hnorm/input": s * d * 2, "hnorm/rstd": s * 4,
+                     "eh_proj_in": s * 2 * d * 2, "shared_head/norm/input": s * d * 2, "shared_head/norm/rstd": s * 4}
+    assert mem.part("loss/mtp/logits") == mem.part("loss/logits") == s * lg.arch.vocab_size * 2
+    assert mem.part("loss/mtp/softmax_fp32") == mem.part("loss/softmax_fp32")
+    assert mem.total - without.total == mem.part("activations/mtp") + mem.part("loss/mtp") > 0
+    assert not without.part("activations/mtp") and not without.part("loss/mtp")
+
+
+def test_mtp_under_full_recomputation_keeps_each_modules_inputs():
+    lg = ledger("qwen3.8-27b")
+    s, d = 4096, lg.arch.d_model
+    mem = T.training_memory(lg, seq_len=s, recompute="full")
+    none = T.training_memory(lg, seq_len=s)
+    assert mem.part("activations/mtp") == s * 2 * d * 2
+    rebuilt = next(i.bytes for i in mem.items if i.key == "activations/recomputed_layer")
+    assert rebuilt >= none.part("activations/mtp") - 0   # the module, rebuilt whole, is at most the largest one
+    assert rebuilt == max(none.part("activations/mtp"), max(
+        sum(i.per_layer for i in none.items if i.key.startswith(f"activations/{t}/")) for t in lg.layer_types))

@@ -43,6 +43,10 @@ class Mixer:
         return self.window is None and self.kv_elems_per_token > 0
 
 
+# the endings a layer group's name adds to its layer type when a model has dense and MoE layers of one type
+# (families/_common.group_names)
+GROUP_SUFFIXES = ("_dense", "_moe")
+
 # which symbol of Arch.symbols names the config key of each MoE fact (the families name them for derivations)
 MOE_KEY_SYMBOLS = {"experts_key": "E", "top_k_key": "k", "expert_d_ff_key": "d_e", "shared_key": "E_shared",
                    "shared_d_ff_key": "d_s", "dense_layers_key": "L_dense"}
@@ -131,6 +135,16 @@ class Arch:
         if layer_type == "linear_attention":
             return Mixer(state_elems=self.linear_state_elems)
         return Mixer()
+
+    def group_mixer(self, group: str) -> Mixer:
+        """The Mixer of a layer group of the tree (``Ledger.layer_types``): its layer type, which the group's name
+        is, or carries with a ``GROUP_SUFFIXES`` ending when a model has both dense and MoE layers of that type."""
+        known = set(self.layer_types) | set(self.mixers)
+        if group not in known:
+            for suffix in GROUP_SUFFIXES:
+                if group.endswith(suffix) and group.removesuffix(suffix) in known:
+                    return self.mixer(group.removesuffix(suffix))
+        return self.mixer(group)
 
     @property
     def per_layer(self) -> list[Mixer]:

@@ -109,6 +109,7 @@ class TrainSetup:
     tp: int = 1
     sp: bool = False
     token_ids: bool = True      # the int64 token ids (and targets) of the micro-batch
+    mtp: bool = True            # train the checkpoint's multi-token-prediction modules too (where it has them)
     rope_tables: bool = True    # RoPE's cos and sin tables, s × head_dim/2 each (models with rotary positions)
 
     def problems(self) -> list[str]:
@@ -299,7 +300,7 @@ def _norm_saved(key: str, width: int, s: TrainSetup, split: str = "sp", what: st
 
 def _attention_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSetup) -> tuple[list[Saved], bool]:
     arch, d, a = ledger.arch, ledger.arch.d_model, s.a
-    mixer = arch.mixer(layer_type)
+    mixer = arch.group_mixer(layer_type)
     leaves = _leaves(node)
     out = [Saved("attn/in", d, a, "sp", what="the projections' input (the norm's output)")]
     h = arch.n_heads
@@ -320,9 +321,17 @@ def _attention_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSetup)
                 Saved("attn/v", h * d_v, a, what="values")]
         v_width = h * d_v
     else:
-        kv_width = mixer.kv_elems_per_token // 2
-        q_width = mixer.score_width // 2
-        gate = "q_proj.weight" in leaves and leaves["q_proj.weight"][0] == 2 * q_width
+        # K and V as wide as their projections (they differ where a head's key and value widths do, MiMo-V2);
+        # a fused projection (GPT-2's c_attn) splits the cache's elements evenly
+        k_width = v_cache = mixer.kv_elems_per_token // 2
+        if "k_proj.weight" in leaves and "v_proj.weight" in leaves:
+            k_width, v_cache = leaves["k_proj.weight"][0], leaves["v_proj.weight"][0]
+        kv_width = k_width
+        q_width = v_width = mixer.score_width // 2
+        if "o_proj.weight" in leaves and leaves["o_proj.weight"][1] != q_width:
+            v_width = leaves["o_proj.weight"][1]
+            q_width = mixer.score_width - v_width
+        gate = "q_proj.weight" in leaves and leaves["q_proj.weight"][0] == q_width + v_width
         if "q_norm.weight" in leaves:
             out += [Saved("attn/q_norm/input", q_width, a, what="q before its per-head RMSNorm"),
                     Saved("attn/k_norm/input", kv_width, a, what="k before its per-head RMSNorm")]
@@ -331,11 +340,10 @@ def _attention_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSetup)
                                  what="1/rms per head and token (fp32)"))
         out += [Saved("attn/q", q_width, a, what="queries after RoPE"),
                 Saved("attn/k", kv_width, a, what="keys after RoPE (the real KV heads)"),
-                Saved("attn/v", kv_width, a, what="values (the real KV heads)")]
+                Saved("attn/v", v_cache, a, what="values (the real KV heads)")]
         if gate:
-            out += [Saved("attn/gate", q_width, a, what="the output gate's input"),
-                    Saved("attn/core_out", q_width, a, what="attention output before the gate")]
-        v_width = q_width
+            out += [Saved("attn/gate", v_width, a, what="the output gate's input"),
+                    Saved("attn/core_out", v_width, a, what="attention output before the gate")]
     if s.kernel == "eager":
         out.append(Saved("attn/scores", 0, a, per_ctx=h, selective=True, what="softmax probabilities, b·h·s·s"))
         if s.dropout:
@@ -403,22 +411,29 @@ def _generic_mixer_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSe
                              what="the output projection's input"))
         else:
             out.append(Saved(f"mixer/{leaf.name.removesuffix('.weight')}_out", rows, a, what="a projection's output"))
-    state = ledger.arch.mixer(layer_type).state_elems
+    state = ledger.arch.group_mixer(layer_type).state_elems
     if state:
         out.append(Saved("mixer/chunk_states", ceil(state / 64), a, what="the state once per 64-token chunk"))
     return out
 
 
-def layer_saved(ledger: Ledger, layer_type: str, s: TrainSetup) -> tuple[list[Saved], bool]:
-    """The tensors one layer of a type keeps for the backward pass, and whether the rule is exact."""
-    node = ledger.layer(layer_type)
+def module_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSetup,
+                 named: bool = False) -> tuple[list[Saved], bool]:
+    """The tensors one layer (or an MTP module) keeps for the backward pass, and whether the rule is exact: each
+    child by its kind (norms, attention, FFN, a linear-attention or Mamba mixer); a bare projection (MTP's eh_proj
+    or fc) keeps its input; an embedding keeps only the token ids (counted once, under loss/); an output head is
+    the loss's (``mtp_items``); any other group is walked into. Norms are keyed norm1, norm2, ... in order, or by
+    their own names if `named`."""
     out: list[Saved] = []
     exact = True
     norms = 0
+    V, d = ledger.arch.vocab_size, ledger.arch.d_model
     for child in node.children:
         if child.kind == "norm":
             norms += 1
-            out += _norm_saved(f"norm{norms}", prod(child.children[0].shape or (0,)) if child.children else 0, s)
+            width = prod(child.shape) if child.shape is not None else (
+                prod(child.children[0].shape or (0,)) if child.children else 0)
+            out += _norm_saved(child.name if named else f"norm{norms}", width, s)
         elif child.kind == "attention":
             got, _ = _attention_saved(child, ledger, layer_type, s)
             out += got
@@ -427,9 +442,29 @@ def layer_saved(ledger: Ledger, layer_type: str, s: TrainSetup) -> tuple[list[Sa
         elif child.kind in ("linear_attention", "mamba"):
             out += _generic_mixer_saved(child, ledger, layer_type, s)
             exact = False
-        elif child.shape is not None and child.kind == "norm":
-            out += _norm_saved(f"norm_{child.name}", prod(child.shape), s)
+        elif child.kind == "embedding" or _is_head(child, V, d):
+            continue
+        elif child.shape is not None:
+            if child.matmul and len(child.shape) == 2:
+                stem = child.name.removesuffix("weight").removesuffix(".")
+                out.append(Saved(f"{stem}_in" if stem else "in", child.shape[1], s.a, "sp",
+                                 what="a projection's input (replicated across tensor-parallel ranks)"))
+        else:
+            got, ok = module_saved(child, ledger, layer_type, s, named)
+            out += [replace(t, key=f"{child.name}/{t.key}") for t in got]
+            exact = exact and ok
     return out, exact
+
+
+def _is_head(node: Node, vocab: int, d: int) -> bool:
+    """An output head (a vocabulary-by-width matrix, alone or as a module's only weight) outside an embedding."""
+    leaves = [leaf for leaf in node.walk() if leaf.shape is not None]
+    return len(leaves) == 1 and leaves[0].shape == (vocab, d) and node.kind != "embedding"
+
+
+def layer_saved(ledger: Ledger, layer_type: str, s: TrainSetup) -> tuple[list[Saved], bool]:
+    """The tensors one layer of a type keeps for the backward pass, and whether the rule is exact."""
+    return module_saved(ledger.layer(layer_type), ledger, layer_type, s)
 
 
 def _saved_bytes(t: Saved, s: TrainSetup, ctx: int) -> int:
@@ -439,15 +474,17 @@ def _saved_bytes(t: Saved, s: TrainSetup, ctx: int) -> int:
     return ceil(elems * t.bytes / divide)
 
 
-def activation_items(ledger: Ledger, s: TrainSetup) -> tuple[list[Item], list[str]]:
+def activation_items(ledger: Ledger, s: TrainSetup, other_peak: int = 0) -> tuple[list[Item], list[str]]:
+    """The backbone's layers, type by type; under full recomputation each layer's input, plus the largest layer
+    (or other rebuilt module, `other_peak`) once, as it is rebuilt during its backward."""
     items: list[Item] = []
     notes: list[str] = []
     d = ledger.arch.d_model
     tokens = s.micro_batch * s.seq_len
-    peak_layer = 0
+    peak_layer = other_peak
     for layer_type in ledger.layer_types:
         node = ledger.layer(layer_type)
-        mixer = ledger.arch.mixer(layer_type)
+        mixer = ledger.arch.group_mixer(layer_type)
         ctx = min(s.seq_len, mixer.window or s.seq_len)
         saved, exact = layer_saved(ledger, layer_type, s)
         if not exact:
@@ -466,8 +503,82 @@ def activation_items(ledger: Ledger, s: TrainSetup) -> tuple[list[Item], list[st
             items.append(Item(f"activations/{layer_type}/{t.key}", per * node.n, t.what, node.n, per, exact))
     if s.recompute == "full" and ledger.layer_types:
         items.append(Item("activations/recomputed_layer", peak_layer,
-                          "one layer's tensors, rebuilt during its backward (the largest layer type)"))
+                          "one layer's tensors, rebuilt during its backward (the largest layer or module)"))
     return items, notes
+
+
+def _logit_items(prefix: str, ledger: Ledger, s: TrainSetup, copies: int = 1) -> list[Item]:
+    """The output head's input and the logits with their fp32 softmax, for `copies` heads over the micro-batch."""
+    tokens = s.micro_batch * s.seq_len
+    d, V = ledger.arch.d_model, ledger.arch.vocab_size
+    rows = min(tokens, s.ce_chunk) if s.ce_chunk else tokens
+    vocab = ceil(V / s.tp)      # a vocabulary-parallel head splits the logits by vocabulary
+    return [Item(f"{prefix}head_in", copies * ceil(tokens * d * s.a / (s.tp if s.sp else 1)),
+                 "the output head's input"),
+            Item(f"{prefix}logits", copies * rows * vocab * s.a,
+                 "the logits, b·s·V (one chunk with chunked cross-entropy)"),
+            Item(f"{prefix}softmax_fp32", copies * rows * vocab * 4,
+                 "the fp32 softmax the loss keeps for its gradient")]
+
+
+def _mtp_modules(ledger: Ledger) -> list[tuple[Node, int, str]]:
+    """The MTP part's decoder layers (nodes with an attention or mixer child) with how many copies the tree holds
+    and the layer type they repeat, and the MTP part itself (its projections and norms outside those layers)."""
+    root = ledger.part("mtp")
+    if root is None:
+        return []
+    known = set(ledger.layer_types)
+    default = next((t for t in ledger.layer_types if ledger.arch.group_mixer(t).kv_elems_per_token),
+                   ledger.layer_types[0] if ledger.layer_types else "full_attention")
+    out: list[tuple[Node, int, str]] = []
+
+    def go(node: Node, mult: int, layer_type: str):
+        layer_type = node.name if node.name in known else layer_type
+        if any(c.kind in ("attention", "linear_attention", "mamba") for c in node.children):
+            out.append((node, mult * node.n, layer_type))
+            return
+        for c in node.children:
+            if c.shape is None and c.kind not in ("norm", "ffn", "embedding"):
+                go(c, mult * node.n, layer_type)
+    go(root, 1, default)
+    return out
+
+
+def mtp_items(ledger: Ledger, s: TrainSetup) -> tuple[list[Item], int, bool]:
+    """What the multi-token-prediction modules keep (DeepSeek-V3, arXiv 2412.19437 section 2.2; Qwen3-Next's MTP):
+    per module the norms of the hidden state and of the next tokens' embeddings, the projection's input (both,
+    concatenated), a decoder layer counted by the same rules as the backbone's, and one more loss: its own head
+    input, logits and softmax. One module per output head the MTP part holds (one if it shares the backbone's).
+    Under full recomputation a module keeps only its inputs (hidden state and embeddings, 2·d per token) and is
+    rebuilt during its backward. Returns (items, one module's bytes when rebuilt, exact)."""
+    root = ledger.part("mtp")
+    if root is None or not s.mtp:
+        return [], 0, True
+    tokens = s.micro_batch * s.seq_len
+    d, V = ledger.arch.d_model, ledger.arch.vocab_size
+    layers = _mtp_modules(ledger)
+    inside = {id(node) for node, _, _ in layers}
+    # the part's own projections and norms (Qwen3-Next: pre_fc_norm_*, fc, the final norm), outside its layers
+    top = Node(root.name, children=tuple(c for c in root.children if id(c) not in inside and c.name != "layers"))
+    heads = sum(root.multiplicity(leaf.key) for leaf in root.walk()
+                if leaf.shape == (V, d) and leaf.kind != "embedding" and "embed" not in leaf.name)
+    modules = heads or 1
+    exact, kept, rebuilt = True, [], 0
+    for node, n, layer_type in [(top, 1, ""), *layers]:
+        saved, ok = module_saved(node, ledger, layer_type or "full_attention", s, named=True)
+        exact = exact and ok
+        ctx = min(s.seq_len, ledger.arch.group_mixer(layer_type).window or s.seq_len) if layer_type else s.seq_len
+        rebuilt += sum(_saved_bytes(t, s, ctx) for t in saved) * n // modules
+        name = node.name if node is not top else "module"
+        for t in saved:
+            if not (s.recompute == "selective" and t.selective):
+                per = _saved_bytes(t, s, ctx)
+                kept.append(Item(f"activations/mtp/{name}/{t.key}", per * n, t.what, n, per, ok))
+    if s.recompute == "full":
+        per = ceil(tokens * 2 * d * s.a / (s.tp if s.sp else 1))
+        kept = [Item("activations/mtp/checkpoint", per * modules,
+                     "each MTP module's inputs (hidden state and next tokens' embeddings)", modules, per, exact)]
+    return kept + _logit_items("loss/mtp/", ledger, s, modules), rebuilt, exact
 
 
 def _has_rope(ledger: Ledger) -> bool:
@@ -479,15 +590,11 @@ def loss_items(ledger: Ledger, s: TrainSetup) -> list[Item]:
     arch = ledger.arch
     tokens = s.micro_batch * s.seq_len
     sp = s.tp if s.sp else 1
-    d, V = arch.d_model, arch.vocab_size
+    d = arch.d_model
     items = [Item("loss/final_norm/input", ceil(tokens * d * s.a / sp), "the final norm's normalised input")]
     if s.norm_stats:
         items.append(Item("loss/final_norm/rstd", ceil(tokens * 4 / sp), "1/rms per token (fp32)"))
-    items.append(Item("loss/head_in", ceil(tokens * d * s.a / sp), "the output head's input"))
-    rows = min(tokens, s.ce_chunk) if s.ce_chunk else tokens
-    vocab = ceil(V / s.tp)      # a vocabulary-parallel head splits the logits by vocabulary
-    items += [Item("loss/logits", rows * vocab * s.a, "the logits, b·s·V (one chunk with chunked cross-entropy)"),
-              Item("loss/softmax_fp32", rows * vocab * 4, "the fp32 softmax the loss keeps for its gradient")]
+    items += _logit_items("loss/", ledger, s)
     if s.token_ids:
         items.append(Item("loss/token_ids", 2 * tokens * 8, "input ids and targets (int64)"))
     if s.rope_tables and _has_rope(ledger):
@@ -518,10 +625,14 @@ def training_memory(ledger: Ledger, setup: TrainSetup | None = None, **changes) 
     """Every byte of one training step on one rank (see the module's docstring)."""
     s = replace(setup or TrainSetup(), **changes).validated()
     states, per_rank = state_items(ledger, s)
-    acts, notes = activation_items(ledger, s)
+    mtp, mtp_rebuilt, mtp_exact = mtp_items(ledger, s)
+    acts, notes = activation_items(ledger, s, mtp_rebuilt)
     extra, step = recompute_flops(ledger, s)
     if ledger.vision:
         notes.append("the vision tower's activations are not counted (text tokens only)")
-    if ledger.mtp:
-        notes.append("the MTP layers' activations are not counted")
-    return TrainMemory(s, states + acts + loss_items(ledger, s), ledger.total, per_rank, notes, extra, step)
+    if not mtp_exact:
+        notes.append("mtp: estimate (the mixer's kernel decides what it keeps)")
+    mtp_acts = [i for i in mtp if i.key.startswith("activations/")]
+    mtp_loss = [i for i in mtp if not i.key.startswith("activations/")]
+    return TrainMemory(s, states + acts + mtp_acts + loss_items(ledger, s) + mtp_loss, ledger.total, per_rank,
+                       notes, extra, step)

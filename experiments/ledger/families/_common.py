@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..arch import Arch, Mixer, MoE, layer_runs
+from ..arch import GROUP_SUFFIXES, Arch, Mixer, MoE, layer_runs
 from ..blocks import decoder_layer, gated_deltanet, norm
 from ..config import MAX_LAYERS, Reader
 from ..tree import Node, group, leaf
@@ -148,7 +148,8 @@ def layer_indices(r: Reader, key: str, n_layers: int) -> list[int]:
 def group_names(mixers: list[str], moe_flags: list[bool]) -> list[str]:
     """Per layer, the name of its layer group: the mixer type, suffixed _dense / _moe only if both occur."""
     mixed = len(set(moe_flags)) > 1
-    return [m + (("_moe" if f else "_dense") if mixed else "") for m, f in zip(mixers, moe_flags)]
+    dense, moe = GROUP_SUFFIXES
+    return [m + ((moe if f else dense) if mixed else "") for m, f in zip(mixers, moe_flags)]
 
 def build_layers(names: list[str], mixers: list[str], moe_flags: list[bool], make_mixer, make_ffn,
                   make_norms) -> list[Node]:

@@ -45,7 +45,7 @@ ACT_ZH = {"attn": "注意力", "ffn": "FFN", "norm1": "第一个归一化", "nor
           "checkpoint": "检查点：每层的输入", "recomputed_layer": "反向时临时重算出的一层"}
 LOSS_ZH = {"final_norm": "最终归一化", "head_in": "输出头的输入", "logits": "logits（b × s × V）",
            "softmax_fp32": "FP32 softmax（b × s × V，loss 的梯度要用）", "token_ids": "token 编号与目标",
-           "rope_tables": "RoPE 的 cos、sin 表"}
+           "rope_tables": "RoPE 的 cos、sin 表", "mtp": "MTP 的 logits 与 softmax（每个预测深度一份）"}
 TENSOR_ZH = {
     "in": "投影的输入（归一化的输出）", "input": "归一化前的输入", "rstd": "每 token 的 1/rms（FP32）",
     "q": "Q（RoPE 之后）", "k": "K（真实的 KV 头数）", "v": "V（真实的 KV 头数）", "scores": "softmax 概率 b·h·s·s",
@@ -100,6 +100,9 @@ def _label(key: str, ledger: Ledger) -> str:
         return LOSS_ZH.get(parts[1], parts[1])
     if parts[1] == "recomputed_layer":
         return ACT_ZH["recomputed_layer"]
+    if parts[1] == "mtp":
+        part = {"module": "两路归一化与合并投影", "checkpoint": "检查点：每个模块的输入"}.get(parts[2])
+        return f"MTP 模块：{part or layer_label(parts[2]) + '（解码层）'}"
     layer = parts[1]
     count = ledger.layer(layer).n
     return f"{layer_label(layer)} × {count}：{ACT_ZH.get(parts[2], parts[2])}"
@@ -154,7 +157,8 @@ def step_memory(config, recipe: str = "mixed_adamw", batch: str = "1", seq: str 
     if ledger.vision:
         notes.append("视觉塔的激活没有计入（这里只算文本 token）。")
     if ledger.mtp:
-        notes.append("MTP 层的激活没有计入；它的参数算在模型状态里。")
+        notes.append("MTP 模块按训练时的用法计入：它的参数算在模型状态里，"
+                     "激活和多出来的一份 logits 分别算在激活和 logits 里。")
     return {"total": gb(mem.total), "states": gb(states), "activations": gb(mem.part("activations")),
             "loss": gb(mem.part("loss")), "fits": "yes" if fits else "no", "verdict": verdict,
             "per_param": n(T.bytes_per_param(recipe)), "params": n(mem.params), "params_rank": n(mem.params_per_rank),
