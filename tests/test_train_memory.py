@@ -95,7 +95,8 @@ def test_subtotals_are_sums_of_children():
     tree = mem.tree()
     check(tree)
     assert tree["bytes"] == mem.total
-    assert not mem.exact      # Gated DeltaNet layers are an estimate, and the ledger says so
+    assert mem.exact          # Gated DeltaNet layers too, by the kernels' saved tensors
+    assert not T.training_memory(ledger("jamba-v0.1")).exact      # Jamba's own Mamba sequence: an estimate, said
 
 
 def test_bytes_per_parameter_by_recipe():
@@ -206,3 +207,67 @@ def test_mtp_under_full_recomputation_keeps_each_modules_inputs():
     assert rebuilt >= none.part("activations/mtp") - 0   # the module, rebuilt whole, is at most the largest one
     assert rebuilt == max(none.part("activations/mtp"), max(
         sum(i.per_layer for i in none.items if i.key.startswith(f"activations/{t}/")) for t in lg.layer_types))
+
+
+def config_of(path: str) -> dict:
+    c = json.loads((ROOT / path / "config.json").read_text())
+    return c.get("text_config", c)
+
+
+def mixer_bytes_per_token(mem: T.TrainMemory, group: str, s: int) -> tuple[int, int]:
+    """(bytes per token, bytes per sequence) one mixer of a layer group keeps, from the ledger's items."""
+    items = [i for i in mem.items if i.key.startswith(f"activations/{group}/mixer/")]
+    per_seq = sum(i.per_layer for i in items if i.key.endswith("/scan_chunks"))
+    return (sum(i.per_layer for i in items) - per_seq) // s, per_seq
+
+
+@pytest.mark.parametrize("path", ["data/models/qwen3-next-80b-a3b", "data/models/qwen3.8-27b"])
+def test_gated_deltanet_keeps_what_its_kernels_save(path):
+    """Gated DeltaNet per token, from the config's keys (the kernels' save_for_backward lists, training.py): bf16
+    d + conv input (2·Hk·K + Hv·V) + beta Hv + normalised q, k 2·Hk·K + v, norm input, gate, out_proj input 4·Hv·V +
+    the WY matrix 64·Hv; fp32 softplus in/out 2·Hv, decay cumsum Hv, q/k 1/norm 2·Hk, norm 1/rms Hv."""
+    c = config_of(path)
+    d, hk, hv = c["hidden_size"], c["linear_num_key_heads"], c["linear_num_value_heads"]
+    k, v = c["linear_key_head_dim"], c["linear_value_head_dim"]
+    bf16 = d + (2 * hk * k + hv * v) + hv + 2 * hk * k + 4 * hv * v + 64 * hv
+    fp32 = 2 * hv + hv + 2 * hk + hv
+    s = 2048
+    mem = T.training_memory(ledger(path.rsplit("/", 1)[1]), seq_len=s)
+    assert mixer_bytes_per_token(mem, "linear_attention", s) == (2 * bf16 + 4 * fp32, 0)
+    assert mem.exact
+    # the chunk states are recomputed in the backward, so the mixer's bytes grow linearly with the sequence
+    longer = T.training_memory(ledger(path.rsplit("/", 1)[1]), seq_len=4 * s)
+    assert mixer_bytes_per_token(longer, "linear_attention", 4 * s) == (2 * bf16 + 4 * fp32, 0)
+
+
+def fixture_ledger(path: str):
+    return ledger_of(json.loads((ROOT / path / "config.json").read_text()))
+
+
+@pytest.mark.parametrize(("path", "group", "heads_key", "head_dim_key", "state_key"), [
+    ("tests/fixtures/models/nemotron-3-nano-30b-a3b", "mamba", "mamba_num_heads", "mamba_head_dim", "ssm_state_size"),
+    ("tests/fixtures/models/mamba-codestral-7b", "mamba", "num_heads", "head_dim", "state_size")])
+def test_mamba2_keeps_what_the_fused_scan_saves(path, group, heads_key, head_dim_key, state_key):
+    """Mamba-2 per token: bf16 in_proj's input d, its output (2·d_inner + 2·G·N + heads) and the scan's output
+    d_inner; fp32 the gated norm's 1/rms per group G. No conv width, no chunk size."""
+    c = config_of(path)
+    d, heads, p, n, g = c["hidden_size"], c[heads_key], c[head_dim_key], c[state_key], c["n_groups"]
+    d_inner = heads * p
+    bf16 = d + (2 * d_inner + 2 * g * n + heads) + d_inner
+    s = 1024
+    mem = T.training_memory(fixture_ledger(path), seq_len=s)
+    assert mixer_bytes_per_token(mem, group, s) == (2 * bf16 + 4 * g, 0)
+
+
+@pytest.mark.parametrize("path", ["tests/fixtures/models/mamba-2.8b-hf", "tests/fixtures/models/falcon-mamba-7b"])
+@pytest.mark.parametrize("s", [2048, 5000])
+def test_mamba1_keeps_what_mamba_inner_fn_saves(path, s):
+    """Mamba-1 per token: bf16 d + x and z 2·d_inner + x_proj's output R + 2N + B, C copies 2N + the scan's output
+    d_inner; per sequence the scan's fp32 intermediates d_inner · 2N per started 2,048-token chunk."""
+    c = config_of(path)
+    d, d_inner, n, r = c["hidden_size"], c["intermediate_size"], c["state_size"], c["time_step_rank"]
+    bf16 = d + 2 * d_inner + (r + 2 * n) + 2 * n + d_inner
+    chunks = -(-s // 2048)
+    mem = T.training_memory(fixture_ledger(path), seq_len=s, micro_batch=3)
+    per_token, per_seq = mixer_bytes_per_token(mem, "mamba1", 3 * s)
+    assert (per_token, per_seq) == (2 * bf16, 3 * d_inner * 2 * n * chunks * 4)

@@ -76,7 +76,7 @@ def print_training(ledger, args) -> int:
     setup = training.TrainSetup(
         recipe=args.recipe, micro_batch=args.micro_batch, seq_len=args.seq_len, accum=args.accum,
         recompute=args.recompute, kernel=args.kernel, dropout=args.dropout, zero=args.zero, dp=args.dp,
-        tp=args.tp, sp=args.sp, ce_chunk=args.ce_chunk)
+        tp=args.tp, sp=args.sp, ce_chunk=args.ce_chunk, mtp=not args.no_mtp)
     problems = setup.problems()
     if problems:
         for problem in problems:
@@ -113,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     train.add_argument("--tp", type=int, default=1, help="tensor-parallel ranks")
     train.add_argument("--sp", action="store_true", help="sequence parallelism (with --tp)")
     train.add_argument("--ce-chunk", type=int, default=0, help="tokens per cross-entropy chunk (0: all)")
+    train.add_argument("--no-mtp", action="store_true", help="leave the multi-token-prediction modules out")
     train.add_argument("--gpu-gb", type=float, default=80.0, help="the GPU's memory, for the last line")
     args = parser.parse_args(argv)
     if args.list:

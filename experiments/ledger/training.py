@@ -11,8 +11,8 @@ Three parts, each an ordered list of items with slash keys whose subtotals are t
 - ``activations/...``: what the forward pass leaves for the backward pass, per real tensor of each layer type
   (norm inputs and their statistics, the projections' inputs, q/k/v with the layer's real KV heads, the score
   matrix or, with a fused kernel, only the log-sum-exp per head, SwiGLU's gate / up / silu(gate) / product, the
-  routed tokens' copies each active expert sees, MLA's latents, a linear-attention layer's projections and
-  chunk states), for no, selective or full recomputation, with tensor parallelism (and sequence parallelism)
+  routed tokens' copies each active expert sees, MLA's latents, what a Gated DeltaNet or Mamba layer's training
+  kernels save), for no, selective or full recomputation, with tensor parallelism (and sequence parallelism)
   splitting the tensors Megatron-LM splits (Korthikanti et al., arXiv 2205.05198, section 4).
 - ``loss/...``: the final norm, the head's input, the logits and the fp32 softmax the cross-entropy keeps (b·s·V
   each; with chunked cross-entropy only one chunk of tokens at a time).
@@ -22,8 +22,10 @@ their assumptions (``KORTHIKANTI``: 16-bit activations, dropout after the softma
 MLP, the score matrix materialised, norm statistics neglected); ``korthikanti_bytes`` is their formula, for the
 check. Which tensors are exact: a layer built of attention (incl. GQA, QK-norm, an output gate, MLA), a dense or
 routed FFN (gated or two-matrix) and norms is counted tensor by tensor as a hand-written backward pass keeps them
-(experiments/train/memory.py measures the course's numpy trainer against it); a linear-attention or Mamba
-mixer is an estimate (its kernel's saved tensors differ between implementations), and says so.
+(experiments/train/memory.py measures the course's numpy trainer against it); a Gated DeltaNet, Mamba-2 or
+Mamba-1 mixer by its training kernels' save_for_backward lists (see GDN_CHUNK); a mixer none of these fits (Jamba's
+own sequence around the selective scan) is an estimate, and says so. Multi-token-prediction modules are counted
+(``mtp_items``); a vision tower's activations are not (the page's tokens are text).
 All counts are Python ints.
 """
 from __future__ import annotations
@@ -272,12 +274,14 @@ def state_items(ledger: Ledger, setup: TrainSetup) -> tuple[list[Item], int]:
 class Saved:
     """A tensor one layer keeps for its backward pass, per token: `elems` elements of `bytes` bytes, plus
     `per_ctx` elements per attended token (a score matrix). split: divided by tp ("tp"), or only under sequence
-    parallelism ("sp"). selective: dropped (recomputed) by selective recomputation."""
+    parallelism ("sp"). selective: dropped (recomputed) by selective recomputation. per_seq: elements per
+    sequence of the micro-batch instead of per token (a scan's per-chunk intermediates)."""
     key: str
     elems: int
     bytes: int
     split: str = "tp"
     per_ctx: int = 0
+    per_seq: int = 0
     selective: bool = False
     what: str = ""
 
@@ -397,8 +401,89 @@ def _ffn_saved(node: Node, ledger: Ledger, s: TrainSetup) -> list[Saved]:
     return out
 
 
+# The linear-time mixers keep what their training kernels save for the backward pass, read from the kernels'
+# save_for_backward lists (not measured by the course's trainer, which has no such layer):
+# - Gated DeltaNet as transformers runs it (Qwen3NextGatedDeltaNet / Qwen3_5GatedDeltaNet, transformers 5.23):
+#   in_proj's input; causal-conv1d keeps its input (the mixed q, k, v) and recomputes the conv and silu;
+#   sigmoid keeps beta; g = -exp(A_log)·softplus(a + dt_bias) keeps softplus's fp32 input and output;
+#   flash-linear-attention's chunk_gated_delta_rule (fla/ops/gated_delta_rule/chunk.py; q and k passed with their
+#   own heads, the kernel groups them itself since commit 8bcc105) keeps the L2-normalised q and k with their fp32
+#   1/norm, a contiguous copy of v, g's fp32 chunk-local cumsum, beta and the WY matrix A (64 per value head and
+#   token), and recomputes the chunk states in the backward; the gated RMSNorm keeps its input, the gate z and an
+#   fp32 1/rms per head; out_proj keeps its input.
+# - Mamba-2 (mamba_ssm's mamba_split_conv1d_scan_combined, transformers' training path for NemotronH, Falcon-H1,
+#   Mamba2): in_proj's input, in_proj's whole output (z, x, B, C, dt), the scan's output before the gate and the
+#   norm's fp32 1/rms per group; conv, chunk states, the norm's output and out_proj's input are recomputed.
+# - Mamba-1 (mamba_ssm's mamba_inner_fn at its default checkpoint level, transformers' MambaMixer / FalconMamba):
+#   in_proj's input and output (x, z), x_proj's output, contiguous copies of B and C, the un-gated scan output, and
+#   the scan's fp32 intermediates, 2·d_state per channel per 2,048-token chunk of each sequence.
+GDN_CHUNK = 64
+SCAN_CHUNK = 2048
+
+
+def _gdn_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSetup) -> list[Saved] | None:
+    leaves = _leaves(node)
+    try:
+        conv, width = leaves["conv1d.weight"][0], leaves["conv1d.weight"][-1]
+        hv, v_dim = leaves["dt_bias"][0], leaves["norm.weight"][0]
+    except KeyError:
+        return None
+    state = ledger.arch.group_mixer(layer_type).state_elems
+    qk = (conv - hv * v_dim) // 2                        # n_k_heads · k_head_dim
+    k_dim = (state - (width - 1) * conv) // (hv * v_dim) if hv * v_dim else 0
+    if k_dim <= 0 or qk % k_dim:
+        return None
+    hk, a, d = qk // k_dim, s.a, ledger.arch.d_model
+    out = [Saved("mixer/in", d, a, "sp", what="the input projections' input (the norm's output)"),
+           Saved("mixer/conv_in", conv, a, what="the causal conv's input: q, k, v before the conv"),
+           Saved("mixer/beta", hv, a, what="beta = sigmoid(b), per value head"),
+           Saved("mixer/decay_softplus", 2 * hv, 4, what="softplus's input and output for the decay g (fp32)"),
+           Saved("mixer/decay_cumsum", hv, 4, what="g's chunk-local cumulative sum (fp32)"),
+           Saved("mixer/qk_normed", 2 * qk, a, what="q and k after the kernel's L2 norm"),
+           Saved("mixer/v", hv * v_dim, a, what="a contiguous copy of v"),
+           Saved("mixer/wy_matrix", GDN_CHUNK * hv, a, what="the WY matrix A: 64 per value head and token")]
+    if s.norm_stats:
+        out.append(Saved("mixer/qk_rstd", 2 * hk, 4, what="q's and k's 1/norm per head (fp32)"))
+    out += [Saved("mixer/norm_in", hv * v_dim, a, what="the gated norm's input (the kernel's output)"),
+            Saved("mixer/gate_z", hv * v_dim, a, what="the gate z")]
+    if s.norm_stats:
+        out.append(Saved("mixer/norm_rstd", hv, 4, what="the gated norm's 1/rms per head (fp32)"))
+    out.append(Saved("mixer/out_in", hv * v_dim, a, what="out_proj's input"))
+    return out
+
+
+def _mamba_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSetup) -> list[Saved] | None:
+    leaves = _leaves(node)
+    a, d = s.a, ledger.arch.d_model
+    if "dt_layernorm.weight" in leaves or "in_proj.weight" not in leaves:
+        return None          # Jamba's mixer runs its own sequence of ops around selective_scan_fn: not itemised
+    zxbcdt, d_inner = leaves["in_proj.weight"][0], leaves["out_proj.weight"][1]
+    out = [Saved("mixer/in", d, a, "sp", what="in_proj's input (the norm's output)")]
+    if "x_proj.weight" in leaves:                    # Mamba-1
+        d_state = leaves["A_log.weight" if "A_log.weight" in leaves else "A_log"][1]
+        rank_2n = leaves["x_proj.weight"][0]
+        chunks = ceil(s.seq_len / SCAN_CHUNK)
+        return out + [Saved("mixer/xz", zxbcdt, a, what="in_proj's output: x and the gate z"),
+                      Saved("mixer/x_dbl", rank_2n, a, what="x_proj's output: dt's low-rank input, B and C"),
+                      Saved("mixer/bc", 2 * d_state, a, what="contiguous copies of B and C"),
+                      Saved("mixer/scan_out", d_inner, a, what="the scan's output before the gate"),
+                      Saved("mixer/scan_chunks", 0, 4, per_seq=d_inner * 2 * d_state * chunks,
+                            what="the scan's fp32 intermediates, per 2,048-token chunk")]
+    conv, width = leaves["conv1d.weight"][0], leaves["conv1d.weight"][-1]
+    state = ledger.arch.group_mixer(layer_type).state_elems
+    d_state = (state - (width - 1) * conv) // d_inner if d_inner else 0
+    if d_state <= 0 or (conv - d_inner) % (2 * d_state):
+        return None
+    out += [Saved("mixer/zxbcdt", zxbcdt, a, what="in_proj's whole output: z, x, B, C and dt"),
+            Saved("mixer/scan_out", d_inner, a, what="the scan's output before the gate and the norm")]
+    if "norm.weight" in leaves and s.norm_stats:
+        out.append(Saved("mixer/norm_rstd", (conv - d_inner) // (2 * d_state), 4,
+                         what="the gated norm's 1/rms per group (fp32)"))
+    return out
+
+
 def _generic_mixer_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSetup) -> list[Saved]:
-    """An estimate for a mixer the ledger has no exact rule for (Gated DeltaNet, Mamba): its input, every
+    """An estimate for a mixer no exact rule fits (Jamba's Mamba): its input, every
     projection's output, the output projection's input, and the recurrent state once per 64-token chunk."""
     d, a = ledger.arch.d_model, s.a
     out = [Saved("mixer/in", d, a, "sp", what="the projections' input (the norm's output)")]
@@ -440,8 +525,11 @@ def module_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSetup,
         elif child.kind == "ffn":
             out += _ffn_saved(child, ledger, s)
         elif child.kind in ("linear_attention", "mamba"):
-            out += _generic_mixer_saved(child, ledger, layer_type, s)
-            exact = False
+            rule = _gdn_saved if child.kind == "linear_attention" else _mamba_saved
+            kept = rule(child, ledger, layer_type, s)
+            if kept is None:
+                kept, exact = _generic_mixer_saved(child, ledger, layer_type, s), False
+            out += kept
         elif child.kind == "embedding" or _is_head(child, V, d):
             continue
         elif child.shape is not None:
@@ -469,7 +557,7 @@ def layer_saved(ledger: Ledger, layer_type: str, s: TrainSetup) -> tuple[list[Sa
 
 def _saved_bytes(t: Saved, s: TrainSetup, ctx: int) -> int:
     tokens = s.micro_batch * s.seq_len
-    elems = tokens * (t.elems + t.per_ctx * ctx)
+    elems = tokens * (t.elems + t.per_ctx * ctx) + s.micro_batch * t.per_seq
     divide = s.tp if (t.split == "tp" or s.sp) else 1
     return ceil(elems * t.bytes / divide)
 

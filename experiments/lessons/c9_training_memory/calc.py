@@ -41,7 +41,7 @@ PART_OF = {"states/weights": "weights", "states/grads": "grads", "states/optimiz
 STATE_ZH = {"weights": "权重", "grads": "梯度", "grads_fp32": "FP32 梯度累加缓冲", "master": "FP32 主权重",
             "adam_m": "Adam 一阶矩 m", "adam_v": "Adam 二阶矩 v", "momentum": "动量"}
 ACT_ZH = {"attn": "注意力", "ffn": "FFN", "norm1": "第一个归一化", "norm2": "第二个归一化",
-          "norm3": "第三个归一化", "norm4": "第四个归一化", "mixer": "token 混合器（估算）",
+          "norm3": "第三个归一化", "norm4": "第四个归一化", "mixer": "token 混合器",
           "checkpoint": "检查点：每层的输入", "recomputed_layer": "反向时临时重算出的一层"}
 LOSS_ZH = {"final_norm": "最终归一化", "head_in": "输出头的输入", "logits": "logits（b × s × V）",
            "softmax_fp32": "FP32 softmax（b × s × V，loss 的梯度要用）", "token_ids": "token 编号与目标",
@@ -55,7 +55,15 @@ TENSOR_ZH = {
     "act": "激活函数的输出", "product": "silu(gate)·up（down_proj 的输入）", "pre_act": "激活函数的输入",
     "router_probs": "路由概率（FP32）", "routing_weights": "top-k 权重（FP32）", "core_out": "门控之前的注意力输出",
     "q_latent": "查询潜向量", "kv_latent": "KV 潜向量", "k_rope": "共享的旋转键",
-    "chunk_states": "每 64 个 token 的分块状态",
+    "chunk_states": "每 64 个 token 的分块状态（估算）", "conv_in": "卷积的输入（卷积前的 q、k、v）",
+    "beta": "β = sigmoid(b)", "decay_softplus": "衰减 g 的 softplus 输入与输出（FP32）",
+    "decay_cumsum": "g 的块内累加和（FP32）", "qk_normed": "L2 归一化后的 q、k",
+    "wy_matrix": "WY 矩阵 A（每头每 token 64 个）",
+    "qk_rstd": "q、k 每头的 1/范数（FP32）", "norm_in": "门控归一化的输入", "gate_z": "门控 z",
+    "norm_rstd": "门控归一化的 1/rms（FP32）", "out_in": "out_proj 的输入",
+    "zxbcdt": "in_proj 的全部输出（z、x、B、C、dt）",
+    "scan_out": "扫描的输出（门控之前）", "xz": "in_proj 的输出（x 与 z）", "x_dbl": "x_proj 的输出（dt、B、C）",
+    "bc": "B、C 的连续副本", "scan_chunks": "扫描的 FP32 中间量（每 2048 个 token 一块）",
 }
 LAST_STEP = 1000     # the stacked bar's width in SVG units
 
@@ -152,7 +160,7 @@ def step_memory(config, recipe: str = "mixed_adamw", batch: str = "1", seq: str 
              if mem.recompute_flops else "没有重算，不多花计算。")
     notes = []
     if not mem.exact:
-        notes.append("这个模型有线性注意力或 Mamba 层：这些层的激活是估算（它们的内核各自决定存什么），"
+        notes.append("这个模型的 Mamba 层不走通用的融合内核（例如 Jamba 自己的一串运算），这些层的激活是估算，"
                      "其余逐张量精确。")
     if ledger.vision:
         notes.append("视觉塔的激活没有计入（这里只算文本 token）。")

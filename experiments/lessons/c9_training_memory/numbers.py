@@ -61,6 +61,7 @@ def register(reg, models, course=None, data=None) -> None:
         _logits(reg, models["qwen3_8b"], "qwen3_8b")
     if "anchor" in models:
         _logits(reg, models["anchor"], "anchor")
+        _mixers_and_mtp(reg, models["anchor"])
     if "llama7b" in models:
         _recompute(reg, models["llama7b"])
     if "baseline" in models:
@@ -134,6 +135,30 @@ def _logits(reg, mn, name: str) -> None:
             sources=_src(mn), kind="bytes", style="x2")
     reg.add(f"c9.{mn.p}.V", f"{mn.name} 的词表大小 V", value=mn.arch.vocab_size, sources=(mn.where + "：vocab_size",),
             kind="config")
+
+
+def _mixers_and_mtp(reg, mn) -> None:
+    """Per token and layer, what a Gated DeltaNet mixer and an attention block keep (if the model has both), and
+    what its MTP modules keep (if it has them), at the prose's sequence length."""
+    mem = T.training_memory(mn.ledger, seq_len=SEQ)
+    p = f"c9.{mn.p}"
+    per = {t: {i.key.split("/", 2)[2]: i.per_layer for i in mem.items if i.key.startswith(f"activations/{t}/")}
+           for t in mn.ledger.layer_types}
+    if "linear_attention" in per and "full_attention" in per:
+        reg.add("c9.gdn_chunk", "Gated DeltaNet 训练内核的块长（token）：WY 矩阵每头每 token 存这么多个数",
+                value=T.GDN_CHUNK, sources=("flash-linear-attention，chunk_gated_delta_rule 的默认块长",),
+                kind="config")
+        gdn = sum(v for k, v in per["linear_attention"].items() if k.startswith("mixer/"))
+        attn = sum(v for k, v in per["full_attention"].items() if k.startswith("attn/"))
+        reg.add(f"{p}.gdn_token", f"{mn.name}：一层 Gated DeltaNet 的 token 混合器每个 token 留给反向的字节",
+                value=Fraction(gdn, SEQ), sources=_src(mn), kind="bytes")
+        reg.add(f"{p}.attn_token", f"{mn.name}：一层全注意力（融合内核）每个 token 留给反向的字节",
+                value=Fraction(attn, SEQ), sources=_src(mn), kind="bytes")
+    if mem.part("activations/mtp"):
+        reg.add(f"{p}.mtp_acts", f"{mn.name}：一条 {SEQ} token 的序列，MTP 模块留给反向的激活（GB）",
+                value=_gb(mem.part("activations/mtp")), sources=_src(mn), kind="bytes", style="x2")
+        reg.add(f"{p}.mtp_logits", f"{mn.name}：同一条序列，MTP 多出来的一份 logits 和 FP32 softmax（GB）",
+                value=_gb(mem.part("loss/mtp")), sources=_src(mn), kind="bytes", style="x2")
 
 
 def _recompute(reg, mn) -> None:
