@@ -271,3 +271,14 @@ def test_mamba1_keeps_what_mamba_inner_fn_saves(path, s):
     mem = T.training_memory(fixture_ledger(path), seq_len=s, micro_batch=3)
     per_token, per_seq = mixer_bytes_per_token(mem, "mamba1", 3 * s)
     assert (per_token, per_seq) == (2 * bf16, 3 * d_inner * 2 * n * chunks * 4)
+
+
+def test_what_no_rule_itemises_is_marked_and_the_rest_is_exact():
+    """A DSA indexer's tensors (DeepSeek-V3.2) and Jamba's own Mamba ops are the ledger's estimates: their items
+    say so, and the model's other items stay exact."""
+    for model_id, where in (("deepseek-v3.2", "/attn/"), ("jamba-v0.1", "/mixer/")):
+        mem = T.training_memory(ledger(model_id), seq_len=512)
+        rough = {i.key for i in mem.items if not i.exact}
+        assert rough and all(where in k for k in rough if "/checkpoint" not in k), model_id
+        assert any(i.exact for i in mem.items if i.key.startswith("activations/") and "/ffn/" in i.key), model_id
+    assert T.training_memory(ledger("deepseek-v3"), seq_len=512).exact

@@ -24,8 +24,9 @@ check. Which tensors are exact: a layer built of attention (incl. GQA, QK-norm, 
 routed FFN (gated or two-matrix) and norms is counted tensor by tensor as a hand-written backward pass keeps them
 (experiments/train/memory.py measures the course's numpy trainer against it); a Gated DeltaNet, Mamba-2 or
 Mamba-1 mixer by its training kernels' save_for_backward lists (see GDN_CHUNK); a mixer none of these fits (Jamba's
-own sequence around the selective scan) is an estimate, and says so. Multi-token-prediction modules are counted
-(``mtp_items``); a vision tower's activations are not (the page's tokens are text).
+own sequence around the selective scan) and a DSA indexer's own tensors are estimates, and their items say so.
+Multi-token-prediction modules are counted (``mtp_items``); a vision tower's activations are not (the tokens
+here are text).
 All counts are Python ints.
 """
 from __future__ import annotations
@@ -284,6 +285,7 @@ class Saved:
     per_seq: int = 0
     selective: bool = False
     what: str = ""
+    exact: bool = True      # False: an estimate (what no rule here itemises)
 
 
 def _leaves(node: Node) -> dict[str, tuple[int, ...]]:
@@ -358,7 +360,14 @@ def _attention_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSetup)
     out.append(Saved("attn/o_in", v_width, a, what="o_proj's input (the heads' output)"))
     if s.dropout:
         out.append(Saved("attn/out_dropout_mask", d, 1, "sp", what="dropout mask after o_proj"))
-    return out, True
+    # a sparse-attention indexer (DSA) is trained by its own loss on its own tensors, which no rule here itemises:
+    # its projections' outputs stand in for them, as an estimate
+    for c in node.children:
+        if c.name == "indexer":
+            out += [Saved(f"attn/indexer/{leaf.name.removesuffix('.weight')}_out", leaf.shape[0], a, exact=False,
+                          what="a DSA indexer projection's output (an estimate)")
+                    for leaf in c.walk() if leaf.shape is not None and leaf.matmul and len(leaf.shape) == 2]
+    return out, all(t.exact for t in out)
 
 
 def _ffn_width(node: Node, d: int, matrices: int) -> int:
@@ -499,7 +508,7 @@ def _generic_mixer_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSe
     state = ledger.arch.group_mixer(layer_type).state_elems
     if state:
         out.append(Saved("mixer/chunk_states", ceil(state / 64), a, what="the state once per 64-token chunk"))
-    return out
+    return [replace(t, exact=False) for t in out]
 
 
 def module_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSetup,
@@ -520,8 +529,9 @@ def module_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSetup,
                 prod(child.children[0].shape or (0,)) if child.children else 0)
             out += _norm_saved(child.name if named else f"norm{norms}", width, s)
         elif child.kind == "attention":
-            got, _ = _attention_saved(child, ledger, layer_type, s)
+            got, ok = _attention_saved(child, ledger, layer_type, s)
             out += got
+            exact = exact and ok
         elif child.kind == "ffn":
             out += _ffn_saved(child, ledger, s)
         elif child.kind in ("linear_attention", "mamba"):
@@ -576,7 +586,7 @@ def activation_items(ledger: Ledger, s: TrainSetup, other_peak: int = 0) -> tupl
         ctx = min(s.seq_len, mixer.window or s.seq_len)
         saved, exact = layer_saved(ledger, layer_type, s)
         if not exact:
-            notes.append(f"{layer_type}: estimate (the mixer's kernel decides what it keeps)")
+            notes.append(f"{layer_type}: partly an estimate (a DSA indexer's tensors or Jamba's Mamba ops)")
         whole = sum(_saved_bytes(t, s, ctx) for t in saved)
         peak_layer = max(peak_layer, whole)
         if s.recompute == "full":
@@ -588,7 +598,7 @@ def activation_items(ledger: Ledger, s: TrainSetup, other_peak: int = 0) -> tupl
             if s.recompute == "selective" and t.selective:
                 continue
             per = _saved_bytes(t, s, ctx)
-            items.append(Item(f"activations/{layer_type}/{t.key}", per * node.n, t.what, node.n, per, exact))
+            items.append(Item(f"activations/{layer_type}/{t.key}", per * node.n, t.what, node.n, per, t.exact))
     if s.recompute == "full" and ledger.layer_types:
         items.append(Item("activations/recomputed_layer", peak_layer,
                           "one layer's tensors, rebuilt during its backward (the largest layer or module)"))
@@ -661,7 +671,7 @@ def mtp_items(ledger: Ledger, s: TrainSetup) -> tuple[list[Item], int, bool]:
         for t in saved:
             if not (s.recompute == "selective" and t.selective):
                 per = _saved_bytes(t, s, ctx)
-                kept.append(Item(f"activations/mtp/{name}/{t.key}", per * n, t.what, n, per, ok))
+                kept.append(Item(f"activations/mtp/{name}/{t.key}", per * n, t.what, n, per, t.exact))
     if s.recompute == "full":
         per = ceil(tokens * 2 * d * s.a / (s.tp if s.sp else 1))
         kept = [Item("activations/mtp/checkpoint", per * modules,
@@ -719,7 +729,7 @@ def training_memory(ledger: Ledger, setup: TrainSetup | None = None, **changes) 
     if ledger.vision:
         notes.append("the vision tower's activations are not counted (text tokens only)")
     if not mtp_exact:
-        notes.append("mtp: estimate (the mixer's kernel decides what it keeps)")
+        notes.append("mtp: partly an estimate (a DSA indexer's tensors or Jamba's Mamba ops)")
     mtp_acts = [i for i in mtp if i.key.startswith("activations/")]
     mtp_loss = [i for i in mtp if not i.key.startswith("activations/")]
     return TrainMemory(s, states + acts + mtp_acts + loss_items(ledger, s) + mtp_loss, ledger.total, per_rank,

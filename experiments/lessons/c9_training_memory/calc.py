@@ -159,7 +159,11 @@ def step_memory(config, recipe: str = "mixed_adamw", batch: str = "1", seq: str 
     extra = (f"重算让每步多做 {pct(Fraction(mem.recompute_flops, mem.step_flops))} 的计算。"
              if mem.recompute_flops else "没有重算，不多花计算。")
     notes = []
-    if not mem.exact:
+    rough = [i.key for i in mem.items if not i.exact]
+    if any("/attn/" in k for k in rough):
+        notes.append("这个模型的稀疏注意力索引器（DSA）另有自己的训练张量，账本没有逐项计入，"
+                     "所以这些层的激活偏少一些；其余逐张量精确。")
+    if any("/mixer/" in k for k in rough):
         notes.append("这个模型的 Mamba 层不走通用的融合内核（例如 Jamba 自己的一串运算），这些层的激活是估算，"
                      "其余逐张量精确。")
     if ledger.vision:
