@@ -157,21 +157,54 @@ def per_layer_of(mem: T.TrainMemory, prefix: str) -> dict[str, int]:
 
 
 @pytest.mark.parametrize(("model_id", "group"), [("jamba-v0.1", "full_attention_dense"),
-                                                 ("mimo-v2-flash", "sliding_attention_moe")])
+                                                 ("mimo-v2-flash", "sliding_attention_moe"),
+                                                 ("mimo-v2-flash", "full_attention_moe")])
 def test_a_layer_group_named_for_its_ffn_keeps_its_attentions_tensors(model_id, group):
     """A group named <layer type>_dense / _moe (a model with both kinds of FFN) reads its layer type's widths and
-    window: q, k and v as wide as the attention's projections say, scores over the window."""
-    lg = ledger(model_id)
-    s, heads = 1024, lg.arch.n_heads
-    mem = T.training_memory(lg, seq_len=s, kernel="eager")
+    window: q, k, v and o_proj's input as wide as the config's heads say (MiMo-V2: keys 192, values 128 per head;
+    its sliding layers have their own head counts), scores over the config's window."""
+    c = json.loads((ROOT / "data" / "models" / model_id / "config.json").read_text())
+    sliding = group.startswith("sliding")
+    pre = "swa_" if sliding else ""
+    heads, kv = c[f"{pre}num_attention_heads"], c[f"{pre}num_key_value_heads"]
+    qk_dim = c.get(f"{pre}head_dim", c["hidden_size"] // c["num_attention_heads"])
+    v_dim = c.get(f"{pre}v_head_dim", qk_dim)
+    s = 1024
+    mem = T.training_memory(ledger(model_id), seq_len=s, kernel="eager")
     per = per_layer_of(mem, f"activations/{group}/attn/")
-    attn = next(c for c in lg.layer(group).children if c.kind == "attention")
-    shapes = {leaf.name: leaf.shape for leaf in attn.walk() if leaf.shape is not None and len(leaf.shape) == 2}
-    assert per["k"] == s * shapes["k_proj.weight"][0] * 2 > 0
-    assert per["v"] == s * shapes["v_proj.weight"][0] * 2 > 0
-    assert per["o_in"] == s * shapes["o_proj.weight"][1] * 2 > 0
-    window = lg.arch.group_mixer(group).window or s
+    assert per["q"] == s * heads * qk_dim * 2
+    assert per["k"] == s * kv * qk_dim * 2
+    assert per["v"] == s * kv * v_dim * 2
+    assert per["o_in"] == s * heads * v_dim * 2
+    window = c["sliding_window"] if sliding else s
     assert per["scores"] == s * heads * min(window, s) * 2
+
+
+def test_an_indexers_projections_do_not_stand_in_for_the_attentions():
+    """MiniMax-M3's sparse layers have an indexer with a k_proj of its own (128 wide): K is the attention's (4 KV
+    heads of 128), and the indexer's outputs are a marked estimate beside it."""
+    lg = fixture_ledger("tests/fixtures/models/minimax-m3-nvfp4")
+    c = json.loads((ROOT / "tests/fixtures/models/minimax-m3-nvfp4/config.json").read_text())
+    c = c.get("text_config", c)
+    s = 512
+    mem = T.training_memory(lg, seq_len=s)
+    group = next(t for t in lg.layer_types if any(c2.name == "indexer" for a in lg.layer(t).children
+                                                    for c2 in a.children))
+    per = per_layer_of(mem, f"activations/{group}/attn/")
+    assert per["k"] == per["v"] == s * c["num_key_value_heads"] * c["head_dim"] * 2
+    rough = {i.key for i in mem.items if not i.exact}
+    assert rough and all(f"{group}/attn/indexer/" in k for k in rough)
+
+
+def test_fewer_kv_heads_than_ranks_keep_one_whole_head_per_rank():
+    """Qwen3-Next's full attention has 2 KV heads of 256: at tp = 8 each rank keeps one (Megatron-LM replicates),
+    not a quarter of one; q (16 heads) is split 8 ways."""
+    lg = ledger("qwen3-next-80b-a3b")
+    s = 1024
+    per = {tp: per_layer_of(T.training_memory(lg, seq_len=s, tp=tp), "activations/full_attention/attn/")
+           for tp in (1, 2, 8)}
+    assert per[1]["k"] == s * 2 * 256 * 2 and per[2]["k"] == s * 256 * 2 and per[8]["k"] == s * 256 * 2
+    assert per[8]["q"] == per[1]["q"] // 8
 
 
 def test_mtp_module_is_counted_like_a_backbone_layer_plus_its_own_loss():
@@ -189,12 +222,27 @@ def test_mtp_module_is_counted_like_a_backbone_layer_plus_its_own_loss():
         assert mtp[f"{renamed.get(head, head)}/{rest}"] == b
     extra = {k: v for k, v in mtp.items() if not k.startswith(("attn/", "ffn/", "input_layernorm/",
                                                                 "post_attention_layernorm/"))}
-    assert extra == {"enorm/input": s * d * 2, "enorm/rstd": s * 4, "hnorm/input": s * d * 2, "hnorm/rstd": s * 4,
+    # the hidden state hnorm is given is the backbone's head input, kept already (loss/head_in): only its 1/rms
+    assert extra == {"enorm/input": s * d * 2, "enorm/rstd": s * 4, "hnorm/rstd": s * 4,
                      "eh_proj_in": s * 2 * d * 2, "shared_head/norm/input": s * d * 2, "shared_head/norm/rstd": s * 4}
     assert mem.part("loss/mtp/logits") == mem.part("loss/logits") == s * lg.arch.vocab_size * 2
     assert mem.part("loss/mtp/softmax_fp32") == mem.part("loss/softmax_fp32")
-    assert mem.total - without.total == mem.part("activations/mtp") + mem.part("loss/mtp") > 0
+    states = mem.part("states") - without.part("states")
+    assert states == lg.mtp * 16 > 0               # mixed-precision AdamW: 16 bytes per MTP parameter
+    assert mem.total - without.total == states + mem.part("activations/mtp") + mem.part("loss/mtp")
     assert not without.part("activations/mtp") and not without.part("loss/mtp")
+    assert without.params == lg.total - lg.mtp
+
+
+def test_mtp_under_tensor_parallelism():
+    """Qwen3.8-27B's MTP: fc's 2·d input is replicated across tensor-parallel ranks unless sequence parallelism
+    splits it; its attention's q is split with the heads."""
+    lg = ledger("qwen3.8-27b")
+    s, d = 1024, lg.arch.d_model
+    one, tp4, sp4 = (per_layer_of(T.training_memory(lg, seq_len=s, tp=t, sp=sp), "activations/mtp/")
+                     for t, sp in ((1, False), (4, False), (4, True)))
+    assert one["module/fc/in"] == tp4["module/fc/in"] == s * 2 * d * 2 == 4 * sp4["module/fc/in"]
+    assert tp4["full_attention/attn/q"] == one["full_attention/attn/q"] // 4
 
 
 def test_mtp_under_full_recomputation_keeps_each_modules_inputs():
@@ -202,9 +250,8 @@ def test_mtp_under_full_recomputation_keeps_each_modules_inputs():
     s, d = 4096, lg.arch.d_model
     mem = T.training_memory(lg, seq_len=s, recompute="full")
     none = T.training_memory(lg, seq_len=s)
-    assert mem.part("activations/mtp") == s * 2 * d * 2
+    assert mem.part("activations/mtp") == s * d * 2          # the next tokens' embeddings, its one new input
     rebuilt = next(i.bytes for i in mem.items if i.key == "activations/recomputed_layer")
-    assert rebuilt >= none.part("activations/mtp") - 0   # the module, rebuilt whole, is at most the largest one
     assert rebuilt == max(none.part("activations/mtp"), max(
         sum(i.per_layer for i in none.items if i.key.startswith(f"activations/{t}/")) for t in lg.layer_types))
 
@@ -244,19 +291,24 @@ def fixture_ledger(path: str):
     return ledger_of(json.loads((ROOT / path / "config.json").read_text()))
 
 
-@pytest.mark.parametrize(("path", "group", "heads_key", "head_dim_key", "state_key"), [
-    ("tests/fixtures/models/nemotron-3-nano-30b-a3b", "mamba", "mamba_num_heads", "mamba_head_dim", "ssm_state_size"),
-    ("tests/fixtures/models/mamba-codestral-7b", "mamba", "num_heads", "head_dim", "state_size")])
-def test_mamba2_keeps_what_the_fused_scan_saves(path, group, heads_key, head_dim_key, state_key):
+@pytest.mark.parametrize(("path", "group", "keys"), [
+    ("tests/fixtures/models/nemotron-3-nano-30b-a3b", "mamba",
+     ("mamba_num_heads", "mamba_head_dim", "ssm_state_size", "n_groups")),
+    ("tests/fixtures/models/mamba-codestral-7b", "mamba", ("num_heads", "head_dim", "state_size", "n_groups")),
+    ("tests/fixtures/models/falcon-h1-0.5b-instruct", "hybrid",
+     ("mamba_n_heads", "mamba_d_head", "mamba_d_state", "mamba_n_groups"))])
+def test_mamba2_keeps_what_the_fused_scan_saves(path, group, keys):
     """Mamba-2 per token: bf16 in_proj's input d, its output (2·d_inner + 2·G·N + heads) and the scan's output
-    d_inner; fp32 the gated norm's 1/rms per group G. No conv width, no chunk size."""
+    d_inner; fp32 the gated norm's 1/rms per group G (none without the norm: Falcon-H1). No conv width, no chunk
+    size."""
     c = config_of(path)
-    d, heads, p, n, g = c["hidden_size"], c[heads_key], c[head_dim_key], c[state_key], c["n_groups"]
-    d_inner = heads * p
+    heads, p, n, g = (c[k] for k in keys)
+    d, d_inner = c["hidden_size"], heads * p
     bf16 = d + (2 * d_inner + 2 * g * n + heads) + d_inner
+    normed = c.get("mamba_rms_norm", True)
     s = 1024
     mem = T.training_memory(fixture_ledger(path), seq_len=s)
-    assert mixer_bytes_per_token(mem, group, s) == (2 * bf16 + 4 * g, 0)
+    assert mixer_bytes_per_token(mem, group, s) == (2 * bf16 + (4 * g if normed else 0), 0)
 
 
 @pytest.mark.parametrize("path", ["tests/fixtures/models/mamba-2.8b-hf", "tests/fixtures/models/falcon-mamba-7b"])

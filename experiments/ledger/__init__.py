@@ -178,7 +178,7 @@ def build_ledger(config: dict) -> Ledger:
 
 
 _CACHE: OrderedDict = OrderedDict()
-CACHE_SIZE = 32
+CACHE_SIZE = 128
 _KEYS: OrderedDict = OrderedDict()   # id(config) -> (config, its canonical JSON): each config object serialised once
 
 

@@ -112,7 +112,8 @@ class TrainSetup:
     tp: int = 1
     sp: bool = False
     token_ids: bool = True      # the int64 token ids (and targets) of the micro-batch
-    mtp: bool = True            # train the checkpoint's multi-token-prediction modules too (where it has them)
+    mtp: bool = True            # train the checkpoint's multi-token-prediction modules (where it has them); False:
+                                # leave them out entirely (their weights and optimiser state too)
     rope_tables: bool = True    # RoPE's cos and sin tables, s × head_dim/2 each (models with rotary positions)
 
     def problems(self) -> list[str]:
@@ -226,10 +227,10 @@ class TrainMemory:
 
 
 # -- model states -------------------------------------------------------------------------------------------------
-def _split_counts(ledger: Ledger, tp: int) -> dict[str, int]:
+def _split_counts(ledger: Ledger, tp: int, mtp: bool = True) -> dict[str, int]:
     """Parameters on one tensor-parallel rank, by Muon's split: hidden matrices ("matrix", every 2-D matmul
     weight outside the embedding and the output head) and the rest ("other"). Under tp > 1 each tensor of two or
-    more dimensions is split tp ways (rounded up), a 1-D tensor replicated."""
+    more dimensions is split tp ways (rounded up), a 1-D tensor replicated. mtp=False leaves the MTP part out."""
     out = {"matrix": 0, "other": 0}
 
     def go(node: Node, mult: int, kinds: tuple[str, ...]):
@@ -243,7 +244,8 @@ def _split_counts(ledger: Ledger, tp: int) -> dict[str, int]:
             out["matrix" if hidden else "other"] += mult * size
             return
         for c in node.children:
-            go(c, mult, kinds)
+            if mtp or c.kind != "mtp":
+                go(c, mult, kinds)
     go(ledger.root, 1, ())
     return out
 
@@ -256,7 +258,7 @@ def zero_model_states(params: int, stage: int, dp: int, k: int = 12) -> int:
 
 
 def state_items(ledger: Ledger, setup: TrainSetup) -> tuple[list[Item], int]:
-    counts = _split_counts(ledger, setup.tp)
+    counts = _split_counts(ledger, setup.tp, setup.mtp)
     shards = {"weights": 3, "grads": 2, "optimizer": 1}
     items = []
     for comp in RECIPES[setup.recipe]:
@@ -286,11 +288,19 @@ class Saved:
     selective: bool = False
     what: str = ""
     exact: bool = True      # False: an estimate (what no rule here itemises)
+    floor: int = 0          # elements per token a tensor-parallel rank keeps at least (one whole KV head: with
+                            # fewer KV heads than ranks, Megatron-LM gives each rank a copy of one)
 
 
-def _leaves(node: Node) -> dict[str, tuple[int, ...]]:
-    """Each tensor's shape by its name, in a module."""
-    return {leaf.name: leaf.shape for leaf in node.walk() if leaf.shape is not None}
+def _leaves(node: Node, skip: tuple[str, ...] = ()) -> dict[str, tuple[int, ...]]:
+    """Each tensor's shape by its name, in a module, leaving out the children named in `skip` (a sparse-attention
+    indexer has a k_proj of its own)."""
+    out: dict[str, tuple[int, ...]] = {}
+    for c in node.children:
+        if c.name in skip:
+            continue
+        out.update({leaf.name: leaf.shape for leaf in c.walk() if leaf.shape is not None})
+    return out
 
 
 def _matmul_params(node: Node) -> int:
@@ -307,7 +317,7 @@ def _norm_saved(key: str, width: int, s: TrainSetup, split: str = "sp", what: st
 def _attention_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSetup) -> tuple[list[Saved], bool]:
     arch, d, a = ledger.arch, ledger.arch.d_model, s.a
     mixer = arch.group_mixer(layer_type)
-    leaves = _leaves(node)
+    leaves = _leaves(node, skip=("indexer",))
     out = [Saved("attn/in", d, a, "sp", what="the projections' input (the norm's output)")]
     h = arch.n_heads
     if "kv_a_proj_with_mqa.weight" in leaves:                       # MLA (DeepSeek-V2/V3)
@@ -333,6 +343,8 @@ def _attention_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSetup)
         if "k_proj.weight" in leaves and "v_proj.weight" in leaves:
             k_width, v_cache = leaves["k_proj.weight"][0], leaves["v_proj.weight"][0]
         kv_width = k_width
+        kv_heads = max(1, k_width // max(arch.head_dim, 1))
+        k_head, v_head = k_width // kv_heads, v_cache // kv_heads
         q_width = v_width = mixer.score_width // 2
         if "o_proj.weight" in leaves and leaves["o_proj.weight"][1] != q_width:
             v_width = leaves["o_proj.weight"][1]
@@ -340,13 +352,13 @@ def _attention_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSetup)
         gate = "q_proj.weight" in leaves and leaves["q_proj.weight"][0] == q_width + v_width
         if "q_norm.weight" in leaves:
             out += [Saved("attn/q_norm/input", q_width, a, what="q before its per-head RMSNorm"),
-                    Saved("attn/k_norm/input", kv_width, a, what="k before its per-head RMSNorm")]
+                    Saved("attn/k_norm/input", kv_width, a, what="k before its per-head RMSNorm", floor=k_head)]
             if s.norm_stats:
                 out.append(Saved("attn/qk_norm/rstd", (q_width + kv_width) // max(arch.head_dim, 1), 4,
                                  what="1/rms per head and token (fp32)"))
         out += [Saved("attn/q", q_width, a, what="queries after RoPE"),
-                Saved("attn/k", kv_width, a, what="keys after RoPE (the real KV heads)"),
-                Saved("attn/v", v_cache, a, what="values (the real KV heads)")]
+                Saved("attn/k", kv_width, a, what="keys after RoPE (the real KV heads)", floor=k_head),
+                Saved("attn/v", v_cache, a, what="values (the real KV heads)", floor=v_head)]
         if gate:
             out += [Saved("attn/gate", v_width, a, what="the output gate's input"),
                     Saved("attn/core_out", v_width, a, what="attention output before the gate")]
@@ -473,8 +485,8 @@ def _mamba_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSetup) -> 
         rank_2n = leaves["x_proj.weight"][0]
         chunks = ceil(s.seq_len / SCAN_CHUNK)
         return out + [Saved("mixer/xz", zxbcdt, a, what="in_proj's output: x and the gate z"),
-                      Saved("mixer/x_dbl", rank_2n, a, what="x_proj's output: dt's low-rank input, B and C"),
-                      Saved("mixer/bc", 2 * d_state, a, what="contiguous copies of B and C"),
+                      Saved("mixer/x_dbl", rank_2n, a, "sp", what="x_proj's output: dt's low-rank input, B and C"),
+                      Saved("mixer/bc", 2 * d_state, a, "sp", what="contiguous copies of B and C"),
                       Saved("mixer/scan_out", d_inner, a, what="the scan's output before the gate"),
                       Saved("mixer/scan_chunks", 0, 4, per_seq=d_inner * 2 * d_state * chunks,
                             what="the scan's fp32 intermediates, per 2,048-token chunk")]
@@ -492,8 +504,9 @@ def _mamba_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSetup) -> 
 
 
 def _generic_mixer_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSetup) -> list[Saved]:
-    """An estimate for a mixer no exact rule fits (Jamba's Mamba): its input, every
-    projection's output, the output projection's input, and the recurrent state once per 64-token chunk."""
+    """An estimate for a mixer no exact rule fits (Jamba's Mamba): its input, every projection's output, the output
+    projection's input, and the recurrent state twice per 2,048-token chunk of each sequence in fp32 (what the
+    selective scan keeps: SCAN_CHUNK)."""
     d, a = ledger.arch.d_model, s.a
     out = [Saved("mixer/in", d, a, "sp", what="the projections' input (the norm's output)")]
     for leaf in node.walk():
@@ -507,7 +520,8 @@ def _generic_mixer_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSe
             out.append(Saved(f"mixer/{leaf.name.removesuffix('.weight')}_out", rows, a, what="a projection's output"))
     state = ledger.arch.group_mixer(layer_type).state_elems
     if state:
-        out.append(Saved("mixer/chunk_states", ceil(state / 64), a, what="the state once per 64-token chunk"))
+        out.append(Saved("mixer/scan_chunks", 0, 4, per_seq=2 * state * ceil(s.seq_len / SCAN_CHUNK),
+                         what="the state twice per 2,048-token chunk (fp32)"))
     return [replace(t, exact=False) for t in out]
 
 
@@ -567,6 +581,8 @@ def layer_saved(ledger: Ledger, layer_type: str, s: TrainSetup) -> tuple[list[Sa
 
 def _saved_bytes(t: Saved, s: TrainSetup, ctx: int) -> int:
     tokens = s.micro_batch * s.seq_len
+    if t.floor and s.tp > 1 and t.elems < t.floor * s.tp:
+        return tokens * t.floor * t.bytes
     elems = tokens * (t.elems + t.per_ctx * ctx) + s.micro_batch * t.per_seq
     divide = s.tp if (t.split == "tp" or s.sp) else 1
     return ceil(elems * t.bytes / divide)
@@ -586,7 +602,8 @@ def activation_items(ledger: Ledger, s: TrainSetup, other_peak: int = 0) -> tupl
         ctx = min(s.seq_len, mixer.window or s.seq_len)
         saved, exact = layer_saved(ledger, layer_type, s)
         if not exact:
-            notes.append(f"{layer_type}: partly an estimate (a DSA indexer's tensors or Jamba's Mamba ops)")
+            rough = sorted({t.key.rsplit("/", 1)[0] for t in saved if not t.exact})
+            notes.append(f"{layer_type}: an estimate for {', '.join(rough)} (no rule itemises what it keeps)")
         whole = sum(_saved_bytes(t, s, ctx) for t in saved)
         peak_layer = max(peak_layer, whole)
         if s.recompute == "full":
@@ -642,13 +659,19 @@ def _mtp_modules(ledger: Ledger) -> list[tuple[Node, int, str]]:
     return out
 
 
+# The norm an MTP module applies to the hidden state it is handed (DeepSeek-V3's hnorm, Qwen3-Next's
+# pre_fc_norm_hidden): its input is a tensor already kept, the backbone's head input (first module) or the previous
+# module's output, which that module's own final norm keeps; only its 1/rms is new.
+MTP_HIDDEN_NORMS = ("hnorm", "pre_fc_norm_hidden")
+
+
 def mtp_items(ledger: Ledger, s: TrainSetup) -> tuple[list[Item], int, bool]:
     """What the multi-token-prediction modules keep (DeepSeek-V3, arXiv 2412.19437 section 2.2; Qwen3-Next's MTP):
-    per module the norms of the hidden state and of the next tokens' embeddings, the projection's input (both,
-    concatenated), a decoder layer counted by the same rules as the backbone's, and one more loss: its own head
-    input, logits and softmax. One module per output head the MTP part holds (one if it shares the backbone's).
-    Under full recomputation a module keeps only its inputs (hidden state and embeddings, 2·d per token) and is
-    rebuilt during its backward. Returns (items, one module's bytes when rebuilt, exact)."""
+    per module the norms of the hidden state (MTP_HIDDEN_NORMS: its 1/rms only) and of the next tokens' embeddings,
+    the projection's input (both, concatenated), a decoder layer counted by the same rules as the backbone's, and
+    one more loss: its own head input, logits and softmax. One module per output head the MTP part holds (one if it
+    shares the backbone's). Under full recomputation a module keeps only its new input (the embeddings, d per
+    token) and is rebuilt during its backward. Returns (items, one module's bytes when rebuilt, exact)."""
     root = ledger.part("mtp")
     if root is None or not s.mtp:
         return [], 0, True
@@ -664,6 +687,7 @@ def mtp_items(ledger: Ledger, s: TrainSetup) -> tuple[list[Item], int, bool]:
     exact, kept, rebuilt = True, [], 0
     for node, n, layer_type in [(top, 1, ""), *layers]:
         saved, ok = module_saved(node, ledger, layer_type or "full_attention", s, named=True)
+        saved = [t for t in saved if t.key not in {f"{h}/input" for h in MTP_HIDDEN_NORMS}]
         exact = exact and ok
         ctx = min(s.seq_len, ledger.arch.group_mixer(layer_type).window or s.seq_len) if layer_type else s.seq_len
         rebuilt += sum(_saved_bytes(t, s, ctx) for t in saved) * n // modules
@@ -673,9 +697,9 @@ def mtp_items(ledger: Ledger, s: TrainSetup) -> tuple[list[Item], int, bool]:
                 per = _saved_bytes(t, s, ctx)
                 kept.append(Item(f"activations/mtp/{name}/{t.key}", per * n, t.what, n, per, t.exact))
     if s.recompute == "full":
-        per = ceil(tokens * 2 * d * s.a / (s.tp if s.sp else 1))
+        per = ceil(tokens * d * s.a / (s.tp if s.sp else 1))
         kept = [Item("activations/mtp/checkpoint", per * modules,
-                     "each MTP module's inputs (hidden state and next tokens' embeddings)", modules, per, exact)]
+                     "each MTP module's new input (the next tokens' embeddings)", modules, per)]
     return kept + _logit_items("loss/mtp/", ledger, s, modules), rebuilt, exact
 
 
@@ -706,13 +730,25 @@ def recompute_flops(ledger: Ledger, s: TrainSetup) -> tuple[int, int]:
     A step is 3 forward passes' worth (forward + a backward of twice that); the matmuls are 2 FLOPs per active
     weight per token, the scores 2 · score_width per attended token (the full s × s block, as an unfused kernel
     computes it). Full recomputation runs each layer's forward again; selective only the score block (nothing
-    with a fused kernel, which keeps none)."""
+    with a fused kernel, which keeps none). Trained MTP modules add their matmuls (and their head's, where they
+    share the backbone's) and their attention's scores, rebuilt too under full recomputation."""
     tokens = s.micro_batch * s.seq_len
+    arch = ledger.arch
     head = ledger.root.find("text").sum_where(lambda leaf, kinds: leaf.matmul and "lm_head" in kinds, True)
-    if ledger.arch.tied_embeddings:
-        head = ledger.arch.vocab_size * ledger.arch.d_model
+    if arch.tied_embeddings:
+        head = arch.vocab_size * arch.d_model
     layer_matmul = ledger.root.find("text").sum_where(lambda leaf, kinds: leaf.matmul, True) - head
-    scores = sum(2 * m.score_width * min(s.seq_len, m.window or s.seq_len) * k for m, k in ledger.arch.mixer_counts)
+    scores = sum(2 * m.score_width * min(s.seq_len, m.window or s.seq_len) * k for m, k in arch.mixer_counts)
+    mtp = ledger.part("mtp") if s.mtp else None
+    if mtp is not None:
+        mtp_matmul = mtp.sum_where(lambda leaf, kinds: leaf.matmul and "embedding" not in kinds, True)
+        modules = _mtp_modules(ledger)
+        heads = sum(mtp.multiplicity(leaf.key) for leaf in mtp.walk() if leaf.shape == (arch.vocab_size, arch.d_model)
+                    and leaf.matmul and "embed" not in leaf.name)
+        mtp_head = 0 if heads else arch.vocab_size * arch.d_model      # a module sharing the backbone's head
+        layer_matmul += mtp_matmul + mtp_head
+        scores += sum(2 * arch.group_mixer(t).score_width * min(s.seq_len, arch.group_mixer(t).window or s.seq_len)
+                      * n for _, n, t in modules)
     forward = tokens * (2 * (layer_matmul + head) + scores)
     selective = tokens * scores if s.kernel == "eager" else 0     # a fused kernel keeps no score block to rebuild
     extra = {"none": 0, "selective": selective, "full": tokens * (2 * layer_matmul + scores)}[s.recompute]
@@ -729,8 +765,10 @@ def training_memory(ledger: Ledger, setup: TrainSetup | None = None, **changes) 
     if ledger.vision:
         notes.append("the vision tower's activations are not counted (text tokens only)")
     if not mtp_exact:
-        notes.append("mtp: partly an estimate (a DSA indexer's tensors or Jamba's Mamba ops)")
+        rough = sorted({i.key.rsplit("/", 1)[0] for i in mtp if not i.exact})
+        notes.append(f"mtp: an estimate for {', '.join(rough)} (no rule itemises what it keeps)")
     mtp_acts = [i for i in mtp if i.key.startswith("activations/")]
     mtp_loss = [i for i in mtp if not i.key.startswith("activations/")]
-    return TrainMemory(s, states + acts + mtp_acts + loss_items(ledger, s) + mtp_loss, ledger.total, per_rank,
+    trained = ledger.total - (0 if s.mtp else ledger.mtp)
+    return TrainMemory(s, states + acts + mtp_acts + loss_items(ledger, s) + mtp_loss, trained, per_rank,
                        notes, extra, step)

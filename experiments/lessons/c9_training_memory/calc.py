@@ -45,7 +45,7 @@ ACT_ZH = {"attn": "注意力", "ffn": "FFN", "norm1": "第一个归一化", "nor
           "checkpoint": "检查点：每层的输入", "recomputed_layer": "反向时临时重算出的一层"}
 LOSS_ZH = {"final_norm": "最终归一化", "head_in": "输出头的输入", "logits": "logits（b × s × V）",
            "softmax_fp32": "FP32 softmax（b × s × V，loss 的梯度要用）", "token_ids": "token 编号与目标",
-           "rope_tables": "RoPE 的 cos、sin 表", "mtp": "MTP 的 logits 与 softmax（每个预测深度一份）"}
+           "rope_tables": "RoPE 的 cos、sin 表", "mtp": "MTP 的输出头输入、logits 与 softmax（每个预测深度一份）"}
 TENSOR_ZH = {
     "in": "投影的输入（归一化的输出）", "input": "归一化前的输入", "rstd": "每 token 的 1/rms（FP32）",
     "q": "Q（RoPE 之后）", "k": "K（真实的 KV 头数）", "v": "V（真实的 KV 头数）", "scores": "softmax 概率 b·h·s·s",
@@ -109,7 +109,8 @@ def _label(key: str, ledger: Ledger) -> str:
     if parts[1] == "recomputed_layer":
         return ACT_ZH["recomputed_layer"]
     if parts[1] == "mtp":
-        part = {"module": "两路归一化与合并投影", "checkpoint": "检查点：每个模块的输入"}.get(parts[2])
+        part = {"module": "输入的两路归一化、合并投影与末尾的归一化",
+                "checkpoint": "检查点：每个模块新的输入（下一个 token 的 embedding）"}.get(parts[2])
         return f"MTP 模块：{part or layer_label(parts[2]) + '（解码层）'}"
     layer = parts[1]
     count = ledger.layer(layer).n
@@ -161,11 +162,11 @@ def step_memory(config, recipe: str = "mixed_adamw", batch: str = "1", seq: str 
     notes = []
     rough = [i.key for i in mem.items if not i.exact]
     if any("/attn/" in k for k in rough):
-        notes.append("这个模型的稀疏注意力索引器（DSA）另有自己的训练张量，账本没有逐项计入，"
-                     "所以这些层的激活偏少一些；其余逐张量精确。")
+        notes.append("这个模型的稀疏注意力索引器另有自己的训练张量，账本只按它几个投影的输出估算"
+                     "（它选出的 top-k 下标等还没算），这些层的激活偏少；其余逐张量精确。")
     if any("/mixer/" in k for k in rough):
-        notes.append("这个模型的 Mamba 层不走通用的融合内核（例如 Jamba 自己的一串运算），这些层的激活是估算，"
-                     "其余逐张量精确。")
+        notes.append("这个模型的 token 混合器不走账本认得的训练内核（例如 Jamba 的 Mamba 层自己的一串运算），"
+                     "这些层的激活是估算，其余逐张量精确。")
     if ledger.vision:
         notes.append("视觉塔的激活没有计入（这里只算文本 token）。")
     if ledger.mtp:

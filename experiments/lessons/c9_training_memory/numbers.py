@@ -158,7 +158,8 @@ def _mixers_and_mtp(reg, mn) -> None:
         reg.add(f"{p}.mtp_acts", f"{mn.name}：一条 {SEQ} token 的序列，MTP 模块留给反向的激活（GB）",
                 value=_gb(mem.part("activations/mtp")), sources=_src(mn), kind="bytes", style="x2")
         reg.add(f"{p}.mtp_logits", f"{mn.name}：同一条序列，MTP 多出来的一份 logits 和 FP32 softmax（GB）",
-                value=_gb(mem.part("loss/mtp")), sources=_src(mn), kind="bytes", style="x2")
+                value=_gb(mem.part("loss/mtp/logits") + mem.part("loss/mtp/softmax_fp32")), sources=_src(mn),
+                kind="bytes", style="x2")
 
 
 def _recompute(reg, mn) -> None:
