@@ -28,7 +28,7 @@ from typing import Any, cast
 
 from experiments.errors import ConfigError, CourseError, Problem
 from experiments.ledger import jsontext
-from sitegen import changes, markdown, pages, swap
+from sitegen import changes, markdown, minify, pages, swap
 from sitegen import widgets as widget_renderers
 from sitegen.claims import claim_names
 from sitegen.errors import BuildError, LessonError, SourceError
@@ -357,6 +357,7 @@ def write_site(site: Site) -> None:
                                       f"({e.strerror or e})")]) from None
     try:
         shutil.copytree(site.root / "site" / "static", tmp / "static", dirs_exist_ok=True)
+        minify.static_tree(tmp / "static")     # the shipping form of the site's own scripts and stylesheets
         for rel, content in {**site.pages, **site.files}.items():
             path = tmp / rel
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,8 @@ stylesheets (site/templates/base.html says why): it runs before the body is pars
 once the parser has passed it (mount), and the parts that work on the whole page wait for DOMContentLoaded.
 popover.js, which only works on the whole page, stays a deferred file of its own.
 
-The parts stay separate, plain files in site/static/js (and the tests read them there); the file's name is a hash
+The parts stay separate, plain files in site/static/js (and the tests read them there); the file holds them
+minified (sitegen/minify.py), each between its own separator comments; the file's name is a hash
 of its bytes, so a page that needs the same parts shares it and a changed part gives a new name. Each part is an
 IIFE of its own, run in a try block of its own (one that throws does not stop the next, as with separate files; a
 syntax error still stops the file); document.currentScript is the one <script> for all of them (runtime-client.js
@@ -26,6 +27,7 @@ import hashlib
 import json
 from pathlib import Path
 
+from . import minify
 from .errors import CourseError
 
 JS_DIR = "static/js"
@@ -54,7 +56,7 @@ class ScriptBundles:
                 raise CourseError(f"site/{JS_DIR}/{part}: missing; a page's script list names it "
                                   f"(a widget's declaration, experiments/widget.py)")
             # each part on its own, as a file of its own would be: one that throws does not stop the next
-            chunks.append(f"\n/* ---- {part} ---- */\ntry {{\n" + path.read_text(encoding="utf-8").rstrip()
+            chunks.append(f"\n/* ---- {part} ---- */\ntry {{\n" + minify.js(path.read_text(encoding="utf-8")).rstrip()
                           + f"\n;\n}} catch (e) {{ console.error({json.dumps(part)}, e); }}\n")
         text = "".join(chunks)
         return f"page-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:12]}.js", text

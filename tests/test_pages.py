@@ -179,7 +179,7 @@ def test_a_page_script_file_holds_its_parts_in_order_and_is_named_by_its_bytes(t
     assert re.fullmatch(r"page-[0-9a-f]{12}\.js", name) and bundles(("a.js", "b.js")) == name
     text = bundles.files()[f"static/js/{name}"]
     assert ScriptBundles.parts_of(text) == ["a.js", "b.js"]
-    assert text.index("window.a = 1") < text.index("window.b =")
+    assert text.index("window.a=1") < text.index("window.b=")     # (each part minified: sitegen/minify.py)
     assert "})()\n;\n}" in text   # a part without its own semicolon cannot run into the next one
     assert text.count("try {") == 2 and 'catch (e) { console.error("b.js", e); }' in text   # nor stop it
     assert bundles(["b.js"]) != name and len(bundles.files()) == 2
@@ -198,3 +198,22 @@ def test_home_page_outline(repo_site):
         if ch["status"] == "planned":
             assert f'href="{ch.get("lesson")}.html"' not in html
     assert ("未写" in html) == any(ch["status"] == "planned" for ch in course["chapters"])
+
+
+def test_shipped_scripts_lose_comments_and_spaces_but_not_strings_regexes_or_templates():
+    """sitegen/minify.py: what the build writes is minified; strings, regular expressions and template literals
+    that look like comments are kept whole, as are /*! */ comments."""
+    from sitegen import minify
+    text = ('var u = "http://x"; // a comment\nvar r = /a\\/b/g; /* another */ var t = `a // b ${u} /* c */`;\n'
+            '/*! kept */\nvar z = 1\nvar w = 2')
+    got = minify.js(text)
+    assert got == 'var u="http://x";var r=/a\\/b/g;var t=`a // b ${u} /* c */`;/*! kept */var z=1\nvar w=2'
+    assert minify.css("a {\n  color: red; /* why */\n}\n") == "a{color:red}"
+
+
+def test_the_built_sites_own_scripts_and_styles_are_minified(repo_site):
+    static = repo_site.out / "static"
+    for rel in ("js/popover.js", "js/offline.js", "css/course.css", "css/widgets.css"):
+        shipped = (static / rel).read_text(encoding="utf-8")
+        source = (ROOT / "site" / "static" / rel).read_text(encoding="utf-8")
+        assert "/*" in source and "/* " not in shipped and len(shipped) < 0.8 * len(source), rel
