@@ -111,8 +111,9 @@ def _tools(ctx):
         ctx.page.need_script("charts.js")
         chart_id = ctx.page.next_id("chart")
         kind = f" chart-{html.escape(spec['kind'])}" if spec.get("kind") else ""   # its height, reserved by CSS
+        # the plot's box is in the page from the start (its height from CSS), so drawing it moves nothing
         return Markup(f'<figure class="chart{kind}" id="{chart_id}" aria-label="{html.escape(label)}">'
-                      f'{json_script(spec, "chart-spec")}'
+                      f'{json_script(spec, "chart-spec")}<div class="chart-plot"></div>'
                       f'<figcaption>{html.escape(label)}</figcaption></figure>')
 
     return {"num": num, "md": md, "chart": chart, "json": json_script, "uid": ctx.page.next_id, "blank": Blank()}

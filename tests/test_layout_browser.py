@@ -2,7 +2,8 @@
 
 Headless Chromium on a build of the real course (every written lesson):
 - at 375 px (a phone: 375×812, touch): every widget control is at least 24 px tall with 16 px text (a phone zooms in
-  on a focused field with smaller text); nothing in the lesson is wider than the screen except inside a
+  on a focused field with smaller text); loading the lesson and drawing every chart shifts the layout by less
+  than 0.05 in all; nothing in the lesson is wider than the screen except inside a
   .table-scroll region, and a region that does scroll shows a scroll cue; the 总账's share column is on screen
   without scrolling; every chart's legend is under its plot and its annotations inside the chart; the crossover
   chart's x axis ends at its last data point (also after another model is picked);
@@ -36,8 +37,20 @@ def base(repo_site, http_serve) -> str:
     return http_serve(repo_site.out)
 
 
+# every layout shift the page makes without input (PerformanceObserver "layout-shift"), with what moved
+SHIFTS_JS = """
+window.__shifts = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) if (!e.hadRecentInput) window.__shifts.push({ value: e.value,
+    moved: (e.sources || []).map((s) => s.node && s.node.nodeType === 1
+      ? s.node.tagName.toLowerCase() + "." + s.node.className + " " + (s.node.textContent || "").slice(0, 30) : "") });
+}).observe({ type: "layout-shift", buffered: true });
+"""
+
+
 def open_lesson(guarded_pages, url: str, **context):
     page = guarded_pages(**context)
+    page.add_init_script(SHIFTS_JS)
     page.goto(url)
     wait_runtime_ready(page)
     scroll_through(page)
@@ -94,6 +107,9 @@ def test_a_phone_gets_big_controls_and_nothing_cut_off(name, base, guarded_pages
 
     charts = page.evaluate(CHARTS_JS)
     assert charts and all(c["drawn"] for c in charts), charts
+    # loading and drawing every chart moves nothing on the page (each plot's box is there from the start)
+    shifts = page.evaluate("window.__shifts")
+    assert sum(x["value"] for x in shifts) < 0.05, [x for x in shifts if x["value"] > 0.005]
     for chart in charts:
         if chart["legend"]:
             assert chart["legend"] == {"below": True, "inside": True}, chart
