@@ -637,8 +637,9 @@ def _logit_items(prefix: str, ledger: Ledger, s: TrainSetup, copies: int = 1) ->
 
 
 def _mtp_modules(ledger: Ledger) -> list[tuple[Node, int, str]]:
-    """The MTP part's decoder layers (nodes with an attention or mixer child) with how many copies the tree holds
-    and the layer type they repeat, and the MTP part itself (its projections and norms outside those layers)."""
+    """The MTP part's decoder layers (nodes with an attention or mixer child), each with how many copies the tree
+    holds and the layer type it repeats (its own name if the backbone has a group of that name, else the first
+    attention group's). What lies outside them (Qwen3-Next's fc and norms) is ``mtp_items``' "module"."""
     root = ledger.part("mtp")
     if root is None:
         return []
