@@ -37,6 +37,10 @@ class Mixer:
     window: int | None = None
     state_elems: int = 0
 
+    def attended(self, T: int) -> int:
+        """How many of T earlier tokens the layer attends to: all of them, or up to its window."""
+        return min(T, self.window or T)
+
     @property
     def grows(self) -> bool:
         """Its cache and score work grow with every token of context."""

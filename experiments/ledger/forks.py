@@ -267,12 +267,12 @@ def attention_flops(config: dict, ledger: Ledger, T: int) -> dict:
     indexer = indexer_of(config, ledger)
     dense = indexer_work = attend = 0
     for m, k in a.mixer_counts:
-        seen = min(T, m.window or T)
+        seen = m.attended(T)
         dense += 2 * m.score_width * seen * k
     if indexer is None:
         return {"dense": dense, "indexer": 0, "attend": dense, "total": dense}
     for (t, _), (m, k) in zip(layer_runs(a.layer_types), a.mixer_counts):
-        seen = min(T, m.window or T)
+        seen = m.attended(T)
         if t in ("full_attention", "shared_index_attention"):
             attend += 2 * m.score_width * min(seen, indexer.top_k) * k
         else:
@@ -377,7 +377,7 @@ def what_if(config: dict, swap: str, T: int, kv_heads: int = 8) -> dict:
             raise ValueError("swap no_linear: the model has no full-attention layer to copy")
         n_lin = sum(1 for _, m in mixers if m.state_elems and not m.kv_elems_per_token)
         cache = sum((full.kv_elems_per_token * T if (m.state_elems and not m.kv_elems_per_token)
-                     else m.kv_elems_per_token * min(T, m.window or T) + m.state_elems) for _, m in mixers)
+                     else m.kv_elems_per_token * m.attended(T) + m.state_elems) for _, m in mixers)
         extra = 2 * full.score_width * T * n_lin
         per_attn, per_lin = _mixer_params(ledger, "attention"), _mixer_params(ledger, "linear")
         delta = n_lin * (per_attn - per_lin)

@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from math import ceil, prod
 
-from . import Ledger
+from . import Ledger, views
 from .tree import Node
 
 GB = 10 ** 9
@@ -342,7 +342,6 @@ def _attention_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSetup)
         k_width = v_cache = mixer.kv_elems_per_token // 2
         if "k_proj.weight" in leaves and "v_proj.weight" in leaves:
             k_width, v_cache = leaves["k_proj.weight"][0], leaves["v_proj.weight"][0]
-        kv_width = k_width
         kv_heads = max(1, k_width // max(arch.head_dim, 1))
         k_head, v_head = k_width // kv_heads, v_cache // kv_heads
         q_width = v_width = mixer.score_width // 2
@@ -352,12 +351,12 @@ def _attention_saved(node: Node, ledger: Ledger, layer_type: str, s: TrainSetup)
         gate = "q_proj.weight" in leaves and leaves["q_proj.weight"][0] == q_width + v_width
         if "q_norm.weight" in leaves:
             out += [Saved("attn/q_norm/input", q_width, a, what="q before its per-head RMSNorm"),
-                    Saved("attn/k_norm/input", kv_width, a, what="k before its per-head RMSNorm", floor=k_head)]
+                    Saved("attn/k_norm/input", k_width, a, what="k before its per-head RMSNorm", floor=k_head)]
             if s.norm_stats:
-                out.append(Saved("attn/qk_norm/rstd", (q_width + kv_width) // max(arch.head_dim, 1), 4,
+                out.append(Saved("attn/qk_norm/rstd", (q_width + k_width) // max(arch.head_dim, 1), 4,
                                  what="1/rms per head and token (fp32)"))
         out += [Saved("attn/q", q_width, a, what="queries after RoPE"),
-                Saved("attn/k", kv_width, a, what="keys after RoPE (the real KV heads)", floor=k_head),
+                Saved("attn/k", k_width, a, what="keys after RoPE (the real KV heads)", floor=k_head),
                 Saved("attn/v", v_cache, a, what="values (the real KV heads)", floor=v_head)]
         if gate:
             out += [Saved("attn/gate", v_width, a, what="the output gate's input"),
@@ -599,11 +598,10 @@ def activation_items(ledger: Ledger, s: TrainSetup, other_peak: int = 0) -> tupl
     for layer_type in ledger.layer_types:
         node = ledger.layer(layer_type)
         mixer = ledger.arch.group_mixer(layer_type)
-        ctx = min(s.seq_len, mixer.window or s.seq_len)
+        ctx = mixer.attended(s.seq_len)
         saved, exact = layer_saved(ledger, layer_type, s)
         if not exact:
-            rough = sorted({t.key.rsplit("/", 1)[0] for t in saved if not t.exact})
-            notes.append(f"{layer_type}: an estimate for {', '.join(rough)} (no rule itemises what it keeps)")
+            notes.append(_estimate_note(layer_type, [t.key for t in saved if not t.exact]))
         whole = sum(_saved_bytes(t, s, ctx) for t in saved)
         peak_layer = max(peak_layer, whole)
         if s.recompute == "full":
@@ -620,6 +618,12 @@ def activation_items(ledger: Ledger, s: TrainSetup, other_peak: int = 0) -> tupl
         items.append(Item("activations/recomputed_layer", peak_layer,
                           "one layer's tensors, rebuilt during its backward (the largest layer or module)"))
     return items, notes
+
+
+def _estimate_note(where: str, keys: list[str]) -> str:
+    """The note naming which of a part's tensors (their keys) are estimates."""
+    rough = sorted({k.rsplit("/", 1)[0] for k in keys})
+    return f"{where}: an estimate for {', '.join(rough)} (no rule itemises what it keeps)"
 
 
 def _logit_items(prefix: str, ledger: Ledger, s: TrainSetup, copies: int = 1) -> list[Item]:
@@ -660,37 +664,47 @@ def _mtp_modules(ledger: Ledger) -> list[tuple[Node, int, str]]:
     return out
 
 
+def _mtp_heads(ledger: Ledger) -> tuple[list[Node], int]:
+    """The MTP part's own output heads (vocabulary-by-width matrices outside an embedding) and how many MTP modules
+    there are: one per head copy the tree holds, or one if the modules share the backbone's head."""
+    root = ledger.part("mtp")
+    if root is None:
+        return [], 0
+    shape = (ledger.arch.vocab_size, ledger.arch.d_model)
+    heads = [leaf for leaf in root.walk()
+             if leaf.shape == shape and leaf.kind != "embedding" and "embed" not in leaf.name]
+    return heads, sum(root.multiplicity(leaf.key) for leaf in heads) or 1
+
+
 # The norm an MTP module applies to the hidden state it is handed (DeepSeek-V3's hnorm, Qwen3-Next's
 # pre_fc_norm_hidden): its input is a tensor already kept, the backbone's head input (first module) or the previous
 # module's output, which that module's own final norm keeps; only its 1/rms is new.
 MTP_HIDDEN_NORMS = ("hnorm", "pre_fc_norm_hidden")
 
 
-def mtp_items(ledger: Ledger, s: TrainSetup) -> tuple[list[Item], int, bool]:
+def mtp_items(ledger: Ledger, s: TrainSetup) -> tuple[list[Item], list[Item], int, bool]:
     """What the multi-token-prediction modules keep (DeepSeek-V3, arXiv 2412.19437 section 2.2; Qwen3-Next's MTP):
     per module the norms of the hidden state (MTP_HIDDEN_NORMS: its 1/rms only) and of the next tokens' embeddings,
     the projection's input (both, concatenated), a decoder layer counted by the same rules as the backbone's, and
     one more loss: its own head input, logits and softmax. One module per output head the MTP part holds (one if it
     shares the backbone's). Under full recomputation a module keeps only its new input (the embeddings, d per
-    token) and is rebuilt during its backward. Returns (items, one module's bytes when rebuilt, exact)."""
+    token) and is rebuilt during its backward. Returns (activation items, loss items, one module's bytes when
+    rebuilt, exact)."""
     root = ledger.part("mtp")
     if root is None or not s.mtp:
-        return [], 0, True
-    tokens = s.micro_batch * s.seq_len
-    d, V = ledger.arch.d_model, ledger.arch.vocab_size
+        return [], [], 0, True
+    tokens, d = s.micro_batch * s.seq_len, ledger.arch.d_model
     layers = _mtp_modules(ledger)
     inside = {id(node) for node, _, _ in layers}
     # the part's own projections and norms (Qwen3-Next: pre_fc_norm_*, fc, the final norm), outside its layers
     top = Node(root.name, children=tuple(c for c in root.children if id(c) not in inside and c.name != "layers"))
-    heads = sum(root.multiplicity(leaf.key) for leaf in root.walk()
-                if leaf.shape == (V, d) and leaf.kind != "embedding" and "embed" not in leaf.name)
-    modules = heads or 1
+    _, modules = _mtp_heads(ledger)
     exact, kept, rebuilt = True, [], 0
     for node, n, layer_type in [(top, 1, ""), *layers]:
         saved, ok = module_saved(node, ledger, layer_type or "full_attention", s, named=True)
         saved = [t for t in saved if t.key not in {f"{h}/input" for h in MTP_HIDDEN_NORMS}]
         exact = exact and ok
-        ctx = min(s.seq_len, ledger.arch.group_mixer(layer_type).window or s.seq_len) if layer_type else s.seq_len
+        ctx = ledger.arch.group_mixer(layer_type).attended(s.seq_len) if layer_type else s.seq_len
         rebuilt += sum(_saved_bytes(t, s, ctx) for t in saved) * n // modules
         name = node.name if node is not top else "module"
         for t in saved:
@@ -701,7 +715,7 @@ def mtp_items(ledger: Ledger, s: TrainSetup) -> tuple[list[Item], int, bool]:
         per = ceil(tokens * d * s.a / (s.tp if s.sp else 1))
         kept = [Item("activations/mtp/checkpoint", per * modules,
                      "each MTP module's new input (the next tokens' embeddings)", modules, per)]
-    return kept + _logit_items("loss/mtp/", ledger, s, modules), rebuilt, exact
+    return kept, _logit_items("loss/mtp/", ledger, s, modules), rebuilt, exact
 
 
 def _has_rope(ledger: Ledger) -> bool:
@@ -739,17 +753,16 @@ def recompute_flops(ledger: Ledger, s: TrainSetup) -> tuple[int, int]:
     if arch.tied_embeddings:
         head = arch.vocab_size * arch.d_model
     layer_matmul = ledger.root.find("text").sum_where(lambda leaf, kinds: leaf.matmul, True) - head
-    scores = sum(2 * m.score_width * min(s.seq_len, m.window or s.seq_len) * k for m, k in arch.mixer_counts)
+    scores = views.attention_score_flops(ledger, s.seq_len)
     mtp = ledger.part("mtp") if s.mtp else None
     if mtp is not None:
-        mtp_matmul = mtp.sum_where(lambda leaf, kinds: leaf.matmul and "embedding" not in kinds, True)
-        modules = _mtp_modules(ledger)
-        heads = sum(mtp.multiplicity(leaf.key) for leaf in mtp.walk() if leaf.shape == (arch.vocab_size, arch.d_model)
-                    and leaf.matmul and "embed" not in leaf.name)
-        mtp_head = 0 if heads else arch.vocab_size * arch.d_model      # a module sharing the backbone's head
-        layer_matmul += mtp_matmul + mtp_head
-        scores += sum(2 * arch.group_mixer(t).score_width * min(s.seq_len, arch.group_mixer(t).window or s.seq_len)
-                      * n for _, n, t in modules)
+        heads, modules = _mtp_heads(ledger)
+        own = {id(h) for h in heads}
+        mtp_matmul = mtp.sum_where(lambda leaf, kinds: leaf.matmul and "embedding" not in kinds and id(leaf) not in own,
+                                   True)
+        layer_matmul += mtp_matmul + modules * arch.vocab_size * arch.d_model    # each module's head, own or shared
+        scores += sum(2 * arch.group_mixer(t).score_width * arch.group_mixer(t).attended(s.seq_len) * n
+                      for _, n, t in _mtp_modules(ledger))
     forward = tokens * (2 * (layer_matmul + head) + scores)
     selective = tokens * scores if s.kernel == "eager" else 0     # a fused kernel keeps no score block to rebuild
     extra = {"none": 0, "selective": selective, "full": tokens * (2 * layer_matmul + scores)}[s.recompute]
@@ -760,16 +773,13 @@ def training_memory(ledger: Ledger, setup: TrainSetup | None = None, **changes) 
     """Every byte of one training step on one rank (see the module's docstring)."""
     s = replace(setup or TrainSetup(), **changes).validated()
     states, per_rank = state_items(ledger, s)
-    mtp, mtp_rebuilt, mtp_exact = mtp_items(ledger, s)
+    mtp_acts, mtp_loss, mtp_rebuilt, mtp_exact = mtp_items(ledger, s)
     acts, notes = activation_items(ledger, s, mtp_rebuilt)
     extra, step = recompute_flops(ledger, s)
     if ledger.vision:
         notes.append("the vision tower's activations are not counted (text tokens only)")
     if not mtp_exact:
-        rough = sorted({i.key.rsplit("/", 1)[0] for i in mtp if not i.exact})
-        notes.append(f"mtp: an estimate for {', '.join(rough)} (no rule itemises what it keeps)")
-    mtp_acts = [i for i in mtp if i.key.startswith("activations/")]
-    mtp_loss = [i for i in mtp if not i.key.startswith("activations/")]
+        notes.append(_estimate_note("mtp", [i.key for i in mtp_acts if not i.exact]))
     trained = ledger.total - (0 if s.mtp else ledger.mtp)
     return TrainMemory(s, states + acts + mtp_acts + loss_items(ledger, s) + mtp_loss, trained, per_rank,
                        notes, extra, step)

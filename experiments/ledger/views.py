@@ -109,7 +109,7 @@ def score_flops_per_context_token(ledger: Ledger) -> int:
 def attention_score_flops(ledger: Ledger, T: int) -> int:
     """Score work (q·k and weighted sum of v) for a token attending to T cached tokens: each layer attends to
     min(T, its window) of them."""
-    return sum(2 * m.score_width * min(T, m.window or T) * k for m, k in ledger.arch.mixer_counts)
+    return sum(2 * m.score_width * m.attended(T) * k for m, k in ledger.arch.mixer_counts)
 
 
 def crossover_T(ledger: Ledger) -> Fraction | None:
@@ -150,5 +150,5 @@ def kv_bytes_per_token(ledger: Ledger, bytes_per_elem: int = 2) -> int:
 
 def cache_bytes_per_sequence(ledger: Ledger, T: int, bytes_per_elem: int = 2) -> int:
     """Per layer: K/V (or a latent) for min(T, its window) tokens, plus any fixed recurrent state."""
-    elems = sum(m.kv_elems_per_token * min(T, m.window or T) + m.state_elems for m in ledger.arch.per_layer)
+    elems = sum(m.kv_elems_per_token * m.attended(T) + m.state_elems for m in ledger.arch.per_layer)
     return elems * bytes_per_elem
