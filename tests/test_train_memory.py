@@ -163,7 +163,7 @@ def test_a_layer_group_named_for_its_ffn_keeps_its_attentions_tensors(model_id, 
     """A group named <layer type>_dense / _moe (a model with both kinds of FFN) reads its layer type's widths and
     window: q, k, v and o_proj's input as wide as the config's heads say (MiMo-V2: keys 192, values 128 per head;
     its sliding layers have their own head counts), scores over the config's window."""
-    c = json.loads((ROOT / "data" / "models" / model_id / "config.json").read_text())
+    c = config_of(f"data/models/{model_id}")
     sliding = group.startswith("sliding")
     pre = "swa_" if sliding else ""
     heads, kv = c[f"{pre}num_attention_heads"], c[f"{pre}num_key_value_heads"]
@@ -184,8 +184,7 @@ def test_an_indexers_projections_do_not_stand_in_for_the_attentions():
     """MiniMax-M3's sparse layers have an indexer with a k_proj of its own (128 wide): K is the attention's (4 KV
     heads of 128), and the indexer's outputs are a marked estimate beside it."""
     lg = fixture_ledger("tests/fixtures/models/minimax-m3-nvfp4")
-    c = json.loads((ROOT / "tests/fixtures/models/minimax-m3-nvfp4/config.json").read_text())
-    c = c.get("text_config", c)
+    c = config_of("tests/fixtures/models/minimax-m3-nvfp4")
     s = 512
     mem = T.training_memory(lg, seq_len=s)
     group = next(t for t in lg.layer_types if any(c2.name == "indexer" for a in lg.layer(t).children
