@@ -119,6 +119,34 @@ def test_attention_and_utilisation(course):
     assert 0.3 < mfu < 0.5
 
 
+def test_kaplans_attention_term_is_half_of_the_lessons(course):
+    """Kaplan et al. 2020, Table 1: 2·n_layer·n_ctx·d_attn forward per token, recounted from the config's keys;
+    the lesson's count (q·k and the weighted sum of v over the whole sequence, DeepSeek's 12·n_layer·d·l_seq for
+    training) is twice it."""
+    numbers, _, _ = course
+    c = cfg("llama-2-7b")
+    L, d, s = c["num_hidden_layers"], c["hidden_size"], c["max_position_embeddings"]
+    weights = 6 * (L * (4 * d * d + 3 * d * c["intermediate_size"]) + c["vocab_size"] * d)
+    kaplan = 3 * 2 * L * s * d
+    assert value(numbers, "c6.llama7b.attn_share_kaplan") == pytest.approx(kaplan / weights)
+    assert value(numbers, "c6.llama7b.attn_share_seq") == pytest.approx(2 * kaplan / weights)
+    assert 3 * 4 * L * d * s == 12 * L * d * s          # the attention part of DeepSeek's M, per training token
+    assert S.kaplan_attention_flops(L, s, d) * 2 == 4 * L * s * d
+
+
+def test_placed_models_orders_above_the_smallest_budget(course):
+    numbers, per_model, _ = course
+    low = min(float(b) for b in BUDGETS)
+    orders = []
+    for alias in PLACED:
+        m = per_model[alias]
+        if m.meta.get("training_tokens"):
+            orders.append(math.log10(6 * m.ledger.total * m.meta["training_tokens"] / low))
+    assert len(orders) >= 5
+    assert value(numbers, "c6.placed.orders_min") == pytest.approx(min(orders))
+    assert value(numbers, "c6.placed.orders_max") == pytest.approx(max(orders))
+
+
 # -- widgets -----------------------------------------------------------------------------------------------------
 def test_isoflop_answers(course):
     _, per_model, _ = course

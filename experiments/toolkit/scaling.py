@@ -6,8 +6,11 @@ Plain Python (math only, no I/O), imported by the build and by the browser's wor
   arXiv 2001.08361, section 2.1; Hoffmann et al. 2022, arXiv 2203.15556). ``training_flops_per_token`` counts
   one token exactly from a config's ledger instead: 3 × (2 × every weight that multiplies an activation, the
   output projection included even when it is tied) + 3 × the attention-score work at the training sequence length
-  (q·k and the weighted sum of v over the whole sequence, as Kaplan's and DeepSeek's counts do; ``causal=True``
-  averages the context over the positions of a causal sequence instead).
+  (q·k and the weighted sum of v, each token against the whole sequence: 4·n_layer·s·d_attn forward, the count
+  inside DeepSeek's M below; ``causal=True`` averages the context over the positions of a causal sequence instead).
+- Kaplan et al. 2020, Table 1: C_forward ≈ 2N + 2·n_layer·n_ctx·d_attn, the context-dependent row ("Attention:
+  Mask") half of the count above; ``kaplan_attention_flops`` is that row, so their attention-to-weights ratio is
+  n_ctx/(12·d_model) where the count above gives s/(6·d).
 - Chinchilla's approach 3 (Hoffmann et al. 2022, section 3.3 and appendix D.2): L(N, D) = E + A/N^α + B/D^β with
   the rounded published E 1.69, A 406.4, B 410.7, α 0.34, β 0.28. At fixed C = 6ND the minimum is closed-form
   (the paper's equation 4): N_opt = G·(C/6)^(β/(α+β)), D_opt = G⁻¹·(C/6)^(α/(α+β)), G = (αA / (βB))^(1/(α+β)).
@@ -181,6 +184,12 @@ def attention_flops_per_token(ledger, seq: int, causal: bool = False) -> int | f
         attended = full * (full + 1) // 2 + (seq - full) * w
         total += 2 * m.score_width * attended * k
     return total / seq
+
+
+def kaplan_attention_flops(n_layer: int, n_ctx: int, d_attn: int) -> int:
+    """Kaplan et al. 2020, Table 1's context-dependent forward FLOPs per token: 2·n_layer·n_ctx·d_attn (half of
+    ``attention_flops_per_token`` for a model whose every layer attends to the whole sequence)."""
+    return 2 * n_layer * n_ctx * d_attn
 
 
 def training_flops_per_token(ledger, seq: int | None = None, causal: bool = False) -> dict:

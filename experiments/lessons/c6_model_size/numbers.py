@@ -7,9 +7,12 @@ with the fit named in its source. Models appear only where their meta.yaml has a
 """
 from __future__ import annotations
 
+import math
+
 from ...expr import Const, Sym
 from ...toolkit import scaling as S
 from ...toolkit.model_numbers import LEDGER
+from . import BUDGETS, PLACED
 
 FIT_SRC = {"chinchilla": "Hoffmann 等 2022 的方法三拟合（四舍五入后的发表值），闭式解 N_opt = G·(C/6)^(β/(α+β))",
            "epoch": "Besiroglu 等 2024（Epoch AI）重新拟合的系数，同一个闭式解"}
@@ -39,6 +42,7 @@ def register(reg, models, course=None) -> None:
     for alias in TOKENS:
         if alias in models and models[alias].meta.get("training_tokens"):
             _trained(reg, models[alias], fits["epoch"])
+    _placed_orders(reg, models)
     _gpt3(reg, models["gpt3"], cited)
     _llama7b(reg, models["llama7b"], cited)
     _attention(reg, models)
@@ -106,12 +110,13 @@ def _baseline(reg, mn, cited, fits) -> None:
                 "课程基线每个训练 token 的矩阵乘 FLOPs：6 × 每 token 乘过的权重（含共享的输出层）",
                 Const(6) * Sym("乘过的权重", S.matmul_weights_per_token(L)), value=per["weights"], kind="flops",
                 sources=src)
-    a = reg.add("c6.base.attention_per_token", "课程基线每个训练 token 的注意力打分 FLOPs（序列长 512，3 × 前向）",
+    a = reg.add("c6.base.attention_per_token",
+                f"课程基线每个训练 token 的注意力打分 FLOPs（序列长 {per['seq']:,}，3 × 前向）",
                 value=per["attention"], kind="flops", sources=src)
     reg.add("c6.base.six_n", "课程基线的 6N（每个训练 token）", Const(6) * N, kind="flops", sources=src)
     reg.add("c6.base.per_token", "课程基线每个训练 token 的 FLOPs（矩阵乘 + 注意力）",
             Sym("矩阵乘", w.value) + Sym("注意力", a.value), value=per["total"], kind="flops", sources=src)
-    reg.add("c6.base.attention_share", "课程基线注意力项与矩阵乘项之比（序列长 512）",
+    reg.add("c6.base.attention_share", f"课程基线注意力项与矩阵乘项之比（序列长 {per['seq']:,}）",
             Sym("注意力", a.value) / Sym("矩阵乘", w.value), kind="ratio", style="pct0", sources=src)
     reg.add("c6.base.C_exact", "课程基线训练到 20 token/参数、逐项算（含注意力）的算力",
             Sym("每 token", per["total"]) * Sym("D", d20.value), kind="flops", style="e2", sources=src)
@@ -158,6 +163,19 @@ def _trained(reg, mn, epoch) -> None:
             value=(loss - loss_opt) / loss_opt, kind="ratio", style="pct1", sources=(FIT_SRC["epoch"],))
 
 
+def _placed_orders(reg, models) -> None:
+    """How many orders of magnitude the explorer's real models (those with a published token count) sit above its
+    smallest budget stop: the fewest and the most."""
+    low = min(float(b) for b in BUDGETS)
+    orders = [math.log10(6 * models[a].ledger.total * models[a].meta["training_tokens"] / low)
+              for a in PLACED if a in models and models[a].meta.get("training_tokens")]
+    src = ("各模型 meta.yaml 公开的训练 token 数与账本的参数量，C = 6·N·D；图上最小的预算档",)
+    reg.add("c6.placed.orders_min", "图上有公开训练 token 数的真实模型，算力比最小的预算档大几个数量级（最少）",
+            value=min(orders), kind="ratio", style="x1", sources=src)
+    reg.add("c6.placed.orders_max", "图上有公开训练 token 数的真实模型，算力比最小的预算档大几个数量级（最多）",
+            value=max(orders), kind="ratio", style="x1", sources=src)
+
+
 def _gpt3(reg, mn, cited) -> None:
     reg.add("c6.gpt3.paper_flops", "GPT-3 论文附录给 175B 模型报的训练总计算量（FLOPs）",
             Sym("论文值（10²¹ FLOPs）", cited["gpt3_train_flops_e21"].value) * Const(10**21), kind="flops",
@@ -198,6 +216,14 @@ def _attention(reg, models) -> None:
                 value=S.attention_breakeven_seq(L), kind="tokens", style="n0", sources=src)
         reg.add(f"c6.{alias}.d_times_6", f"{mn.name}：6·d", Const(6) * Sym("d", L.arch.d_model), kind="tokens",
                 sources=src)
+    # Kaplan et al.'s Table 1 count of the same term, from the config's widths (not the ledger's score widths)
+    a = llama.arch
+    kaplan = Const(3) * Sym("2·n_layer·n_ctx·d_attn",
+                            S.kaplan_attention_flops(a.n_layers, seq, a.n_heads * a.head_dim))
+    reg.add("c6.llama7b.attn_share_kaplan",
+            "Llama 2 7B：按 Kaplan 等表 1 的注意力项（每层每 token 前向 2·n_ctx·d_attn，训练 × 3）与矩阵乘项之比",
+            kaplan / Sym("矩阵乘", S.training_flops_per_token(llama.ledger, seq)["weights"]), kind="ratio",
+            style="pct0", sources=(llama.where + LEDGER, "Kaplan 等 2020 表 1：C_forward ≈ 2N + 2·n_layer·n_ctx·d_attn"))
 
 
 def _kaplan(reg, cited, kaplan) -> None:
