@@ -24,11 +24,10 @@ from .families._common import (
     BASE_SYMBOLS,
     build_layers,
     gqa_arch,
-    gqa_heads,
+    gqa_sizes,
     group_names,
     layer_norms,
     moe_info,
-    sizes,
     standard_text,
     tied_context,
 )
@@ -79,8 +78,7 @@ def build_estimate(r: Reader) -> tuple[Model, list[str]]:
     """The generic decoder's Model and the Chinese lines saying what it assumed."""
     assumed = ["按通用解码器读取：每层一个分组查询注意力（q、k、v、o 四个投影）"
                "加一个门控 FFN（gate、up、down 三个矩阵），每层两个 RMSNorm，末尾一个 RMSNorm"]
-    d, L, V = sizes(r)
-    n_heads, n_kv, head_dim = gqa_heads(r, d)
+    d, L, V, n_heads, n_kv, head_dim = gqa_sizes(r)
     if not r.has("num_key_value_heads"):
         assumed.append("没有 num_key_value_heads：按每个查询头都有自己的 K、V 头计")
     if not r.has("head_dim"):

@@ -15,10 +15,18 @@ The cost models the forks need (formulas, per generated token, one sequence):
   DeepSeek Sparse Attention", section 2.1): a lightning indexer scores every earlier token with H_I index heads
   of width d_I, I_t,s = Σ_j w_t,j · ReLU(q_t,j · k_s), then the main (MLA) attention attends only to the top
   k_idx tokens. Per layer with its own indexer: 2 · H_I · d_I · T (the dot products) + 2 · H_I · T (the weights
-  and the sum) FLOPs, plus 2 · score_width · min(T, k_idx) for the attention proper; a layer that reuses an
+  and the sum) FLOPs, plus 2 · width · min(T, k_idx) for the attention proper; a layer that reuses an
   earlier layer's selection (GLM-5.2's "shared" indexer layers) pays only the second term. The index key (d_I
   elements per token) is cached beside the MLA latent in each layer with an indexer (the engine counts it in
   ``kv_elems_per_token``). The indexer's projections are weights like any other (in the ledger tree).
+  The report (same section, "Instantiate DSA Under MLA") runs DSA on MLA's MQA mode: the query is absorbed
+  into the latent space, so every head attends to the shared cached entry itself, keys of kv_lora_rank +
+  qk_rope_head_dim elements and values of kv_lora_rank (576 and 512 for DeepSeek-V3.2). The width of a sparse
+  MLA layer is therefore h · (2 · kv_lora_rank + qk_rope_head_dim), not the MHA form h · (d_qk + d_v) the
+  engine's training and prefill views use (``Arch.score_width``); its dense counterpart (the same layers over
+  every token, how V3.1-Terminus decodes) is counted in the same mode. The absorption moves the key and value
+  up-projections to the query and output side: the same weights, so the per-token weight FLOPs do not change.
+  A model whose indexer sits on attention other than MLA keeps its layers' own width.
 - Multi-token prediction (DeepSeek-V3 report section 2.2; Qwen3.5's ``mtp_num_hidden_layers``): its parameters
   are the ledger's ``mtp`` part; one extra predicted token costs 2 FLOPs per matmul weight a token passes in the
   MTP module, plus the output head it shares with the main model when the module holds none of its own (a
@@ -29,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import Ledger, ledger_of
-from .arch import layer_runs
+from .arch import Mixer, layer_runs
 from .config import Reader
 from .tree import Node
 from .views import MIXER_KINDS, cache_bytes_per_sequence, kv_bytes_per_token, param_flops_per_token
@@ -40,14 +48,26 @@ BF16_BYTES = 2
 KINDS = ("mha", "gqa", "mqa", "mla", "sliding", "chunked", "linear", "mamba", "sparse", "compressed", "none")
 
 
+# layer types whose attention keeps only the indexer's top_k tokens in a model with an indexer
+SPARSE_TYPES = ("full_attention", "shared_index_attention")
+
+
 @dataclass(frozen=True)
 class Indexer:
-    """DSA's lightning indexer as the config sets it: heads, head width, tokens kept, layers with their own."""
+    """DSA's lightning indexer as the config sets it: heads, head width, tokens kept, layers with their own, and
+    the score width of a sparse layer (MLA's MQA mode; None: the layer's own ``score_width``)."""
     heads: int
     head_dim: int
     top_k: int
     own_layers: int        # layers that run an indexer (the others reuse a selection)
     sparse_layers: int     # layers whose attention keeps only top_k tokens
+    mqa_width: int | None = None   # h · (2 · kv_lora_rank + qk_rope_head_dim) on MLA, else None
+
+    def width(self, layer_type: str, mixer: Mixer) -> int:
+        """Score FLOPs per attended token are 2 * this in a layer of this type: MQA mode in a sparse MLA layer."""
+        if self.mqa_width is not None and layer_type in SPARSE_TYPES:
+            return self.mqa_width
+        return mixer.score_width
 
 
 def text_prefix(ledger: Ledger) -> str:
@@ -94,9 +114,12 @@ def indexer_of(config: dict, ledger: Ledger) -> Indexer | None:
     r = text_reader(config, ledger)
     heads, head_dim = r.int("index_n_heads", default=64), r.int("index_head_dim", default=128)
     top_k = r.int("index_topk", default=2048)
+    a = ledger.arch
+    # MLA's MQA mode (the report's): keys of kv_lora_rank + qk_rope_head_dim, values of kv_lora_rank, every head
+    mqa = a.n_heads * (2 * r.int("kv_lora_rank") + r.int("qk_rope_head_dim")) if "d_c" in a.symbols else None
     r.check()
-    sparse = sum(1 for t in ledger.arch.layer_types if t in ("full_attention", "shared_index_attention"))
-    return Indexer(heads, head_dim, top_k, own, sparse)
+    sparse = sum(1 for t in a.layer_types if t in SPARSE_TYPES)
+    return Indexer(heads, head_dim, top_k, own, sparse, mqa)
 
 
 def _norm_placement(groups: list[Node]) -> str:
@@ -165,7 +188,7 @@ def attention_kind(ledger: Ledger, layer_type: str, indexer: Indexer | None) -> 
         return "compressed"
     if m.window is not None:
         return "chunked" if "chunk" in layer_type else "sliding"
-    if indexer is not None and layer_type in ("full_attention", "shared_index_attention"):
+    if indexer is not None and layer_type in SPARSE_TYPES:
         return "sparse"
     if "d_c" in a.symbols:
         return "mla"

@@ -73,10 +73,12 @@ def heads(r: Reader, d: int, heads_key: str, kv_key: str | None, head_dim_key: s
         head_dim = max(d // n_heads, 1)
     return n_heads, n_kv, head_dim
 
-def gqa_sizes(r: Reader) -> tuple[int, int, int, int, int, int]:
-    """sizes() then gqa_heads(): d, L, V, heads, KV heads, head_dim."""
-    d, L, V = sizes(r)
-    return (d, L, V, *gqa_heads(r, d))
+def gqa_sizes(r: Reader, *more: str, head_dim_key: str | None = "head_dim",
+              head_dim_default: int | None = None) -> tuple[int, ...]:
+    """sizes(r, *more) then gqa_heads(), read in that order: d, L, V, the keys in ``more``, heads, KV heads,
+    head_dim."""
+    d, L, V, *rest = sizes(r, *more)
+    return (d, L, V, *rest, *gqa_heads(r, d, head_dim_key, head_dim_default))
 
 def every_layer_windowed(kind: str, L: int, window: int | None, n_heads: int, n_kv: int, head_dim: int) -> dict:
     """Arch fields of a gated or two-matrix FFN model whose every layer is ``kind`` (sliding_attention when the

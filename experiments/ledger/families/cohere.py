@@ -22,7 +22,7 @@ from ..blocks import attention, norm, parallel_decoder_layer, swiglu, with_norms
 from ..config import Reader
 from ..family import Family
 from ..tree import leaf
-from ._common import BASE_SYMBOLS, gqa_arch, gqa_heads, layer_runs, sizes, standard_text, tied_context
+from ._common import BASE_SYMBOLS, gqa_arch, gqa_sizes, layer_runs, standard_text, tied_context
 from ._windows import pattern_layer_types, window_of
 
 
@@ -45,8 +45,8 @@ VARIANTS = {
 
 def build_cohere(r: Reader, model_type: str, variant: CohereVariant | None = None) -> Model:
     v = variant or VARIANTS[model_type]
-    d, L, V, d_ff = sizes(r, "intermediate_size")
-    n_heads, n_kv, head_dim = gqa_heads(r, d, head_dim_key="head_dim" if v.head_dim_key else None)
+    d, L, V, d_ff, n_heads, n_kv, head_dim = gqa_sizes(r, "intermediate_size",
+                                                       head_dim_key="head_dim" if v.head_dim_key else None)
     attn_bias = r.bool("attention_bias", default=False)
     qk_norm = v.qk_norm_key and r.bool("use_qk_norm", default=False)
     tied, ctx = tied_context(r, True, 8192)

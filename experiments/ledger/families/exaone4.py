@@ -13,7 +13,7 @@ from ..arch import Model
 from ..blocks import attention, norm, swiglu
 from ..config import Reader
 from ..family import Family
-from ._common import build_layers, gqa_arch, gqa_heads, sizes, standard_text, tied_context
+from ._common import build_layers, gqa_arch, gqa_sizes, standard_text, tied_context
 from ._windows import every_nth_global, listed_layer_types, window_of, window_symbols
 
 
@@ -33,8 +33,7 @@ def exaone4_layer_types(r: Reader, L: int) -> list[str]:
 
 
 def build_exaone4(r: Reader) -> Model:
-    d, L, V, d_ff = sizes(r, "intermediate_size")
-    n_heads, n_kv, head_dim = gqa_heads(r, d)
+    d, L, V, d_ff, n_heads, n_kv, head_dim = gqa_sizes(r, "intermediate_size")
     tied, ctx = tied_context(r, False, 2048)
     types = exaone4_layer_types(r, L)
     window = window_of(r, types, 4096)

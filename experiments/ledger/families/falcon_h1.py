@@ -14,7 +14,7 @@ from ..blocks import attention, mamba2, mamba2_state, norm, swiglu
 from ..config import Reader
 from ..family import Family
 from ..tree import group
-from ._common import BASE_SYMBOLS, embed_tokens, gqa_arch, gqa_heads, lm_head, sizes, text_tree, tied_context
+from ._common import BASE_SYMBOLS, embed_tokens, gqa_arch, gqa_sizes, lm_head, text_tree, tied_context
 
 
 def mamba_sizes(r: Reader, d: int) -> tuple[int, int, int]:
@@ -40,8 +40,7 @@ def mamba_sizes(r: Reader, d: int) -> tuple[int, int, int]:
 
 
 def build_falcon_h1(r: Reader) -> Model:
-    d, L, V, d_ff = sizes(r, "intermediate_size")
-    n_heads, n_kv, head_dim = gqa_heads(r, d)
+    d, L, V, d_ff, n_heads, n_kv, head_dim = gqa_sizes(r, "intermediate_size")
     attn_bias, mlp_bias = r.bool("attention_bias", default=False), r.bool("mlp_bias", default=False)
     tied, ctx = tied_context(r, False, 8192)
     m_heads, m_head_dim, d_inner = mamba_sizes(r, d)

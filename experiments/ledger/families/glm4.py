@@ -15,7 +15,7 @@ from ..arch import Model
 from ..blocks import attention, decoder_layer, gated_fused, norm
 from ..config import Reader
 from ..family import Family
-from ._common import BASE_SYMBOLS, gqa_arch, gqa_heads, sizes, standard_text, tied_context
+from ._common import BASE_SYMBOLS, gqa_arch, gqa_sizes, standard_text, tied_context
 from ._parts import with_defaults
 
 
@@ -40,8 +40,8 @@ VARIANTS = {
 def build_glm(r: Reader, model_type: str, variant: GlmVariant | None = None) -> Model:
     v = variant or VARIANTS[model_type]
     r = with_defaults(r, dict(v.defaults)) if v.defaults else r
-    d, L, V, d_ff = sizes(r, "intermediate_size")
-    n_heads, n_kv, head_dim = gqa_heads(r, d, head_dim_default=128)   # GlmConfig / Glm4Config default
+    # head_dim 128: the GlmConfig / Glm4Config default
+    d, L, V, d_ff, n_heads, n_kv, head_dim = gqa_sizes(r, "intermediate_size", head_dim_default=128)
     bias = r.bool("attention_bias", default=True)
     tied, ctx = tied_context(r, False, 131072)
     layer = decoder_layer(attention(d, n_heads, n_kv, head_dim, qkv_bias=bias), gated_fused(d, d_ff),

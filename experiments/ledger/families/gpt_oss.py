@@ -12,11 +12,10 @@ from ._common import (
     build_layers,
     experts,
     gqa_arch,
-    gqa_heads,
+    gqa_sizes,
     layer_norms,
     listed_types,
     moe_info,
-    sizes,
     standard_text,
     tied_context,
 )
@@ -27,8 +26,7 @@ from ._common import (
 _GPT_OSS_MIXERS = ("sliding_attention", "full_attention")
 
 def build_gpt_oss(r: Reader) -> Model:
-    d, L, V = sizes(r)
-    n_heads, n_kv, head_dim = gqa_heads(r, d, head_dim_default=64)  # GptOssConfig default
+    d, L, V, n_heads, n_kv, head_dim = gqa_sizes(r, head_dim_default=64)  # GptOssConfig default
     attn_bias = r.bool("attention_bias", default=True)
     tied, ctx = tied_context(r, False, 131072)
     experts_key = "num_local_experts" if r.has("num_local_experts") or not r.has("num_experts") else "num_experts"

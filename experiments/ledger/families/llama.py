@@ -12,7 +12,7 @@ from ..arch import Model
 from ..blocks import attention, decoder_layer, norm, swiglu
 from ..config import Reader
 from ..family import Family
-from ._common import gqa_arch, gqa_heads, sizes, standard_text, tied_context
+from ._common import gqa_arch, gqa_sizes, standard_text, tied_context
 from ._parts import with_defaults
 
 
@@ -48,8 +48,7 @@ VARIANTS = {
 def build_llama_like(r: Reader, model_type: str, variant: LlamaVariant | None = None) -> Model:
     v = variant or VARIANTS[model_type]
     r = with_defaults(r, dict(v.defaults)) if v.defaults else r
-    d, L, V, d_ff = sizes(r, "intermediate_size")
-    n_heads, n_kv, head_dim = gqa_heads(r, d)
+    d, L, V, d_ff, n_heads, n_kv, head_dim = gqa_sizes(r, "intermediate_size")
     attn_bias = r.bool("attention_bias", default=v.attention_bias_default) if v.attention_bias else False
     o_bias = r.bool(v.o_bias_key, default=False) if v.o_bias_key else attn_bias
     mlp_bias = r.bool("mlp_bias", default=False) if v.mlp_bias else False

@@ -17,7 +17,7 @@ from ..arch import Model
 from ..blocks import attention, decoder_layer, swiglu
 from ..config import Reader
 from ..family import Family
-from ._common import BASE_SYMBOLS, gqa_arch, gqa_heads, layer_norms, sizes, standard_text
+from ._common import BASE_SYMBOLS, gqa_arch, gqa_sizes, layer_norms, standard_text
 
 # model_type: (bias key for q/k/v/o, bias key for the MLP or None, head_dim default, tied default, qk-norm names)
 _VARIANTS = {
@@ -30,8 +30,7 @@ _CONTEXT_DEFAULT = {"granite": 2048, "ernie4_5": 131072, "hunyuan_v1_dense": 204
 
 def build_llama_variant(r: Reader, model_type: str) -> Model:
     attn_bias_key, mlp_bias_key, head_dim_default, tied_default, qk_norm_names = _VARIANTS[model_type]
-    d, L, V, d_ff = sizes(r, "intermediate_size")
-    n_heads, n_kv, head_dim = gqa_heads(r, d, head_dim_default=head_dim_default)
+    d, L, V, d_ff, n_heads, n_kv, head_dim = gqa_sizes(r, "intermediate_size", head_dim_default=head_dim_default)
     attn_bias = r.bool(attn_bias_key, default=False)
     mlp_bias = r.bool(mlp_bias_key, default=False) if mlp_bias_key else False
     tied = r.bool("tie_word_embeddings", default=tied_default)

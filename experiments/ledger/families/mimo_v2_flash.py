@@ -21,11 +21,10 @@ from ._common import (
     build_layers,
     experts,
     gqa_arch,
-    gqa_heads,
+    gqa_sizes,
     group_names,
     layer_norms,
     moe_info,
-    sizes,
     standard_text,
     tied_context,
 )
@@ -42,8 +41,7 @@ def _flags(r: Reader, L: int, key: str, published: str, choices: tuple[str, str]
 
 
 def build_mimo_v2_flash(r: Reader) -> Model:
-    d, L, V, d_ff = sizes(r, "intermediate_size")
-    n_heads, n_kv, head_dim = gqa_heads(r, d, head_dim_default=192)
+    d, L, V, d_ff, n_heads, n_kv, head_dim = gqa_sizes(r, "intermediate_size", head_dim_default=192)
     v_dim = r.int("v_head_dim", default=128)
     swa_heads = r.int("swa_num_attention_heads", default=n_heads)
     swa_kv = r.int("swa_num_key_value_heads", default=2 * n_kv)

@@ -31,11 +31,10 @@ from ._common import (
     build_layers,
     experts,
     gqa_arch,
-    gqa_heads,
+    gqa_sizes,
     group_names,
     layer_norms,
     moe_info,
-    sizes,
     standard_text,
 )
 from ._parts import flag_list, listed, nested, text_config
@@ -52,8 +51,7 @@ def _moe_flags(t: Reader, L: int, default: list[bool]) -> list[bool]:
 
 def build_m3_text(t: Reader, step: bool, prefix: str) -> Model:
     """The text model, with step3p7's MTP layers (num_nextn_predict_layers) as its ``mtp``."""
-    d, L, V = sizes(t)
-    n_heads, n_kv, head_dim = gqa_heads(t, d, head_dim_default=128)
+    d, L, V, n_heads, n_kv, head_dim = gqa_sizes(t, head_dim_default=128)
     tied = t.bool("tie_word_embeddings", default=False)
     ctx = t.int("max_position_embeddings", default=128000 if step else 524288)
     experts_key = "num_local_experts" if t.has("num_local_experts") or not step else "n_routed_experts"

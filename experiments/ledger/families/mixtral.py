@@ -34,9 +34,8 @@ from ._common import (
     embed_tokens,
     experts,
     gqa_arch,
-    gqa_heads,
+    gqa_sizes,
     moe_info,
-    sizes,
     text_tree,
     tied_context,
 )
@@ -80,8 +79,7 @@ VARIANTS = {
 def build_mixtral_like(r: Reader, model_type: str, variant: MixtralVariant | None = None) -> Model:
     v = variant or VARIANTS[model_type]
     r = with_defaults(r, dict(v.defaults)) if v.defaults else r
-    d, L, V = sizes(r)
-    n_heads, n_kv, head_dim = gqa_heads(r, d, head_dim_default=v.head_dim_default)
+    d, L, V, n_heads, n_kv, head_dim = gqa_sizes(r, head_dim_default=v.head_dim_default)
     attn_bias = r.bool("attention_bias", default=False) if v.attention_bias else False
     tied, ctx = tied_context(r, False, v.ctx_default)
     n_experts, top_k, expert_d_ff = experts(r, v.experts_key, "num_experts_per_tok", "intermediate_size")

@@ -22,7 +22,7 @@ from ..blocks import attention, norm, swiglu, with_norms
 from ..config import Reader
 from ..family import Family
 from ..tree import Node, group, leaf
-from ._common import build_layers, embed_tokens, gqa_arch, gqa_heads, lm_head, sizes, text_tree, tied_context
+from ._common import build_layers, embed_tokens, gqa_arch, gqa_sizes, lm_head, text_tree, tied_context
 from ._parts import with_defaults
 from ._windows import every_nth_global, listed_layer_types, window_of, window_symbols
 
@@ -59,8 +59,7 @@ VARIANTS = {
 def build_olmo(r: Reader, model_type: str, variant: OlmoVariant | None = None) -> Model:
     v = variant or VARIANTS[model_type]
     r = with_defaults(r, dict(v.defaults)) if v.defaults else r
-    d, L, V, d_ff = sizes(r, "intermediate_size")
-    n_heads, n_kv, head_dim = gqa_heads(r, d)
+    d, L, V, d_ff, n_heads, n_kv, head_dim = gqa_sizes(r, "intermediate_size")
     attn_bias = r.bool("attention_bias", default=False)
     tied, ctx = tied_context(r, False, 2048)
     mixer = attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias)

@@ -22,8 +22,7 @@ from ._common import (
     embed_tokens,
     every_layer_windowed,
     gqa_arch,
-    gqa_heads,
-    sizes,
+    gqa_sizes,
     standard_text,
     text_tree,
     tied_context,
@@ -31,8 +30,7 @@ from ._common import (
 
 
 def build_phi(r: Reader) -> Model:
-    d, L, V, d_ff = sizes(r, "intermediate_size")
-    n_heads, n_kv, head_dim = gqa_heads(r, d)
+    d, L, V, d_ff, n_heads, n_kv, head_dim = gqa_sizes(r, "intermediate_size")
     qk_norm = r.bool("qk_layernorm", default=False)
     tied, ctx = tied_context(r, False, 2048)
     mixer = attention(d, n_heads, n_kv, head_dim, qkv_bias=True, o_bias=True, o_name="dense", qk_norm=qk_norm,
@@ -52,8 +50,7 @@ def build_phi(r: Reader) -> Model:
 
 
 def build_phi3(r: Reader) -> Model:
-    d, L, V, d_ff = sizes(r, "intermediate_size")
-    n_heads, n_kv, head_dim = gqa_heads(r, d)
+    d, L, V, d_ff, n_heads, n_kv, head_dim = gqa_sizes(r, "intermediate_size")
     tied, ctx = tied_context(r, False, 4096)
     window = r.int("sliding_window", default=None)
     kind = "sliding_attention" if window else "full_attention"

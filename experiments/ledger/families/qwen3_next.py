@@ -12,14 +12,13 @@ from ._common import (
     build_layers,
     gdn_from,
     gqa_arch,
-    gqa_heads,
+    gqa_sizes,
     group_names,
     hybrid_layer_types,
     layer_norms,
     moe_arch,
     mtp_tree,
     qwen_moe_sizes,
-    sizes,
     standard_text,
     tied_context,
 )
@@ -47,8 +46,7 @@ def fused_gdn(node: Node) -> Node:
     return group(node.name, fused + rest, kind=node.kind)
 
 def build_qwen3_next(r: Reader) -> Model:
-    d, L, V = sizes(r)
-    n_heads, n_kv, head_dim = gqa_heads(r, d, head_dim_default=256)  # Qwen3NextConfig default
+    d, L, V, n_heads, n_kv, head_dim = gqa_sizes(r, head_dim_default=256)  # Qwen3NextConfig default
     attn_bias = r.bool("attention_bias", default=False)
     tied, ctx = tied_context(r, False, 32768)
     mixers = hybrid_layer_types(r, L)

@@ -11,7 +11,7 @@ from ..arch import Model
 from ..blocks import attention, swiglu
 from ..config import Reader
 from ..family import Family
-from ._common import build_layers, gqa_arch, gqa_heads, layer_norms, sizes, standard_text, tied_context
+from ._common import build_layers, gqa_arch, gqa_sizes, layer_norms, standard_text, tied_context
 from ._windows import listed_layer_types, window_of, window_symbols
 
 
@@ -31,8 +31,7 @@ def smollm3_layer_types(r: Reader, L: int) -> list[str]:
 
 
 def build_smollm3(r: Reader) -> Model:
-    d, L, V, d_ff = sizes(r, "intermediate_size")
-    n_heads, n_kv, head_dim = gqa_heads(r, d)
+    d, L, V, d_ff, n_heads, n_kv, head_dim = gqa_sizes(r, "intermediate_size")
     attn_bias = r.bool("attention_bias", default=False)
     mlp_bias = r.bool("mlp_bias", default=False)
     tied, ctx = tied_context(r, True, 32768)

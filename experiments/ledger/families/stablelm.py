@@ -13,7 +13,7 @@ from ..blocks import attention, decoder_layer, norm, swiglu, with_norms
 from ..config import Reader
 from ..family import Family
 from ..tree import group, leaf
-from ._common import BASE_SYMBOLS, embed_tokens, gqa_arch, gqa_heads, lm_head, sizes, text_tree, tied_context
+from ._common import BASE_SYMBOLS, embed_tokens, gqa_arch, gqa_sizes, lm_head, text_tree, tied_context
 
 
 def per_head_norms(name: str, n: int, head_dim: int):
@@ -21,8 +21,7 @@ def per_head_norms(name: str, n: int, head_dim: int):
 
 
 def build_stablelm(r: Reader) -> Model:
-    d, L, V, d_ff = sizes(r, "intermediate_size")
-    n_heads, n_kv, head_dim = gqa_heads(r, d)
+    d, L, V, d_ff, n_heads, n_kv, head_dim = gqa_sizes(r, "intermediate_size")
     tied, ctx = tied_context(r, False, 4096)
     mixer = attention(d, n_heads, n_kv, head_dim, qkv_bias=r.bool("use_qkv_bias", default=False))
     if r.bool("qk_layernorm", default=False):

@@ -11,12 +11,11 @@ from ..arch import Model
 from ..blocks import attention, decoder_layer, mlp2, norm
 from ..config import Reader
 from ..family import Family
-from ._common import embed_tokens, every_layer_windowed, gqa_arch, gqa_heads, lm_head, sizes, text_tree, tied_context
+from ._common import embed_tokens, every_layer_windowed, gqa_arch, gqa_sizes, lm_head, text_tree, tied_context
 
 
 def build_starcoder2(r: Reader) -> Model:
-    d, L, V, d_ff = sizes(r, "intermediate_size")
-    n_heads, n_kv, head_dim = gqa_heads(r, d)
+    d, L, V, d_ff, n_heads, n_kv, head_dim = gqa_sizes(r, "intermediate_size")
     bias = r.bool("use_bias", default=True)
     tied, ctx = tied_context(r, True, 4096)
     window = r.int("sliding_window", default=None)
