@@ -136,6 +136,17 @@ def test_numbers_are_the_stored_figures(numbers):
     assert float(numbers["c8.resid_std_plain"].value) == pytest.approx(math.sqrt(129))
 
 
+def test_the_opening_factor_is_c5s_stored_baseline_run(numbers):
+    """C8 opens with how far C5's baseline (data/train_runs.json, warmup 30) let its max attention logit grow:
+    recounted here from the stored series, not typed."""
+    series = json.loads((ROOT / "data" / "train_runs.json").read_text(encoding="utf-8"))[
+        "baseline"]["warmup30"]["max_attn_logit"]
+    assert all(v is not None for v in series)
+    assert float(numbers["c8.c5_logit_growth"].value) == pytest.approx(max(series) / series[0])
+    text = (ROOT / "lessons" / "c8-training-stability.md").read_text(encoding="utf-8")
+    assert "{x0}`c8.c5_logit_growth`" in text.split("## ①", 1)[0]
+
+
 def test_break_fix_view_embeds_every_setting():
     view = C8.break_fix_view({**OFF}, WidgetData({}, {"train_stability": STORED}))
     assert set(view["tables"]) == set(STORED["grid"]) and view["key"] == view["off"]

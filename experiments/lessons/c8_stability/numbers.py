@@ -51,10 +51,23 @@ def _f(x) -> Fraction:
     return Fraction(str(x))
 
 
+def _c5_logit_growth(reg, data) -> None:
+    """C5's baseline run (data/train_runs.json, the common learning rate with warmup), which C8 opens with: its
+    largest attention logit over the run against the first step's."""
+    series = ((data.get("train_runs") or {}).get("baseline") or {}).get("warmup30", {}).get("max_attn_logit")
+    if not series:
+        raise CourseError("data/train_runs.json: no baseline/warmup30 run with max_attn_logit; make it with: "
+                          "python -m experiments.train.runs")
+    reg.add("c8.c5_logit_growth", "C5 的基线训练（常用学习率、预热）中注意力最大 logit 的峰值是第 1 步的几倍",
+            RealDiv(Sym("峰值", calc.peak(series)), Sym("第 1 步", float(series[0]))), kind="ratio", style="x0",
+            sources=("课程训练代码预先算好的 C5 基线训练记录：预热 30 步",))
+
+
 def register(reg, models, course=None, data=None) -> None:
     if data is None:
         return
     runs = _runs(data)
+    _c5_logit_growth(reg, data)
     for name, (value, label, src, style) in CITED.items():
         reg.add(f"c8.cited_{name}", label, value=Fraction(value) if isinstance(value, str) else value,
                 sources=(src,), kind="cited", style=style)
