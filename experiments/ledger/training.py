@@ -273,6 +273,7 @@ def state_items(ledger: Ledger, setup: TrainSetup) -> tuple[list[Item], int]:
 
 
 # -- activations --------------------------------------------------------------------------------------------------
+# not an Item: elements per token of one layer, before a setup's sizes make them bytes (_saved_bytes, then Items)
 @dataclass(frozen=True)
 class Saved:
     """A tensor one layer keeps for its backward pass, per token: `elems` elements of `bytes` bytes, plus

@@ -93,6 +93,7 @@ def log_grid(low: float, high: float, points: int) -> list[float]:
 
 
 # -- Kaplan et al. 2020 -----------------------------------------------------------------------------------------
+# its own class, not a ParametricFit: L(N), L(D) and L(N, D) have another form (only the fields' layout is alike)
 @dataclass(frozen=True)
 class KaplanFit:
     N_c: float = 8.8e13
@@ -121,6 +122,7 @@ def growth_split(N_exponent: float, D_exponent: float, factor: float = 10.0) -> 
 
 
 # -- DeepSeek LLM 2024 ------------------------------------------------------------------------------------------
+# its own class too: DeepSeek fits M_opt and D_opt as powers of C and publishes no loss (alike KaplanFit in layout)
 @dataclass(frozen=True)
 class DeepSeekFit:
     M_base: float = 0.1715
