@@ -21,6 +21,7 @@ CONTEXT_DEFAULTS = {"models": FORK_MODELS, "chart": CHART_MODELS, "T": 131072}
 WHAT_IF_DEFAULTS = {"models": FORK_MODELS, "model": "deepseek_v3_2", "swap": "no_indexer", "T": 131072,
                     "kv_heads": 8}
 
+# this lesson's own declaration: alike every lesson's in form, its widgets, views and calls are its own
 LESSON = Lesson(
     numbers="numbers:register",
     widgets=(
