@@ -20,7 +20,7 @@ import re
 from .arch import Model
 from .blocks import attention, moe, swiglu
 from .config import Reader
-from .families._common import (
+from .families._common import (  # shared helpers: a list alike another family's names the same ones, no repeated code
     BASE_SYMBOLS,
     build_layers,
     gqa_arch,

@@ -13,7 +13,7 @@ from ..arch import Model
 from ..blocks import attention, moe, swiglu
 from ..config import MAX_LAYERS, Reader
 from ..family import Family
-from ._common import (
+from ._common import (  # shared helpers: a list alike another family's names the same ones, no repeated code
     build_layers,
     dense_d_ff,
     experts,

@@ -7,7 +7,7 @@ from ..arch import Model
 from ..blocks import attention, moe
 from ..config import Reader
 from ..family import Family
-from ._common import (
+from ._common import (  # shared helpers: a list alike another family's names the same ones, no repeated code
     BASE_SYMBOLS,
     build_layers,
     experts,
