@@ -42,9 +42,37 @@ def test_card_agrees_with_the_ledger(path):
     for T in (4096, 131072):
         assert F.kv_bytes_at(ledger, T) == views.cache_bytes_per_sequence(ledger, T)
         f = F.attention_flops(config, ledger, T)
-        assert f["dense"] == views.attention_score_flops(ledger, T)
-        if card["indexer"] is None:
-            assert f["total"] == f["dense"]
+        assert f["total"] == f["indexer"] + f["attend"]
+        if card["indexer"] is None:      # (with one on MLA, the sparse layers count in MQA mode: the tests below)
+            assert f["total"] == f["dense"] == views.attention_score_flops(ledger, T)
+    # past every window and top_k, one more cached token costs the per-token slope
+    T = max(a.context_length, 1 << 21)
+    slope = F.attention_flops(config, ledger, T + 1)["total"] - F.attention_flops(config, ledger, T)["total"]
+    assert F.attention_flops_per_context_token(config, ledger) == slope
+    assert F.mixer_params(ledger) == sum(g.n * c.count for g in ledger.root.find("text/layers").children
+                                         for c in g.children if c.kind in views.MIXER_KINDS)
+
+
+@pytest.mark.parametrize("model_id", ["deepseek-v3.2", "glm-5"])
+def test_dsa_runs_on_mla_in_mqa_mode(model_id):
+    """The V3.2-Exp report runs DSA on MLA's MQA mode: each head scores the shared latent and rotary key
+    (kv_lora_rank + qk_rope_head_dim) and sums the latents (kv_lora_rank), for the top-k tokens; dense MLA in the
+    same mode over all T. Written out from the config keys."""
+    config = _config(ROOT / "data" / "models" / model_id / "config.json")
+    ledger = ledger_of(config)
+    L, h = config["num_hidden_layers"], config["num_attention_heads"]
+    HI, dI, k = config["index_n_heads"], config["index_head_dim"], config["index_topk"]
+    key, value = config["kv_lora_rank"] + config["qk_rope_head_dim"], config["kv_lora_rank"]
+    T = 131072
+    f = F.attention_flops(config, ledger, T)
+    assert f["indexer"] == L * (2 * HI * dI * T + 2 * HI * T)
+    assert f["attend"] == L * h * (2 * key + 2 * value) * k
+    assert f["dense"] == L * h * (2 * key + 2 * value) * T
+    # beyond top_k only the indexer grows; the crossover is where L·h·2(key + value)·(T - k) passes the indexer's
+    assert F.attention_flops_per_context_token(config, ledger) == L * 2 * HI * (dI + 1)
+    cross = F.sparse_crossover_T(config, ledger)
+    per_T = L * h * 2 * (key + value)
+    assert cross == next(T for T in range(k, 4 * k) if per_T * T > L * 2 * HI * (dI + 1) * T + per_T * k)
 
 
 def test_deepseek_v32_by_hand():
@@ -53,15 +81,11 @@ def test_deepseek_v32_by_hand():
     ledger = ledger_of(config)
     card = F.fork_card(config)
     assert card["kinds"] == ["sparse"]
-    L, h = config["num_hidden_layers"], config["num_attention_heads"]
+    L = config["num_hidden_layers"]
     HI, dI, k = config["index_n_heads"], config["index_head_dim"], config["index_topk"]
     assert card["indexer"] == {"heads": HI, "head_dim": dI, "top_k": k, "own_layers": L, "sparse_layers": L}
-    qk, v = config["qk_nope_head_dim"] + config["qk_rope_head_dim"], config["v_head_dim"]
     T = 131072
     f = F.attention_flops(config, ledger, T)
-    assert f["indexer"] == L * (2 * HI * dI * T + 2 * HI * T)
-    assert f["attend"] == L * 2 * h * (qk + v) * k
-    assert f["dense"] == L * 2 * h * (qk + v) * T
     # the cache: latent + rotary key + index key per layer per token
     assert card["kv_bytes_per_token"] == L * (config["kv_lora_rank"] + config["qk_rope_head_dim"] + dI) * 2
     d, q_lora = config["hidden_size"], config["q_lora_rank"]

@@ -40,7 +40,15 @@ from . import Ledger, ledger_of
 from .arch import Mixer, layer_runs
 from .config import Reader
 from .tree import Node
-from .views import MIXER_KINDS, cache_bytes_per_sequence, kv_bytes_per_token, param_flops_per_token
+from .views import (
+    MIXER_KINDS,
+    attention_score_flops,
+    breakdown,
+    cache_bytes_per_sequence,
+    kv_bytes_per_token,
+    param_flops_per_token,
+    score_flops_per_context_token,
+)
 
 BF16_BYTES = 2
 
@@ -282,43 +290,60 @@ def kv_bytes_at(ledger: Ledger, T: int, bytes_per_elem: int = BF16_BYTES) -> int
     return cache_bytes_per_sequence(ledger, T, bytes_per_elem)
 
 
+def _runs(ledger: Ledger) -> list[tuple[str, Mixer, int]]:
+    """(layer type, its Mixer, how many layers) in first-seen order."""
+    a = ledger.arch
+    return [(t, m, k) for (t, _), (m, k) in zip(layer_runs(a.layer_types), a.mixer_counts)]
+
+
+def _index_flops_per_token(indexer: Indexer) -> int:
+    """The indexer's scoring of one more cached token, over every layer with its own: 2 · H_I · (d_I + 1) each."""
+    return indexer.own_layers * 2 * indexer.heads * (indexer.head_dim + 1)
+
+
 def attention_flops(config: dict, ledger: Ledger, T: int) -> dict:
     """Attention work for one generated token with T cached tokens: {"dense": as if every layer attended to all
-    it may (views.attention_score_flops), "indexer": the DSA indexer's scoring, "attend": the attention proper
-    (top-k tokens in sparse layers), "total": indexer + attend}. Without an indexer, total == dense."""
-    a = ledger.arch
+    it may, "indexer": the DSA indexer's scoring, "attend": the attention proper (top-k tokens in sparse layers),
+    "total": indexer + attend}. Without an indexer, total == dense == views.attention_score_flops; with one on
+    MLA, the sparse layers and their dense counterpart are counted in MQA mode (the module docstring)."""
     indexer = indexer_of(config, ledger)
-    dense = indexer_work = attend = 0
-    for m, k in a.mixer_counts:
-        seen = m.attended(T)
-        dense += 2 * m.score_width * seen * k
     if indexer is None:
+        dense = attention_score_flops(ledger, T)
         return {"dense": dense, "indexer": 0, "attend": dense, "total": dense}
-    for (t, _), (m, k) in zip(layer_runs(a.layer_types), a.mixer_counts):
-        seen = m.attended(T)
-        if t in ("full_attention", "shared_index_attention"):
-            attend += 2 * m.score_width * min(seen, indexer.top_k) * k
-        else:
-            attend += 2 * m.score_width * seen * k
-    indexer_work = indexer.own_layers * (2 * indexer.heads * indexer.head_dim * T + 2 * indexer.heads * T)
+    dense = attend = 0
+    for t, m, k in _runs(ledger):
+        width, seen = indexer.width(t, m), m.attended(T)
+        dense += 2 * width * seen * k
+        attend += 2 * width * (min(seen, indexer.top_k) if t in SPARSE_TYPES else seen) * k
+    indexer_work = _index_flops_per_token(indexer) * T
     return {"dense": dense, "indexer": indexer_work, "attend": attend, "total": indexer_work + attend}
+
+
+def attention_flops_per_context_token(config: dict, ledger: Ledger) -> int:
+    """How many more attention FLOPs each generated token costs per further cached token, once the context is
+    past every window and the indexer's top_k: 2 · score_width per layer that sees the whole context (views), and
+    in a model with an indexer, instead of its sparse layers' attention (which stops growing at top_k), the
+    indexer's 2 · H_I · (d_I + 1) per layer with its own."""
+    indexer = indexer_of(config, ledger)
+    if indexer is None:
+        return score_flops_per_context_token(ledger)
+    rest = sum(2 * m.score_width * k for t, m, k in _runs(ledger) if m.window is None and t not in SPARSE_TYPES)
+    return rest + _index_flops_per_token(indexer)
 
 
 def sparse_crossover_T(config: dict, ledger: Ledger) -> int | None:
     """The smallest context (in tokens) from which the sparse path (indexer + top-k attention) costs less than
-    dense attention over every token; None without an indexer. Beyond top_k the dense work grows by
-    2 · score_width per token per layer and the sparse by the indexer's 2 · H_I · (d_I + 1) per own layer."""
+    dense attention over every token; None without an indexer or when it never does. Beyond top_k the dense work
+    grows by 2 · width per token per sparse layer and the sparse only by the indexer's scoring."""
     indexer = indexer_of(config, ledger)
     if indexer is None:
         return None
-    runs = zip(layer_runs(ledger.arch.layer_types), ledger.arch.mixer_counts)
-    per_T_dense = sum(2 * m.score_width * k for (t, _), (m, k) in runs
-                      if t in ("full_attention", "shared_index_attention") and m.window is None)
-    per_T_index = indexer.own_layers * 2 * indexer.heads * (indexer.head_dim + 1)
+    per_T_dense = sum(2 * indexer.width(t, m) * k for t, m, k in _runs(ledger)
+                      if t in SPARSE_TYPES and m.window is None)
     # below top_k: sparse = dense + indexer (never cheaper); above: dense' - sparse' = per_T_dense (T - k) - index T
-    lo, hi = indexer.top_k, 1 << 40
-    if per_T_dense <= per_T_index:
+    if per_T_dense <= _index_flops_per_token(indexer):
         return None
+    lo, hi = indexer.top_k, 1 << 40
     while lo < hi:
         mid = (lo + hi) // 2
         f = attention_flops(config, ledger, mid)
@@ -327,6 +352,14 @@ def sparse_crossover_T(config: dict, ledger: Ledger) -> int | None:
         else:
             lo = mid + 1
     return lo
+
+
+def mixer_params(ledger: Ledger) -> int:
+    """Token-mixer parameters of the text backbone: every layer's attention (with its indexer, its q/k norms and
+    sinks), Gated DeltaNet or Mamba mixer (views.breakdown's attention, linear_attention and mamba parts, which
+    hold the MTP and vision parts apart)."""
+    parts = breakdown(ledger)
+    return sum(parts.get(k, 0) for k in ("attention", "linear_attention", "mamba"))
 
 
 def mtp_cost(ledger: Ledger) -> dict:
@@ -453,17 +486,31 @@ def _mixer_params(ledger: Ledger, which: str) -> int:
     raise ValueError(f"no {which} layer in the model")
 
 
-def _mla_swap(config: dict, ledger: Ledger, swap: str, T: int, kv_heads: int) -> dict:
-    a = ledger.arch
+def _mla_widths(config: dict, ledger: Ledger, swap: str) -> tuple[int, int, int]:
+    """(qk_nope + qk_rope, v_head_dim, the number of MLA layers) of a model with multi-head latent attention."""
     r = text_reader(config, ledger)
-    if "d_c" not in a.symbols:
+    if "d_c" not in ledger.arch.symbols:
         raise ValueError(f"swap {swap}: the model has no multi-head latent attention")
     nope, rope, v_dim = r.int("qk_nope_head_dim"), r.int("qk_rope_head_dim"), r.int("v_head_dim")
     r.check()
+    return nope + rope, v_dim, sum(1 for t in ledger.arch.layer_types if t in SPARSE_TYPES)
+
+
+def mla_as_gqa_kv_bytes_per_token(config: dict, ledger: Ledger, kv_heads: int) -> int:
+    """Cache bytes per token (BF16, layers that see the whole context) once every MLA layer keeps kv_heads heads
+    of K (qk_nope + qk_rope) and V (v_head_dim) instead of its latent, rotary key and index key; kv_heads = the
+    query heads is MHA (what MLA's up-projections produce per head)."""
+    qk, v_dim, n = _mla_widths(config, ledger, "mla_to_gqa")
+    a = ledger.arch
+    latent = sum(a.mixer(t).kv_elems_per_token for t in a.layer_types if t in SPARSE_TYPES)
+    return kv_bytes_per_token(ledger) + (n * kv_heads * (qk + v_dim) - latent) * BF16_BYTES
+
+
+def _mla_swap(config: dict, ledger: Ledger, swap: str, T: int, kv_heads: int) -> dict:
+    a = ledger.arch
+    qk, v_dim, n = _mla_widths(config, ledger, swap)
     indexer = indexer_of(config, ledger)
     h, d = a.n_heads, a.d_model
-    mla_layers = [t for t in a.layer_types if t in ("full_attention", "shared_index_attention")]
-    n = len(mla_layers)
     attn_groups = [(g, _attention(g)) for g in _layer_groups(ledger)]
     mla_params = sum(g.n * att.count for g, att in attn_groups if att is not None and att.kind == "attention")
     index_params = _named_sum(ledger, "indexer")[0]
@@ -474,11 +521,10 @@ def _mla_swap(config: dict, ledger: Ledger, swap: str, T: int, kv_heads: int) ->
                 "active": ledger.active_per_token - index_params}
     if not 1 <= kv_heads <= h or h % kv_heads:
         raise ValueError(f"kv_heads: expected a divisor of num_attention_heads ({h}), got {kv_heads}")
-    qk = nope + rope
     gqa_layer = d * h * qk + d * kv_heads * qk + d * kv_heads * v_dim + h * v_dim * d
     delta = n * gqa_layer - mla_params
-    cache = (kv_bytes_at(ledger, T) - sum(a.mixer(t).kv_elems_per_token for t in mla_layers) * T * BF16_BYTES
-             + n * kv_heads * (qk + v_dim) * T * BF16_BYTES)
+    grown = mla_as_gqa_kv_bytes_per_token(config, ledger, kv_heads) - kv_bytes_per_token(ledger)
+    cache = kv_bytes_at(ledger, T) + grown * T
     score = h * (qk + v_dim)
     return {"cache_bytes": cache, "attn_flops": n * 2 * score * T, "total": ledger.total + delta,
             "active": ledger.active_per_token + delta}
