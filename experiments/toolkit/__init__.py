@@ -20,4 +20,6 @@ lesson (tests/test_layers.py holds this, lazy imports inside functions included)
     shared_numbers.py the few numbers several lessons cite, so that no lesson needs another one's
     derivations.py    a config's generic numbers with the derivation rows a page shows
     scaling.py        published scaling-law fits, compute-optimal N and D, training FLOPs per token beyond 6N
+    devices.py        the GPUs memory is weighed against, each with the bytes its driver reports and where that
+                      figure comes from; the one unit rule of every "does it fit" (bytes against those bytes)
 """

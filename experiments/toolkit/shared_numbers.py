@@ -4,11 +4,15 @@ without taking another lesson's numbers with it. Their names are the ones the pa
 - ``c4.anchor_q_width``, ``c4.anchor_mixer_attn``, ``c4.anchor_mixer_gdn``, ``c4.anchor_mixer_diff``: the
   anchor model's (Qwen3.5-style) gated full attention and Gated DeltaNet token mixers, by formula from its config
   keys, each checked against the ledger's count (C4, C4+ and C11 cite them);
-- ``ffn.moe_ratio.<model>``: a MoE model's text backbone over its active parameters per token (C4+ and C11).
+- ``ffn.moe_ratio.<model>``: a MoE model's text backbone over its active parameters per token (C4+ and C11);
+- ``device.h100.gb``, ``device.h100.mib``: the bytes an H100 SXM 80GB holds, from the device table
+  (experiments/toolkit/devices.py: what its driver reports), in GB of 10^9 bytes and in MiB, so that a page
+  weighs GB against GB of the same unit (C9 and C11).
 """
 from __future__ import annotations
 
 from ..expr import Const, Sym
+from . import devices
 from .config_text import text_config_of
 from .model_numbers import LEDGER
 
@@ -22,6 +26,7 @@ def layer_tensor(mn, layer_type: str, name: str):
 
 
 def register_shared(reg, models: dict) -> None:
+    _devices(reg)
     if "anchor" in models:
         _anchor_mixers(reg, models["anchor"])
     for alias, mn in models.items():
@@ -30,6 +35,14 @@ def register_shared(reg, models: dict) -> None:
             reg.add(f"ffn.moe_ratio.{alias}", f"{mn.name} 文本主干总参数是每 token 激活参数的几倍",
                     Sym("文本主干", L.text_backbone) / Sym("激活", L.active_per_token), kind="ratio", style="x1",
                     sources=(mn.where + LEDGER,))
+
+
+def _devices(reg) -> None:
+    dev = devices.H100
+    reg.add("device.h100.mib", f"{dev.name} 的驱动报告的显存（MiB，2²⁰ 字节）", value=dev.mib, kind="bytes",
+            sources=(dev.source,))
+    reg.add("device.h100.gb", f"{dev.name} 实有的显存（GB，10⁹ 字节）：驱动报告的 MiB × 2²⁰ ÷ 10⁹",
+            Sym("MiB", dev.mib) * Const(devices.MIB) / Const(10**9), kind="bytes", style="x1", sources=(dev.source,))
 
 
 def _anchor_mixers(reg, mn) -> None:

@@ -17,6 +17,7 @@ from fractions import Fraction
 from ...errors import CourseError
 from ...expr import Const, Sym
 from ...ledger import build_ledger, views
+from ...toolkit import devices as DV
 from ...toolkit.config_text import text_config_of
 from ...toolkit.model_numbers import LEDGER
 from ...toolkit.moe import get_key, moe_keys
@@ -328,8 +329,12 @@ def _anchor_hybrid(reg, mn) -> None:
         reg.add(f"c11.hyb.flops_ratio.{tk}", f"T = {T:,}：锚点模型每 token 计算是全部用全注意力时的几分之几",
                 Sym("混合", mine["flops"]) / Sym("全注意力", full["flops"]), kind="ratio", style="pct",
                 sources=(src_of[16][0], src_of[a.n_layers][0]))
+        reg.add(f"c11.hyb.f{a.n_layers}.{tk}.h100_share",
+                f"T = {T:,}：全部用全注意力时一条序列的缓存占一张 H100 实有显存（驱动报告的字节）的比例",
+                Sym("缓存字节", full["cache"]) / Sym("H100 字节", DV.H100.bytes), kind="ratio", style="pct0",
+                sources=(src_of[a.n_layers][0], DV.H100.source))
     mine, full = (calc.hybrid_point(mn.doc["config"], f, 1)["total"] for f in (16, a.n_layers))
-    reg.add("c11.hyb.param_diff", "锚点模型比同样 64 层全用全注意力多出的参数",
+    reg.add("c11.hyb.param_diff", f"锚点模型比同样 {a.n_layers} 层全用全注意力多出的参数",
             Sym("混合", mine) - Sym("全注意力", full), sources=(src_of[16][0], src_of[a.n_layers][0]))
 
 

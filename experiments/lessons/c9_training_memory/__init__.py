@@ -11,7 +11,7 @@ STEP_MODELS = ["baseline", "gpt2", "llama7b", "qwen3_8b", "anchor", "qwen3_30b_a
 STEP_DEFAULTS = {"models": STEP_MODELS, "model": "qwen3_8b", "recipe": "mixed_adamw", "batch": "1", "seq": "4096",
                  "recompute": "none", "kernel": "fused", "zero": "0", "ranks": "1", "tp": "1", "gpu": "80"}
 SEQ_DEFAULTS = {"models": ["gpt2", "llama7b", "qwen3_8b", "anchor"], "model": "llama7b"}
-RECIPE_TABLE_DEFAULTS = {"models": ["baseline", "gpt2", "llama7b", "qwen3_8b", "anchor"], "gpu": 80}
+RECIPE_TABLE_DEFAULTS = {"models": ["baseline", "gpt2", "llama7b", "qwen3_8b", "anchor"], "gpu": "80"}
 KORTHIKANTI_DEFAULTS = {"model": "qwen3_8b", "seq": 4096}
 MEASURED_DEFAULTS = {"model": "baseline", "batches": ["1", "2", "4", "8"], "seqs": ["16", "32", "64"]}
 

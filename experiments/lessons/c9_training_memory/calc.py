@@ -13,6 +13,7 @@ from ...format import n, pct
 from ...labels import layer_label
 from ...ledger import Ledger
 from ...ledger import training as T
+from ...toolkit import devices as DV
 from ...toolkit.config_text import ledger_of_input
 from ...widget import uses
 
@@ -32,7 +33,7 @@ SEQS = ("512", "1024", "2048", "4096", "8192", "16384", "32768", "131072")
 ZEROS = ("0", "1", "2", "3")
 RANKS = ("1", "8", "64", "512")
 TPS = ("1", "2", "4", "8", "2+SP", "4+SP", "8+SP")
-GPUS = ("16", "24", "40", "80", "141")
+GPUS = tuple(DV.DEVICES)            # the device table's keys (marketed GB); each device's bytes are its own
 # the stacked bar's parts, in order, with their colours' CSS classes
 BAR_PARTS = (("weights", "权重"), ("grads", "梯度"), ("optimizer", "优化器状态与主权重"), ("activations", "激活"),
              ("loss", "logits 与 loss"))
@@ -78,6 +79,11 @@ def gb(nbytes) -> str:
     if x >= 0.01:
         return f"{x:.2f} GB"
     return f"{float(nbytes) / 1e6:.2f} MB"
+
+
+def device_label(dev: DV.Device) -> str:
+    """A device as the pages name it: the product and the bytes its driver reports, in GB (10^9 bytes)."""
+    return f"{dev.name}（实有 {gb(dev.bytes)}）"
 
 
 def _int(text, name: str, choices) -> int:
@@ -148,14 +154,13 @@ def step_memory(config, recipe: str = "mixed_adamw", batch: str = "1", seq: str 
     """The widget "where every byte of one step lives": the stacked bar, the rows, the verdict against the GPU."""
     ledger = ledger_of_input(config)
     setup = setup_of(recipe, batch, seq, recompute, kernel, zero, ranks, tp)
-    gpu_gb = _int(gpu, "显存", GPUS)
+    dev = DV.device(gpu)
     mem = T.training_memory(ledger, setup)
-    gpu_bytes = gpu_gb * T.GB
-    bars, gpu_x = _bars(mem, gpu_bytes)
+    bars, gpu_x = _bars(mem, dev.bytes)
     states = mem.part("states")
-    fits = mem.total <= gpu_bytes
-    verdict = (f"一共 {gb(mem.total)}，{'装得进' if fits else '装不进'}一张 {gpu_gb} GB 的卡"
-               f"（模型状态 {gb(states)}，{'本身就已经超了' if states > gpu_bytes else '激活和 logits 另算'}）。")
+    fits = DV.fits(mem.total, dev)
+    verdict = (f"一共 {gb(mem.total)}，{'装得进' if fits else '装不进'}一张 {device_label(dev)}"
+               f"（模型状态 {gb(states)}，{'激活和 logits 另算' if DV.fits(states, dev) else '本身就已经超了'}）。")
     tokens = setup.micro_batch * setup.seq_len * setup.accum * setup.dp
     extra = (f"重算让每步多做 {pct(Fraction(mem.recompute_flops, mem.step_flops))} 的计算。"
              if mem.recompute_flops else "没有重算，不多花计算。")
@@ -175,7 +180,7 @@ def step_memory(config, recipe: str = "mixed_adamw", batch: str = "1", seq: str 
     return {"total": gb(mem.total), "states": gb(states), "activations": gb(mem.part("activations")),
             "loss": gb(mem.part("loss")), "fits": "yes" if fits else "no", "verdict": verdict,
             "per_param": n(T.bytes_per_param(recipe)), "params": n(mem.params), "params_rank": n(mem.params_per_rank),
-            "tokens": n(tokens), "extra": extra, "bars": bars, "gpu_x": str(gpu_x), "gpu": f"{gpu_gb} GB",
+            "tokens": n(tokens), "extra": extra, "bars": bars, "gpu_x": str(gpu_x), "gpu": device_label(dev),
             "rows": _rows(mem, ledger), "notes": [{"text": t} for t in notes]}
 
 

@@ -7,6 +7,7 @@ written by ``python -m experiments.train.memory``). GB are 10^9 bytes, as ZeRO's
 """
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 from ...errors import CourseError
@@ -20,6 +21,8 @@ MEASURED = "课程训练代码在构建机上真跑一步、逐个数组数出�
 MODELS = ("baseline", "gpt2", "llama7b", "qwen3_8b", "anchor")
 SEQ = 4096                                       # the sequence length the prose compares at (micro-batch 1)
 CE_CHUNK = 1024                                  # tokens per chunk of the chunked cross-entropy the prose shows
+SIGNIFICAND_BITS = {"bf16": 8, "fp32": 24}       # 7 and 23 stored, plus the implicit leading 1
+FORMAT_SRC = "IEEE 754 的 binary32 与 Google 的 bfloat16 格式说明：BF16 是 1 位符号、8 位指数、7 位尾数"
 
 
 def _gb(x: int) -> Fraction:
@@ -50,6 +53,7 @@ def register(reg, models, course=None, data=None) -> None:
     reg.add("c9.seq", "正文比较时用的序列长度（token）", value=SEQ, sources=("本课的设定",), kind="config")
     reg.add("c9.ce_chunk", "分块交叉熵每块的 token 数", value=CE_CHUNK, sources=("本课的设定",), kind="config")
     reg.add("c9.try.long_seq", "「试一试」里的长序列（token）", value=32768, sources=("本课的设定",), kind="config")
+    _precision(reg)
     for alias in MODELS:
         if alias in models:
             _states(reg, models[alias])
@@ -68,8 +72,24 @@ def register(reg, models, course=None, data=None) -> None:
         _measured(reg, models["baseline"], (data or {}).get("train_memory"))
 
 
+def _precision(reg) -> None:
+    """What a BF16 number can hold against FP32: significand bits (the stored ones and the implicit leading 1),
+    the decimal digits they make (bits·log10 2), and how much smaller than a weight an update can be before
+    round-to-nearest drops it whole (below half the spacing, 2^-(bits+1) of the weight at worst)."""
+    for name, bits in SIGNIFICAND_BITS.items():
+        reg.add(f"c9.{name}.bits", f"{name.upper()} 的尾数位数（含不存的最高位 1）", value=bits, kind="config",
+                sources=(FORMAT_SRC,))
+        reg.add(f"c9.{name}.digits", f"{name.upper()} 约合几位十进制有效数字：尾数位 × log₁₀2",
+                value=bits * math.log10(2), kind="ratio", style="x1", sources=(FORMAT_SRC,))
+    reg.add("c9.bf16.lost_ratio", "更新量不到权重的几分之一时，加到 BF16 的权重上一定被舍掉：2^(尾数位 + 1)",
+            value=2 ** (SIGNIFICAND_BITS["bf16"] + 1), kind="ratio", sources=(FORMAT_SRC,))
+
+
 def _states(reg, mn) -> None:
     p = f"c9.{mn.p}"
+    if mn.p == "llama7b":
+        reg.add(f"{p}.bf16_weights", f"{mn.name}：参数 × 2 字节（BF16 权重，GB）",
+                Sym("参数", mn.ledger.total) * Const(2) / Const(T.GB), kind="bytes", style="x1", sources=_src(mn))
     for recipe in T.RECIPES:
         mem = T.training_memory(mn.ledger, recipe=recipe, seq_len=128)
         reg.add(f"{p}.states.{recipe}", f"{mn.name}：{calc.RECIPE_ZH[recipe]}的模型状态（GB）",

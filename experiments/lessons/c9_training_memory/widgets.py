@@ -9,6 +9,7 @@ from fractions import Fraction
 
 from ...format import n, pct
 from ...ledger import training as T
+from ...toolkit import devices as DV
 from ...widget import model_ref
 from . import calc
 
@@ -21,7 +22,8 @@ def _choices() -> dict[str, list[tuple[str, str]]]:
             "kernel": list(calc.KERNEL_ZH.items()),
             "zero": [(z, "不分片" if z == "0" else f"阶段 {z}") for z in calc.ZEROS],
             "ranks": [(r, r) for r in calc.RANKS],
-            "tp": [(t, t.replace("+SP", " + 序列并行")) for t in calc.TPS], "gpu": [(g, f"{g} GB") for g in calc.GPUS]}
+            "tp": [(t, t.replace("+SP", " + 序列并行")) for t in calc.TPS],
+            "gpu": [(g, calc.device_label(DV.DEVICES[g])) for g in calc.GPUS]}
 
 
 def _models(o: dict, data) -> list:
@@ -69,18 +71,20 @@ def seq_states(o: dict, data) -> list:
 
 def recipes_view(o: dict, data) -> dict:
     gpu = o["gpu"]
-    if not isinstance(gpu, int) or gpu <= 0:
-        raise data.option_error("gpu", "a GPU memory in GB (a positive integer)", gpu)
+    if str(gpu) not in DV.DEVICES:
+        raise data.option_error("gpu", "one of the device table's keys " + ", ".join(DV.DEVICES), gpu)
+    dev = DV.DEVICES[str(gpu)]
     rows = []
     for alias in o["models"]:
         _, mn = data.model(alias, key="models")
         cells = []
         for recipe in T.RECIPES:
             size = T.training_memory(mn.ledger, recipe=recipe, seq_len=128).part("states")
-            cells.append({"text": calc.gb(size), "fits": size <= gpu * T.GB})
+            cells.append({"text": calc.gb(size), "fits": DV.fits(size, dev)})
         rows.append({"name": mn.name, "params": n(mn.ledger.total), "cells": cells})
     heads = [{"label": calc.RECIPE_ZH[r], "bpp": n(T.bytes_per_param(r))} for r in T.RECIPES]
-    return {"rows": rows, "heads": heads, "gpu": gpu, "muon_matrix": n(T.bytes_per_param("muon", "matrix")),
+    return {"rows": rows, "heads": heads, "device": calc.device_label(dev), "marketed": dev.marketed_gb,
+            "muon_matrix": n(T.bytes_per_param("muon", "matrix")),
             "muon_other": n(T.bytes_per_param("muon")), "block": n(T.BLOCK_8BIT)}
 
 
