@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import seed_ngrams
+
 SKIP = {"code", "pre", "script", "style", "textarea", "template"}
 VOID = {"br", "img", "input", "meta", "link", "hr", "wbr", "source", "area", "col", "embed", "track"}
 SHOWN_ATTRS = ("aria-label", "title", "alt", "placeholder")
@@ -132,3 +134,46 @@ def test_check_marks_only_against_independent_counts(pages):
         if "✓" in entry:
             assert re.search(r"transformers|模型页|论文|账本引擎|numpy", entry), entry
     assert "27,781,427,952 ✓" not in text and "3,688,704 ✓；" not in text
+
+
+# -- no lesson repeats the article it was modelled on (tests/seed_ngrams.py) --------------------------------------
+COURSE = json.loads((Path(__file__).resolve().parent.parent / "data" / "course.json").read_text(encoding="utf-8"))
+SEEDS = seed_ngrams.seed_fingerprints()
+
+
+def test_seed_check_finds_a_repeated_phrase_across_numbers_and_formulas():
+    """Fragments of the C4 seed (the course's earlier C4 page) as the lesson once had them: found whatever numbers,
+    formulas or punctuation sit between the characters; the course's own outline and names are not findings."""
+    seed = SEEDS["c4-transformer-block"]
+    owned = seed_ngrams.course_owned(COURSE, "c4-transformer-block")
+    text = ("::: note 旧版课程在这里算错过\n| 每层注意力（MHA，无偏置） | 4 × d × d | 262,144 |"
+            "## ⑦ 证据三问\n- **它解决什么问题？** 把参数一个个数清楚。")
+    assert seed_ngrams.shared(text, seed, owned) == ["旧版课程在这里算错过", "每层注意力无偏置"]
+    assert seed_ngrams.shared("每层注意力 4·d²，FFN 8·d²", seed, owned) == []
+
+
+def test_the_exempt_outline_is_the_lessons_outline():
+    """Each exempt outline phrase heads a section (or asks a ⑦ question) in nearly every lesson: it is the course's
+    structure, not a phrase taken from a seed."""
+    texts = [f.read_text(encoding="utf-8") for f in (Path(__file__).resolve().parent.parent / "lessons").glob("*.md")]
+    rare = [p for p in seed_ngrams.OUTLINE if sum(p in t for t in texts) < len(texts) - 1]
+    assert len(texts) >= 8 and rare == []
+
+
+def test_the_recorded_fingerprints_are_the_seeds():
+    if not seed_ngrams.SEEDS.is_dir():
+        pytest.skip(f"the seed articles are not beside this checkout ({seed_ngrams.SEEDS})")
+    for lesson, name in seed_ngrams.LESSON_SEEDS.items():
+        text = (seed_ngrams.SEEDS / name).read_text(encoding="utf-8")
+        assert SEEDS[lesson] == seed_ngrams.grams(text), f"{lesson}: run python -m tests.seed_ngrams --write"
+
+
+@pytest.mark.parametrize("lesson", sorted(seed_ngrams.LESSON_SEEDS))
+def test_no_lesson_repeats_its_seed(pages, lesson):
+    """Everything the lesson's page shows (code cells and tooltips included) and its Markdown share no stretch of
+    eight Chinese characters with the seed."""
+    owned = seed_ngrams.course_owned(COURSE, lesson)
+    page = seed_ngrams.page_text(pages[f"{lesson}.html"])
+    markdown = (Path(__file__).resolve().parent.parent / "lessons" / f"{lesson}.md").read_text(encoding="utf-8")
+    assert seed_ngrams.shared(page, SEEDS[lesson], owned) == []
+    assert seed_ngrams.shared(markdown, SEEDS[lesson], owned) == []

@@ -159,7 +159,7 @@ def test_the_crossover_x_axis_ends_at_the_last_data_point(base, guarded_pages):
     assert first["last"] != second["last"]
 
 
-# -- the tracker's "它解决了什么问题" lines, on a phone and on a desktop -----------------------------------------------
+# -- the tracker's "为什么需要它" lines, on a phone and on a desktop -----------------------------------------------
 SOLVES_LAYOUT_JS = """() => {
   const w = document.querySelector(".widget[data-widget=tracker]");
   const width = document.documentElement.clientWidth;

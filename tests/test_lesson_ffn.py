@@ -1,4 +1,4 @@
-"""Lesson C4+ (FFN：吞掉三分之二参数的黑洞): every figure it states, computed, formatted, re-derived and on the page.
+"""Lesson C4+ (FFN 精读：参数、显存与计算三本账): every figure it states, computed, formatted, re-derived, shown.
 
 Each figure of the lesson's brief must come out of experiments.course_numbers (generic numbers, experiments/
 lesson_ffn.py, data/citations.json) exactly as the lesson prints it, AND appear in the lesson's built HTML (the
@@ -510,7 +510,7 @@ def test_course_marks_the_chapter_written(inputs):
 def test_lesson_structure():
     text = LESSON.read_text(encoding="utf-8")
     front = text.split("---")[1]
-    for key in ("chapter: C4+", "title: FFN：吞掉三分之二参数的黑洞（精读）"):
+    for key in ("chapter: C4+", "title: FFN 精读：参数、显存与计算三本账"):
         assert key in front
     heads = re.findall(r"^## (.+)$", text, flags=re.M)
     assert [h[0] for h in heads] == list("①②③④⑤⑥⑦⑧⑨⑩") + ["参"]   # the ten parts, then 参考资料

@@ -344,7 +344,7 @@ def test_every_stage_says_what_it_solves(course, per_model):
 def test_tracker_on_the_c4_page(built, course):
     text = (built / C4_PAGE).read_text(encoding="utf-8")
     # (the build's stages; the same markup stands blank in the <template> the browser fills after a model change)
-    solves = re.findall(r'class="solves"[^>]*>它解决了什么问题：(?:<span data-f="solves">)?([^<]+)', text)
+    solves = re.findall(r'class="solves"[^>]*>为什么需要它：(?:<span data-f="solves">)?([^<]+)', text)
     assert len(solves) >= len(course["tracker"]["stages"])
     def link(href, chapter):
         return re.search(rf'<a class="chapter-link" href="{re.escape(href)}"[^>]*>(?:<span data-f="id">)?'

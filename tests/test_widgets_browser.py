@@ -395,13 +395,13 @@ SOLVES_JS = """(root) => Array.from(root.querySelectorAll(".stage")).map((li) =>
 
 
 def expected_solves(stages: list[dict]) -> list[dict]:
-    """Each stage's "它解决了什么问题" lines (the stage's, then its parts') and chapter links, as tracker.html
+    """Each stage's "为什么需要它" lines (the stage's, then its parts') and chapter links, as tracker.html
     writes them."""
     def line(x):
         if not x["links"]:
-            return f"它解决了什么问题：{x['solves']}"
+            return f"为什么需要它：{x['solves']}"
         refs = "、".join(f"{c['id']} {c['title']}" + ("" if c["href"] else "，未写") for c in x["links"])
-        return f"它解决了什么问题：{x['solves']}（{refs}）"
+        return f"为什么需要它：{x['solves']}（{refs}）"
     out = []
     for s in stages:
         items = [s] + s["parts"]
@@ -412,7 +412,7 @@ def expected_solves(stages: list[dict]) -> list[dict]:
 
 
 def test_tracker_keeps_what_each_stage_solves_and_its_chapter_links_when_the_model_changes(c4, ledger):
-    """The stages the browser redraws for another model carry the same "它解决了什么问题" lines and chapter links as
+    """The stages the browser redraws for another model carry the same "为什么需要它" lines and chapter links as
     the build's; back on the first model, every stage reads exactly as built (hidden details included)."""
     root = widget(c4, "tracker")
     settings = {**COURSE["tracker"], "chapter_links": tracker_settings(COURSE)["chapter_links"]}
@@ -421,7 +421,7 @@ def test_tracker_keeps_what_each_stage_solves_and_its_chapter_links_when_the_mod
     assert [{k: s[k] for k in ("id", "solves", "links", "unwritten")} for s in built] == expected_solves(anchor)
     assert sum(len(s["solves"]) for s in built) >= 8 and sum(len(s["links"]) for s in built) >= 5
     links = [x for s in built for x in s["links"]]
-    assert ["C4+ FFN：吞掉三分之二参数的黑洞（精读）", "c4-ffn-deep-read.html"] in links
+    assert ["C4+ FFN 精读：参数、显存与计算三本账", "c4-ffn-deep-read.html"] in links
 
     root.locator('button.tracker-model[data-model="baseline"]').click()
     idle(c4, root)

@@ -1,4 +1,4 @@
-"""FFN：吞掉三分之二参数的黑洞（精读） — the numbers the FFN deep-read lesson needs beyond the generic ones.
+"""FFN 精读：参数、显存与计算三本账 — the numbers the FFN deep-read lesson needs beyond the generic ones.
 
 Names are ``ffn.<quantity>``. As in lesson C4's numbers, every number is one expression tree (experiments.expr)
 whose formula, substituted values and value come from the same object; where the ledger engine (or calc.py) has its own

@@ -104,7 +104,7 @@ def _anchor(reg, mn) -> None:
             symbols=mn.keys, sources=src("L"))
     reg.add("c4.residual_var", "残差流经 2·L 次单位方差独立写入后的方差（初始为 1）", Const(1) + writes,
             symbols=mn.keys, sources=src("L"))
-    reg.add("c4.residual_std", "残差流的标准差（假设每次写入独立、方差为 1）", Sqrt(Const(1) + writes),
+    reg.add("c4.residual_std", "残差流的标准差（设每次写入互不相关、方差都是 1）", Sqrt(Const(1) + writes),
             kind="ratio", style="x2", symbols=mn.keys, sources=src("L"))
     # zero-centred RMSNorm eps
     tc, pre = text_config_of(mn.doc["config"])
@@ -124,9 +124,9 @@ def _baseline(reg, mn, gpt2) -> None:
     ffn = Const(3) * c["d"] * c["d_ff"]
     norms = Const(2) * c["d"]
     final = c["d"]
-    reg.add("c4.baseline_embedding", "基线 embedding（输出层共享，只算一次）", emb,
+    reg.add("c4.baseline_embedding", "基线的词表矩阵（输入、输出共用这一张，计一次）", emb,
             value=mn.reg[f"{mn.p}.part.embedding"].value, sources=mn.src("V", "d"), **kw)
-    reg.add("c4.baseline_attn_per_layer", "基线每层注意力（MHA，无偏置）", attn,
+    reg.add("c4.baseline_attn_per_layer", "基线一层注意力的四个投影（MHA，不带偏置）", attn,
             value=mn.reg[f"{mn.p}.mixer.{layer}"].value, sources=mn.src("d"), **kw)
     reg.add("c4.baseline_ffn_per_layer", "基线每层 FFN（SwiGLU 三矩阵）", ffn,
             value=_count_where(mn, layer, "ffn"), sources=mn.src("d", "d_ff"), **kw)
@@ -187,7 +187,8 @@ def _old_plan(reg) -> None:
     layers = Const(12) * L * d ** 2
     emb = V * d
     reg.add("c4.old_plan_layers_part", "旧版计划按经典公式的层内部分 12·L·d²", layers, symbols=syms, sources=sources)
-    reg.add("c4.old_plan_embedding", "旧版计划的 embedding V·d（共享，只算一次）", emb, symbols=syms, sources=sources)
+    reg.add("c4.old_plan_embedding", "旧版计划的 embedding V·d（输入、输出共用，计一次）", emb, symbols=syms,
+            sources=sources)
     total = reg.add("c4.old_plan_classic", "旧版计划按经典公式 12·L·d² + V·d 的估计", layers + emb, symbols=syms,
                     sources=sources)
     claim = reg.numbers.get("cited.old_plan_claim")

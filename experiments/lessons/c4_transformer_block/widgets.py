@@ -171,7 +171,7 @@ def crossover_series(ledger: Ledger, t_max: int | None = None, name: str = "") -
     if cross is None:
         point = "这个模型没有随上下文线性增长的全注意力层：打分计算不会追上 FFN。"
     else:
-        point = (f"交叉点 T = {cross_text}（{ledger.arch.n_full} 个全注意力层，每多一个历史 token 多 "
+        point = (f"交叉点 T = {cross_text}（{ledger.arch.n_full} 个全注意力层；上下文每长一个 token，它们多做 "
                  f"{n(views.score_flops_per_context_token(ledger))} FLOPs）")
     return {"T": ts, "ffn": [ffn] * len(ts), "attention": attention,
             "ffn_flops": n(ffn), "per_T": n(views.score_flops_per_context_token(ledger)),
