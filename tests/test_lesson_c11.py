@@ -527,6 +527,37 @@ def test_recall_numbers_are_the_experiments_counts(numbers):
     assert v(numbers, "c11.gdn_d_k") == cfg("qwen3.8-27b")["text_config"]["linear_key_head_dim"]
 
 
+def test_the_delta_rule_recalls_fewer_than_addition_from_d_k_on(numbers):
+    """At the widget's first setting the delta rule recalls fewer pairs than plain addition at every N >= d_k and
+    more of the last d_k written: recounted here with plain loops on the experiment's stream (each write a rank-one
+    update, each read S·k, the nearest stored value by dot product), not through recall_counts."""
+    import numpy as np
+
+    from experiments.lessons.c11_moe_linear import RECALL_DEFAULTS, recall
+    d, seed = RECALL_DEFAULTS["d_k"], RECALL_DEFAULTS["seed"]
+    assert Fraction(RECALL_DEFAULTS["gate"]) == 1
+    rng = np.random.default_rng(seed)
+    n_max = max(recall.N_POINTS)
+    keys, values = recall._unit_rows(rng, n_max, d), recall._unit_rows(rng, n_max, d)
+    linear, delta, hits = np.zeros((d, d)), np.zeros((d, d)), {}
+    for t in range(n_max):
+        key, value = keys[t], values[t]
+        linear = linear + np.outer(value, key)
+        delta = delta + np.outer(value - delta @ key, key)
+        n = t + 1
+        if n in recall.N_POINTS:
+            for name, S in (("linear", linear), ("delta", delta)):
+                reads = keys[:n] @ S.T
+                hits[name, n] = np.argmax(reads @ values[:n].T, axis=1) == np.arange(n)
+    big = [n for n in recall.N_POINTS if n >= d]
+    behind = sum(hits["delta", n].sum() < hits["linear", n].sum() for n in big)
+    assert v(numbers, "c11.recall.n_from_dk") == len(big) and v(numbers, "c11.recall.delta_behind") == behind
+    assert behind == len(big)                          # what the lesson says: fewer at every N >= d_k
+    for name in ("linear", "delta"):
+        assert v(numbers, f"c11.recall.{name}_recent") == Fraction(int(hits[name, n_max][-d:].sum()), d)
+        assert v(numbers, f"c11.recall.{name}.n{d}") == Fraction(int(hits[name, d].sum()), d)
+
+
 def test_the_two_states_are_exact_on_orthogonal_keys():
     """With orthonormal keys (N <= d_k) both fixed states return every value exactly: S k_j = v_j. The delta
     rule with a gate α keeps the last write whole and scales each older one by α per later write."""

@@ -493,6 +493,10 @@ def _recall(reg) -> None:
         reg.add(f"c11.recall.{m}_older",
                 f"联想记忆实验：存入 {n_max} 对时，{recall.MEMORY_ZH[m]}在更早写入的对里的找回率",
                 value=Fraction(c[m + "_older"], n_max - d), kind="ratio", style="pct0", sources=src)
+    behind, big = recall.delta_behind(c, d)
+    reg.add("c11.recall.n_from_dk", "联想记忆实验里存入量 N ≥ d_k 的档数", value=big, kind="count", sources=src)
+    reg.add("c11.recall.delta_behind", "这些档里 delta 规则找回的对数少于只做加法的状态的档数", value=behind,
+            kind="count", sources=src)
 
 
 # -- hybrid layouts of models the engine does not read (data/hybrid_layouts.json, counted by layouts.py) ----------

@@ -10,7 +10,9 @@ Three memories hold the same N pairs (random unit vectors in d_k dimensions, val
 
 A pair is recalled when the stored value nearest to the read-out (largest dot product) is its own. A d_v × d_k
 matrix holds at most d_k independent keys exactly, so the two fixed states lose pairs once N passes d_k, while
-softmax attention, whose memory grows with N, keeps them; the delta rule keeps the pairs written last.
+softmax attention, whose memory grows with N, keeps them. The delta rule keeps the pairs written last; counted
+over all N pairs it need not recall more than plain addition (``delta_behind`` counts the N ≥ d_k at which it
+recalls fewer: at the widget's first setting, every one of them).
 
 The pairs of every N are the first N of one stream (numpy's PCG64 from the seed: the same doubles on every
 platform). The figures are counts of argmax decisions on einsum products; a summation order that differs in the
@@ -100,6 +102,12 @@ def recall_counts(d_k: int, seed: int, gate: Fraction, points=N_POINTS) -> dict[
     return out
 
 
+def delta_behind(counts, d_k: int, points=N_POINTS) -> tuple[int, int]:
+    """(how many of the N ≥ d_k the delta rule recalls fewer pairs than plain addition at, how many N ≥ d_k)."""
+    big = [n for n in points if n >= d_k]
+    return sum(counts["delta"][n] < counts["linear"][n] for n in big), len(big)
+
+
 def _hits(out, values):
     """Which read-outs have their own value as the nearest (largest dot product) of the stored values."""
     import numpy as np
@@ -131,10 +139,19 @@ def recall_experiment(d_k=RECALL_DEFAULTS["d_k"], seed=RECALL_DEFAULTS["seed"], 
                f"delta 规则 {_share(c['delta'][n_max], n_max)}，只做加法的线性注意力 "
                f"{_share(c['linear'][n_max], n_max)}。delta 规则在最后写入的 {d} 对里找回 "
                f"{_share(c['delta_recent'], d)}，更早的 {n_max - d} 对里只找回 {_share(c['delta_older'], n_max - d)}："
-               f"它记住的是最近写进去的。")
+               f"它记住的是最近写进去的。{_behind_text(c, d)}")
     return {"d_k": str(d), "seed": str(s), "gate": _gate_text(g), "rows": rows, "summary": summary,
             "counts": {m: [c[m][n] for n in N_POINTS] for m in MEMORIES},
             "chart": recall_chart(c, d)}
+
+
+def _behind_text(counts, d: int) -> str:
+    behind, big = delta_behind(counts, d)
+    if not big:
+        return ""
+    if behind == big:
+        return f"但按总数算，N ≥ {d} 的每一档都是只做加法的状态找回得更多。"
+    return f"按总数算，N ≥ {d} 的 {big} 档里有 {behind} 档只做加法的状态找回得更多。"
 
 
 def _gate_text(g: Fraction) -> str:
