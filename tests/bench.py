@@ -73,8 +73,17 @@ The figures (sizes in kB = 1,024 bytes):
     sw                 visits whose page was controlled by the service worker
     reference_py_ms    REFERENCE_PY (a fixed pure-Python loop) timed inside Python in the bare page's worker,
                        median over this run's bare visits: the machine's speed, measured in the same run
-    training           the in-page training widget (C5's live run, window.courseTraining): steps per second over
-                       TRAIN_STEPS steps after the first, and the first step's time after 开始
+    training           the in-page training widget (C5's live run, window.courseTraining): the first step's time
+                       after 开始, then steps per second over TRAIN_STEPS steps after TRAIN_WARMUP more (one step per
+                       message, the chart drawn as it goes); then the trainer alone in the same training worker at the
+                       widget's default size, optimiser and learning rate: TRAIN_STEPS steps after TRAIN_WARMUP, in
+                       calls of TRAIN_CHUNK steps; beside it the same calls in CPython on this machine
+                       (cpython_training: the site's own experiments.zip, BLAS matmul and the browser's einsum kernels)
+    start-up trace     the widgets' worker's phases (worker.js's trace: its script, each runtime file's fetch,
+                       pyodide.js, the wasm's compile + instantiate, loadPyodide, unpacking and importing the course's
+                       code, ready, numpy, the first call) in ms since navigation, median over the visits; the last
+                       byte of the files ready waits for, ready's distance from it, and Python's own start-up
+                       (loadPyodide's end minus the later of the wasm instantiated and the stdlib and lock file in)
     server load        `python -m sitegen.serve` alone: LOAD_REQUESTS requests at LOAD_CONCURRENCY concurrent, a
                        new connection each, for the outline page: errors, p50 / p99 / max ms
     Pyodide core       the pinned release's core (no numpy) and, with --candidate, another release's, loaded alone
@@ -755,24 +764,93 @@ async () => {
 
 
 # -- helpers -------------------------------------------------------------------------------------------------------
-# A page with an in-page training widget (lesson C5): press 开始, time the first step (worker start, Python, numpy,
-# the text, the first step) and then the steps per second over TRAIN_STEPS steps, one step per message; then pause.
-TRAIN_STEPS = 10
-TRAIN_JS = r"""async ({steps, limitMs}) => {
-  const start = document.querySelector(".c5-live-start"), T = window.courseTraining;
-  if (!start || !T) return null;
+# A page with an in-page training widget (lesson C5). The live run as a learner sees it: press 开始, time the first
+# step (worker start, Python, numpy, the text, the first step), let TRAIN_WARMUP steps pass, then the steps per
+# second over TRAIN_STEPS steps, one step per message with the chart drawn as it goes; then pause. Then the trainer
+# alone, in the same training worker: a fresh run at the widget's default optimiser and learning rate
+# (c5_train_start), TRAIN_WARMUP steps in one call, then TRAIN_STEPS steps timed in calls of TRAIN_CHUNK
+# (c5_train_step): the Python steps with one message per chunk, what CPython runs in cpython_training.
+# Steps TRAIN_WARMUP + 1 .. TRAIN_WARMUP + TRAIN_STEPS contain no held-out evaluation (every 50th step).
+TRAIN_WARMUP, TRAIN_STEPS, TRAIN_CHUNK = 5, 40, 20
+TRAIN_JS = r"""async ({warmup, steps, chunk, limitMs}) => {
+  const start = document.querySelector(".c5-live-start"), T = window.courseTraining, C = window.courseTrainer;
+  if (!start || !T || !C) return null;
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   const t0 = performance.now(), late = () => performance.now() - t0 > limitMs;
   while (start.disabled && !late()) await sleep(50);
   start.click();
   const s0 = T.steps;
   while (T.steps < s0 + 1 && !late()) await sleep(10);
-  const t1 = performance.now(), s1 = T.steps;
-  while (T.steps < s1 + steps && !late()) await sleep(10);
+  const t1 = performance.now();
+  while (T.steps < s0 + 1 + warmup && !late()) await sleep(10);
   const t2 = performance.now(), s2 = T.steps;
+  while (T.steps < s2 + steps && !late()) await sleep(10);
+  const t3 = performance.now(), s3 = T.steps;
   document.querySelector(".c5-live-pause").click();
-  return s2 > s1 ? { first_step_ms: t1 - t0, steps_per_s: (s2 - s1) / ((t2 - t1) / 1000), steps: s2 - s1 } : null;
+  while (T.inflight > 0 && !late()) await sleep(10);
+  if (s3 <= s2) return null;
+  const box = start.closest(".c5-live");
+  const preset = (sel) => {                       // the option the build selected (the widget's default)
+    const s = box.querySelector(sel);
+    return (Array.from(s.options).find((o) => o.defaultSelected) || s.options[0]).value;
+  };
+  const optimizer = preset(".c5-live-opt"), multiplier = Number(preset(".c5-live-lr"));
+  const run = await C.call("c5_train_start", [await C.text(box.dataset.text), optimizer, multiplier, 0]);
+  await C.call("c5_train_step", [run.session, warmup]);
+  const t4 = performance.now();
+  let n = 0;
+  while (n < steps) n += (await C.call("c5_train_step", [run.session, Math.min(chunk, steps - n)])).steps.length;
+  return { first_step_ms: t1 - t0, steps_per_s: (s3 - s2) / ((t3 - t2) / 1000), steps: s3 - s2,
+           trainer_steps_per_s: n / ((performance.now() - t4) / 1000), text: box.dataset.text,
+           optimizer: optimizer, multiplier: multiplier };
 }"""
+
+# The same trainer steps in CPython on this machine (the bench's own interpreter, in a process of its own): the
+# measured site's experiments.zip on sys.path (the code the page runs), the same entry points called as the worker
+# calls them (experiments.api, JSON in and out), the same text, optimiser, learning rate and step counts; with
+# CPython's own kernels (BLAS matmul) and with the browser's (einsum, experiments/train/kernels.py), median of
+# CPYTHON_REPEATS fresh runs each; BLAS on one thread, as the page's worker has one (and a second thread on this
+# shared machine measured slower, not faster, at these sizes). Prints {kernels: steps/s} as JSON.
+CPYTHON_REPEATS = 3
+CPYTHON_TRAIN = r"""
+import json, statistics, sys, time
+zip_path, text_path, optimizer, multiplier, warmup, steps, chunk, repeats = sys.argv[1:9]
+sys.path.insert(0, zip_path)
+from experiments import api
+from experiments.lessons.c5_optimization import widgets
+from experiments.train import kernels
+text = open(text_path, encoding="utf-8").read()
+call = lambda name, *args: json.loads(getattr(api, name)(json.dumps(list(args))))
+out = {}
+for name in ("matmul", "einsum"):
+    rates = []
+    for _ in range(int(repeats)):
+        session = call("c5_train_start", text, optimizer, int(multiplier), 0)["session"]
+        widgets._SESSIONS[session]["trainer"].kernels = kernels.get(name)   # (the run's kernels: none by default)
+        call("c5_train_step", session, int(warmup))
+        t, n = time.perf_counter(), 0
+        while n < int(steps):
+            n += len(call("c5_train_step", session, min(int(chunk), int(steps) - n))["steps"])
+        rates.append(n / (time.perf_counter() - t))
+    out[name] = statistics.median(rates)
+out["numpy"] = __import__("numpy").__version__
+print(json.dumps(out))
+"""
+
+
+def cpython_training(site: Path, text: str, optimizer: str, multiplier: int) -> dict:
+    """{"matmul": steps/s, "einsum": steps/s, "numpy": version}: CPYTHON_TRAIN on the measured site's code."""
+    zips = sorted(site.glob("py/*/experiments.zip")) or sorted(site.glob("**/py/*/experiments.zip"))
+    if not zips:
+        raise RuntimeError(f"{site}: no py/<hash>/experiments.zip")
+    args = [str(zips[0]), str(site / text), optimizer, str(multiplier), str(TRAIN_WARMUP), str(TRAIN_STEPS),
+            str(TRAIN_CHUNK), str(CPYTHON_REPEATS)]
+    one_thread = {k: "1" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    proc = subprocess.run([sys.executable, "-c", CPYTHON_TRAIN, *args], cwd=tempfile.gettempdir(),
+                          env={**os.environ, **one_thread}, capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError("CPython training failed:\n" + proc.stderr)
+    return json.loads(proc.stdout)
 
 
 def median(values):
@@ -1016,10 +1094,15 @@ def visit(context, reqs: Requests, url: str, profile: Profile, *, scroll: bool, 
         out["recompute"] = page.evaluate(RECOMPUTE_JS, {"samples": profile.samples, "quietMs": QUIET_MS,
                                                         "config": config, "busySelector": BUSY_SELECTOR})
     out["numpy_ms"] = page.evaluate(NUMPY_JS) if live is not None else None
+    if live is not None:
+        out["trace"] = page.evaluate("window.courseRuntime && window.courseRuntime.trace")
     if recompute and live is not None:
-        training = page.evaluate(TRAIN_JS, {"steps": TRAIN_STEPS, "limitMs": READY_TIMEOUT_MS})
+        training = page.evaluate(TRAIN_JS, {"warmup": TRAIN_WARMUP, "steps": TRAIN_STEPS, "chunk": TRAIN_CHUNK,
+                                            "limitMs": READY_TIMEOUT_MS})
         if training:
             out["train_steps_per_s"], out["train_first_step_ms"] = training["steps_per_s"], training["first_step_ms"]
+            out["trainer_steps_per_s"] = training["trainer_steps_per_s"]
+            out["train_setting"] = {k: training[k] for k in ("text", "optimizer", "multiplier")}
     if keep:
         out["kept_ms"] = page.evaluate(KEPT_JS, READY_TIMEOUT_MS)
     out["prefetch_kb"] = kb(reqs.transferred(prefetch=True))   # (an idle prefetch may come after the load window)
@@ -1240,12 +1323,44 @@ def time_profile(site: Path, profile: Profile, runs: int, pages: list[str], log,
     finally:
         server.stop()
     raw["console_errors"] = console
+    trained = [v["train_setting"] for runs_ in raw["pages"].values() for r in runs_ for v in r.values()
+               if v.get("train_setting")]
+    if trained:
+        log(f"  {tag} the same trainer steps in CPython ({CPYTHON_REPEATS} runs per kernel choice) ...")
+        raw["cpython_training"] = {**trained[0], **cpython_training(site, trained[0]["text"], trained[0]["optimizer"],
+                                                                    trained[0]["multiplier"])}
     return raw
 
 
 LOAD_KEYS = ("page_kb", "page_kb_gz", "runtime_kb", "transfer_kb", "runtime_transfer_kb", "prefetch_kb", "lcp_ms",
-             "live_ms", "numpy_ms", "cls", "train_steps_per_s", "train_first_step_ms", "ready_kb", "round_trips",
-             "wire_limit_ms", "served_requests", "served_kb", "kept_ms", "sw_kb")
+             "live_ms", "numpy_ms", "cls", "train_steps_per_s", "train_first_step_ms", "trainer_steps_per_s",
+             "ready_kb", "round_trips", "wire_limit_ms", "served_requests", "served_kb", "kept_ms", "sw_kb")
+# the runtime files whose last byte "ready" waits for (the trace's "fetch <file>" phases; numpy's wheel comes after)
+READY_FILES = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json",
+               "experiments.zip")
+
+
+def trace_summary(traces: list) -> dict | None:
+    """The widgets' worker's start-up trace (worker.js: phase -> [start, end] ms since navigation), median start and
+    end of each phase over the visits, and what follows from it: `last_byte` (the last of READY_FILES' responses to
+    end), `after_last_byte` (ready - last_byte: start-up work that did not overlap the download) and `python`
+    (Python's own start-up inside loadPyodide: from the wasm instantiated and the stdlib and lock file in, to
+    loadPyodide's end)."""
+    traces = [t for t in traces if t]
+    if not traces:
+        return None
+    phases = {}
+    for name in dict.fromkeys(k for t in traces for k in t):
+        spans = [t[name] for t in traces if name in t]
+        phases[name] = [median([a for a, _ in spans]), median([b for _, b in spans])]
+    ends = [phases[f"fetch {f}"][1] for f in READY_FILES if f"fetch {f}" in phases]
+    last = max(ends) if ends else None
+    ready = phases.get("ready", [None, None])[1]
+    inputs = [phases[k][1] for k in ("wasm", "fetch python_stdlib.zip", "fetch pyodide-lock.json") if k in phases]
+    load = phases.get("loadPyodide")
+    return {"phases": phases, "last_byte": last,
+            "after_last_byte": None if last is None or ready is None else ready - last,
+            "python": None if not inputs or not load else load[1] - max(inputs)}
 
 
 def summarize(raw: dict) -> dict:
@@ -1265,9 +1380,11 @@ def summarize(raw: dict) -> dict:
         row["runtime_transferred_paths"] = sorted({p for v in visits for p in v.get("runtime_transferred_paths", [])})
         row["external_requests"] = sorted({u for v in visits for u in v.get("external", [])})
         row["n"] = len(visits)
+        row["trace"] = trace_summary([v.get("trace") for v in visits])
         return row
 
-    out: dict = {"bare_pyodide_ms": {}, "pages": {}, "widgets": {}, "first_interaction": {}, "core": {}}
+    out: dict = {"bare_pyodide_ms": {}, "pages": {}, "widgets": {}, "first_interaction": {}, "core": {},
+                 "cpython_training": raw.get("cpython_training")}
     for which in ("first", "cached"):
         out["bare_pyodide_ms"][which] = agg([r[which] for r in raw["bare"]], "live_ms")
     # the reference Python call (REFERENCE_PY in the bare page's worker, after ready), every bare visit of the run
@@ -1479,10 +1596,30 @@ def report_profile(name: str, p: dict) -> str:
     if rows:
         lines.append(table(rows, ["widget", "p50 first", "p95 first", "p50 cached", "p95 cached", "n"]))
         lines.append("")
-    for page, which, r, _where in _visits(s):   # in-page training (C5's live run): for information
+    cpy = s.get("cpython_training") or {}
+    for page, which, r, _where in _visits(s):   # in-page training (C5's live run and its trainer): for information
         if r.get("train_steps_per_s") is not None:
-            lines.append(f"  training on {page} ({which}): {fmt(r['train_steps_per_s'], 1)} steps/s, first step "
-                         f"{fmt(r['train_first_step_ms'])} ms after 开始")
+            page_rate = r.get("trainer_steps_per_s")
+            lines.append(f"  training on {page} ({which}): live run {fmt(r['train_steps_per_s'], 1)} steps/s (one "
+                         f"step per message, the chart drawn), first step {fmt(r['train_first_step_ms'])} ms after "
+                         f"开始; the trainer alone {fmt(page_rate, 1)} steps/s ({TRAIN_STEPS} steps after "
+                         f"{TRAIN_WARMUP}, in calls of {TRAIN_CHUNK})")
+            if cpy and page_rate:
+                lines.append(f"      CPython on this machine, the same steps (numpy {cpy['numpy']}): "
+                             f"{fmt(cpy['matmul'], 1)} steps/s with BLAS matmul ({fmt(cpy['matmul'] / page_rate, 1)}"
+                             f" x the page), {fmt(cpy['einsum'], 1)} with the browser's einsum kernels "
+                             f"({fmt(cpy['einsum'] / page_rate, 1)} x)")
+    for page, which, r, _where in _visits(s):   # the widgets' worker's start-up, phase by phase
+        tr = r.get("trace")
+        if not tr or which not in ("first", "cached"):
+            continue
+        rows = [[name, fmt(a), fmt(b), fmt(None if a is None or b is None else b - a)]
+                for name, (a, b) in sorted(tr["phases"].items(), key=lambda kv: (kv[1][0], kv[1][1]))]
+        lines.append("")
+        lines.append(f"  start-up trace, {page} ({which}): ms since navigation; the runtime's last byte at "
+                     f"{fmt(tr['last_byte'])}, ready {fmt(tr['after_last_byte'])} ms after it; Python's own "
+                     f"start-up {fmt(tr['python'])} ms")
+        lines.append(table(rows, ["phase", "start", "end", "ms"]))
     ref = s.get("reference_py_ms")
     lines.append(f"  reference_py_ms {fmt(ref, 1)} ({REFERENCE_PY} in the bare page's worker, median of this run): "
                  f"the recompute limit is {LIMITS['recompute_x_ref']:g} x that = "

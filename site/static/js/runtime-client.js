@@ -15,6 +15,8 @@
  *       run(source),        // = cells.submit(source).done
  *       state, detail, timings,   // the widgets' worker ("ready": Python + experiments; numpy follows, see worker.js)
  *       packages,           // null until the widgets' worker has loaded numpy: {names, at (ms since navigation), error}
+ *       trace,              // null until it is ready: its start-up trace, phase -> [start, end] ms since navigation
+ *                           //   (worker.js lists the phases; for the bench)
  *       cells: {
  *         submit(source, onState, onOutput) -> job = {done, stop()}
  *                           // done: Promise of {ok, stdout, stderr, error, stopped} (never rejects: a Python error
@@ -87,7 +89,7 @@
     if (worker) {
       worker.onmessage = (event) => {
         const msg = event.data;
-        if (msg.type === "status" || msg.type === "packages") { onStatus(msg); return; }
+        if (msg.type === "status" || msg.type === "packages" || msg.type === "trace") { onStatus(msg); return; }
         const p = pending.get(msg.id);
         if (!p) return;
         if (msg.partial) { if (p.onPartial) p.onPartial(msg); return; }
@@ -131,6 +133,7 @@
     detail: "",
     timings: null,
     packages: null,   // {names, at (ms since navigation), error}: the widgets' worker's deferred packages (numpy)
+    trace: null,      // the widgets' worker's start-up trace: phase -> [start, end] in ms since navigation
     ready: ready,
     call(fn, args) {
       return main.send({ fn: fn, args: args === undefined ? [] : args }, "call");
@@ -151,6 +154,11 @@
   }
 
   const main = startWorker((msg) => {
+    if (msg.type === "trace") {      // the worker's start-up trace (worker.js), in ms since this page's navigation
+      runtime.trace = {};
+      for (const k in msg.trace) runtime.trace[k] = msg.trace[k].map((t) => Math.round(t - performance.timeOrigin));
+      return;
+    }
     if (msg.type === "packages") {   // numpy, loaded after "ready" (worker.js): when, or why not
       runtime.packages = { names: msg.names, error: msg.error || null,
                            at: msg.at ? Math.round(msg.at - performance.timeOrigin) : Math.round(performance.now()) };

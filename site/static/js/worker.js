@@ -20,6 +20,8 @@
  * Messages out:  {type: "status", state: "loading" | "ready" | "error", detail, timings?}
  *                {type: "packages", names, at, timings} | {type: "packages", names, error}   (the widgets' worker,
  *                  once its deferred packages have loaded or failed; at: performance.timeOrigin + now)
+ *                {type: "trace", trace}   (the start-up trace, see below: at "ready", and again once numpy is in
+ *                  and once the first call has been answered)
  * Requests in:   {id, fn: "experiments.api:name", args: [...]}
  *                  -> calls name(JSON.stringify(args)); the Python function returns a JSON string
  *                  -> {id, ok: true, result} | {id, ok: false, error: "<ExceptionType>: <message>"}
@@ -50,6 +52,45 @@ const experimentsZip = fetch(EXPERIMENTS_ZIP).then((resp) => {
   return resp.arrayBuffer();
 });
 experimentsZip.catch(() => {});  // reported by init() when it awaits it, never as an unhandled rejection
+// The start-up trace (for the bench, tests/bench.py; costs a few timestamps): phase -> [start, end] in ms on the
+// clock every page shares (performance.timeOrigin + now). "worker": the worker created -> this script running (its
+// own download); "fetch <file>": each runtime file's request -> its last byte (the browser's resource timing);
+// "pyodide.js": its importScripts; "wasm": Pyodide's WebAssembly.instantiateStreaming (or instantiate) call ->
+// the module compiled and instantiated (a streaming compile runs while the bytes arrive); "loadPyodide": the
+// whole call (Python's own start-up is the part after "wasm" and after the stdlib's last byte); "unpack":
+// experiments.zip into the file system; "import": `import experiments`; "ready"; "numpy": loadPackage (the widgets'
+// worker: after ready); "first call": the first request received -> answered (its lazy imports included).
+const trace = {};
+const clock = () => performance.timeOrigin + performance.now();
+trace.worker = [performance.timeOrigin, clock()];
+const TRACED_FILES = /\/(pyodide\.js|pyodide\.asm\.js|pyodide\.asm\.wasm|python_stdlib\.zip|pyodide-lock\.json|experiments\.zip|[^/]+\.whl)$/;
+
+function sendTrace() {
+  for (const e of performance.getEntriesByType("resource")) {
+    const m = TRACED_FILES.exec(new URL(e.name).pathname);
+    if (m) trace["fetch " + m[1]] = [performance.timeOrigin + e.startTime, performance.timeOrigin + e.responseEnd];
+  }
+  self.postMessage({ type: "trace", trace: trace });
+}
+
+// Times Pyodide's one compile + instantiate of its wasm: WebAssembly's two entry points wrapped while loadPyodide
+// runs (numpy's own modules, loaded later, go to the originals). Returns the function that puts them back.
+function traceWasm() {
+  const originals = {};
+  for (const name of ["instantiateStreaming", "instantiate"]) {
+    const f = WebAssembly[name];
+    if (typeof f !== "function") continue;
+    originals[name] = f;
+    WebAssembly[name] = function () {
+      const t = clock();
+      const p = f.apply(WebAssembly, arguments);
+      p.then(() => { if (!trace.wasm) trace.wasm = [t, clock()]; }, () => {});
+      return p;
+    };
+  }
+  return () => Object.assign(WebAssembly, originals);
+}
+
 // A speed hint, not a contract: the page sends {warm: [entry point names its widgets call]} (the build lists them);
 // once ready, experiments.api:warm_modules turns them into the modules they live in, imported one per task.
 let warmCalls = [];
@@ -98,8 +139,17 @@ async function init() {
   const t0 = performance.now();
   const timings = {};
   status("loading", "下载 Python 运行时");
+  let t = clock();
   importScripts(INDEX_URL + "pyodide.js");
-  pyodide = await loadPyodide({ indexURL: INDEX_URL });
+  trace["pyodide.js"] = [t, clock()];
+  t = clock();
+  const untrace = traceWasm();
+  try {
+    pyodide = await loadPyodide({ indexURL: INDEX_URL });
+  } finally {
+    untrace();
+  }
+  trace.loadPyodide = [t, clock()];
   timings.loadPyodide = Math.round(performance.now() - t0);
 
   if (CELLS) {
@@ -108,28 +158,36 @@ async function init() {
   }
 
   status("loading", "加载课程代码");
-  const t = performance.now();
-  pyodide.unpackArchive(await experimentsZip, "zip", { extractDir: PY_DIR });
+  const t1 = performance.now();
+  const zip = await experimentsZip;
+  t = clock();
+  pyodide.unpackArchive(zip, "zip", { extractDir: PY_DIR });
+  trace.unpack = [t, clock()];
   const sys = pyodide.pyimport("sys"), path = sys.path;
   path.insert(0, PY_DIR);
   path.destroy(); sys.destroy();
+  t = clock();
   modules.set("experiments", pyodide.pyimport("experiments"));
+  trace.import = [t, clock()];
   getattr = pyodide.globals.get("getattr");
-  timings.experiments = Math.round(performance.now() - t);
+  timings.experiments = Math.round(performance.now() - t1);
 
   pyodide.setStdout({ isatty: true, write: (buf) => { written(decOut.decode(buf, { stream: true }), false); return buf.length; } });
   pyodide.setStderr({ isatty: true, write: (buf) => { written(decErr.decode(buf, { stream: true }), true); return buf.length; } });
   timings.total = Math.round(performance.now() - t0);
   status("ready", "Python " + pyodide.version + (CELLS ? " / numpy" : ""), { timings: timings });
+  trace.ready = [trace.worker[0], clock()];
+  sendTrace();
 }
 
 // PACKAGES, from Pyodide's lock file (which lists each wheel's file name and sha256; the wheel is fetched from
 // INDEX_URL and checked): resolves to the milliseconds it took.
 async function loadPackages() {
-  const t = performance.now();
+  const t = performance.now(), at = clock();
   await pyodide.loadPackage(PACKAGES, { messageCallback: () => {}, errorCallback: (m) => console.warn(m) });
   const missing = PACKAGES.filter((name) => !pyodide.loadedPackages[name]);
   if (missing.length) throw new Error(missing.join("、") + " 未能加载");
+  trace.numpy = [at, clock()];
   return Math.round(performance.now() - t);
 }
 
@@ -141,6 +199,7 @@ function deferPackages() {
     packages = null;
     self.postMessage({ type: "packages", names: PACKAGES, at: performance.timeOrigin + performance.now(),
                        timings: { numpy: ms } });
+    sendTrace();
     setTimeout(() => PACKAGES.forEach(warmImport), 0);
   }, (e) => {
     self.postMessage({ type: "packages", names: PACKAGES, error: String((e && e.message) || e) });
@@ -273,20 +332,32 @@ function runSource(req) {
   return { id: req.id, ok: ok, stdout: out, stderr: err, error: error };
 }
 
+let firstCall = null;   // the first request received and when (the trace's "first call"), until it is answered
+
+function answer(req, msg) {
+  self.postMessage(msg);
+  if (firstCall && firstCall.req === req) {
+    trace["first call"] = [firstCall.at, clock()];
+    firstCall = false;
+    sendTrace();
+  }
+}
+
 function handle(req) {
   if (state === "error") {
     const e = "RuntimeError: Python 运行时加载失败：" + loadError;
-    self.postMessage(req.run !== undefined ? { id: req.id, ok: false, stdout: "", stderr: "", error: e } : { id: req.id, ok: false, error: e });
+    answer(req, req.run !== undefined ? { id: req.id, ok: false, stdout: "", stderr: "", error: e } : { id: req.id, ok: false, error: e });
   } else if (req.run !== undefined) {   // (runs go to the cells' worker, which has its packages from "ready" on)
-    Promise.resolve(packages && packages.catch(() => {})).then(() => self.postMessage(runSource(req)));
+    Promise.resolve(packages && packages.catch(() => {})).then(() => answer(req, runSource(req)));
   } else {
-    Promise.resolve(callFunction(req)).then((reply) => self.postMessage(reply));
+    Promise.resolve(callFunction(req)).then((msg) => answer(req, msg));
   }
 }
 
 self.onmessage = (event) => {
   const req = event.data || {};
   if (Array.isArray(req.warm)) { warmCalls = req.warm; return; }
+  if (firstCall === null) firstCall = { req: req, at: clock() };
   if (state === "loading") queue.push(req);
   else handle(req);
 };
