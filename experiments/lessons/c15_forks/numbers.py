@@ -151,6 +151,10 @@ def _dsa(reg, mn, p: str) -> None:
         dc, drope = Sym("d_c", r.int("kv_lora_rank")), Sym("d_rope", r.int("qk_rope_head_dim"))
         per = Sym("L_S", ix.sparse_layers) * Sym("h", mn.arch.n_heads) * (Const(2) * (dc + drope) + Const(2) * dc)
         attend_expr, dense_expr = per * k, per * Const(T)
+        reg.add(f"{p}.mqa_key_dim", f"{mn.name}：MQA 模式下每个头的键宽（潜向量 + RoPE 键）", dc + drope, kind="config",
+                sources=_src(mn, "kv_lora_rank", "qk_rope_head_dim"), symbols=sym)
+        reg.add(f"{p}.mqa_value_dim", f"{mn.name}：MQA 模式下每个头的值宽（潜向量）", dc, kind="config",
+                sources=_src(mn, "kv_lora_rank"), symbols=sym)
     reg.add(f"{p}.attend_t128k", f"{mn.name}：T = {T:,} 时只看 top-k 的 MLA 注意力 FLOPs{mode}", attend_expr,
             value=f["attend"], kind="flops", style="e2",
             sources=_src(mn, "num_attention_heads", "kv_lora_rank", "qk_rope_head_dim", keys[2]) if mqa
