@@ -122,11 +122,11 @@ def indexer_of(config: dict, ledger: Ledger) -> Indexer | None:
     r = text_reader(config, ledger)
     heads, head_dim = r.int("index_n_heads", default=64), r.int("index_head_dim", default=128)
     top_k = r.int("index_topk", default=2048)
-    a = ledger.arch
+    arch = ledger.arch
     # MLA's MQA mode (the report's): keys of kv_lora_rank + qk_rope_head_dim, values of kv_lora_rank, every head
-    mqa = a.n_heads * (2 * r.int("kv_lora_rank") + r.int("qk_rope_head_dim")) if "d_c" in a.symbols else None
+    mqa = arch.n_heads * (2 * r.int("kv_lora_rank") + r.int("qk_rope_head_dim")) if "d_c" in arch.symbols else None
     r.check()
-    sparse = sum(1 for t in a.layer_types if t in SPARSE_TYPES)
+    sparse = sum(1 for t in arch.layer_types if t in SPARSE_TYPES)
     return Indexer(heads, head_dim, top_k, own, sparse, mqa)
 
 
