@@ -229,10 +229,17 @@ def _attention(reg, models) -> None:
 def _kaplan(reg, cited, kaplan) -> None:
     n, d = S.growth_split(kaplan.N_exponent, kaplan.D_exponent)
     src = cited["kaplan_N_exponent"].sources
-    reg.add("c6.kaplan.n_growth", "按 Kaplan 的指数，算力翻 10 倍时模型参数变为几倍（10^0.73）", value=n, kind="ratio",
+    reg.add("c6.kaplan.n_growth", f"按 Kaplan 的指数，算力翻 10 倍时模型参数变为几倍（10^{kaplan.N_exponent}）", value=n, kind="ratio",
             style="x2", sources=src)
-    reg.add("c6.kaplan.d_growth", "按 Kaplan 的指数，算力翻 10 倍时训练 token 变为几倍（10^0.27）", value=d,
+    reg.add("c6.kaplan.d_growth", f"按 Kaplan 的指数，算力翻 10 倍时训练 token 变为几倍（10^{kaplan.D_exponent}）", value=d,
             kind="ratio", style="x2", sources=src)
+    a2 = float(cited["chinchilla_a_approach2"].value)
+    n, d = S.growth_split(a2, 1 - a2)
+    src = cited["chinchilla_a_approach2"].sources
+    reg.add("c6.isoflop.n_growth", f"按 Chinchilla 方法二的指数，算力翻 10 倍时模型参数变为几倍（10^{a2}）", value=n,
+            kind="ratio", style="x1", sources=src)
+    reg.add("c6.isoflop.d_growth", f"按 Chinchilla 方法二的指数，算力翻 10 倍时训练 token 变为几倍（10^(1 − {a2})）",
+            value=d, kind="ratio", style="x1", sources=src)
 
 
 def _llama3(reg, cited) -> None:

@@ -42,6 +42,9 @@ def register(reg, models, course=None, data=None) -> None:
     comps = {c.key: c.bytes for c in T.RECIPES["mixed_adamw"]}
     reg.add("c9.bpp.muon_matrix", "Muon：一个隐藏层矩阵参数占的字节（一个动量缓冲）",
             value=T.bytes_per_param("muon", "matrix"), sources=("按配方逐项相加",), kind="bytes")
+    reg.add("c9.bpp.muon_saving", "Muon 的隐藏层矩阵参数比混合精度 AdamW 少占的字节",
+            Sym("AdamW", T.bytes_per_param("mixed_adamw")) - Sym("Muon", T.bytes_per_param("muon", "matrix")),
+            sources=("按配方逐项相加",), kind="bytes")
     reg.add("c9.bpp.weights_adam_only", "只算 BF16 权重和 FP32 的 Adam m、v（不算梯度和主权重）",
             Sym("权重", comps["weights"]) + Sym("m", comps["adam_m"]) + Sym("v", comps["adam_v"]),
             sources=("按配方逐项相加",), kind="bytes")
