@@ -151,6 +151,9 @@ def _moe_model(reg, mn) -> None:
             Sym("全部参数", mn.ledger.total) * BF16 / GB, kind="bytes", style="x1", sources=(mn.where + LEDGER,))
     reg.add(f"{p}.active_gb", f"{mn.name} 每 token 激活参数按 BF16 计（GB）", active * BF16 / GB, kind="bytes",
             style="x1", sources=(mn.where + LEDGER,))
+    reg.add(f"{p}.h100_cards", f"{mn.name} 的 BF16 权重至少要几张 H100 的显存（驱动报告的字节）才放得下",
+            value=-(-mn.ledger.total * 2 // DV.H100.bytes), kind="count",
+            sources=(mn.where + LEDGER, DV.H100.source))
     reg.add(f"{p}.choices", f"{mn.name} 一层里一个 token 可能被送去的专家组合数 C(E, k)",
             value=math.comb(s["E"], s["k"]), style="e2", sources=cfg_src)
     _routing(reg, mn, p)
