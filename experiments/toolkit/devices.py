@@ -45,7 +45,8 @@ DEVICES: dict[str, Device] = {d.key: d for d in (
            f"NVIDIA H100 数据手册：H100 SXM 80GB HBM3；{_SMI} 为 81,559 MiB"
            "（PyTorch 的 total_memory 为 85,520,809,984 字节）"),
     Device("141", "H200 141GB", 143771,
-           f"NVIDIA H200 数据手册：141GB HBM3e；{_SMI} 为 143,771 MiB（PyTorch 的 total_memory 为 150,754,820,096 字节）"),
+           f"NVIDIA H200 数据手册：141GB HBM3e；{_SMI} 为 143,771 MiB"
+           "（PyTorch 的 total_memory 为 150,754,820,096 字节）"),
 )}
 H100 = DEVICES["80"]
 

@@ -223,16 +223,17 @@ def _attention(reg, models) -> None:
     reg.add("c6.llama7b.attn_share_kaplan",
             "Llama 2 7B：按 Kaplan 等表 1 的注意力项（每层每 token 前向 2·n_ctx·d_attn，训练 × 3）与矩阵乘项之比",
             kaplan / Sym("矩阵乘", S.training_flops_per_token(llama.ledger, seq)["weights"]), kind="ratio",
-            style="pct0", sources=(llama.where + LEDGER, "Kaplan 等 2020 表 1：C_forward ≈ 2N + 2·n_layer·n_ctx·d_attn"))
+            style="pct0",
+            sources=(llama.where + LEDGER, "Kaplan 等 2020 表 1：C_forward ≈ 2N + 2·n_layer·n_ctx·d_attn"))
 
 
 def _kaplan(reg, cited, kaplan) -> None:
     n, d = S.growth_split(kaplan.N_exponent, kaplan.D_exponent)
     src = cited["kaplan_N_exponent"].sources
-    reg.add("c6.kaplan.n_growth", f"按 Kaplan 的指数，算力翻 10 倍时模型参数变为几倍（10^{kaplan.N_exponent}）", value=n, kind="ratio",
-            style="x2", sources=src)
-    reg.add("c6.kaplan.d_growth", f"按 Kaplan 的指数，算力翻 10 倍时训练 token 变为几倍（10^{kaplan.D_exponent}）", value=d,
-            kind="ratio", style="x2", sources=src)
+    reg.add("c6.kaplan.n_growth", f"按 Kaplan 的指数，算力翻 10 倍时模型参数变为几倍（10^{kaplan.N_exponent}）",
+            value=n, kind="ratio", style="x2", sources=src)
+    reg.add("c6.kaplan.d_growth", f"按 Kaplan 的指数，算力翻 10 倍时训练 token 变为几倍（10^{kaplan.D_exponent}）",
+            value=d, kind="ratio", style="x2", sources=src)
     a2 = float(cited["chinchilla_a_approach2"].value)
     n, d = S.growth_split(a2, 1 - a2)
     src = cited["chinchilla_a_approach2"].sources
