@@ -39,7 +39,7 @@ def register_shared(reg, models: dict) -> None:
 
 def _devices(reg) -> None:
     dev = devices.H100
-    reg.add("device.h100.mib", f"{dev.name} 的驱动报告的显存（MiB，2²⁰ 字节）", value=dev.mib, kind="bytes",
+    reg.add("device.h100.mib", f"{dev.name}：驱动报告的显存总量（MiB，2²⁰ 字节）", value=dev.mib, kind="bytes",
             sources=(dev.source,))
     reg.add("device.h100.gb", f"{dev.name} 实有的显存（GB，10⁹ 字节）：驱动报告的 MiB × 2²⁰ ÷ 10⁹",
             Sym("MiB", dev.mib) * Const(devices.MIB) / Const(10**9), kind="bytes", style="x1", sources=(dev.source,))
