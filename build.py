@@ -97,6 +97,7 @@ def build(root: Path = ROOT, out: Path | None = None, *, widgets: dict | None = 
     check_links(site)        # no symbolic link in what the build reads or copies points outside the course
     load_models(site)        # data/models/<id>/ -> site.models ({meta, config}, every config validated)
     load_data(site)          # data/*.json -> site.data (data/course.json validated)
+    check_derived(site)      # the stored runs and measurements were made from today's text, config and trainer
     check_declarations(site) # every reference a lesson package declares resolves (functions, templates, scripts)
     compute_numbers(site)    # experiments.course_numbers -> site.numbers
     load_lessons(site)       # lessons/*.md -> site.lessons (front matter, callouts, widgets, numbers, claims)
@@ -191,6 +192,14 @@ def load_data(site: Site) -> None:
     if problems:
         site.fail(ConfigError(problems, "data/course.json"), "data/course.json")
         site.data["course"] = {}
+
+
+def check_derived(site: Site) -> None:
+    """A derived data file (experiments/train/derived.py: the stored training runs, the measured step) whose inputs
+    changed since it was made is refused by name, with the input that changed and the command that remakes it."""
+    from experiments.train import derived
+    for output, problem in derived.problems(site.root):
+        site.fail(SourceError(output, None, problem), output)
 
 
 def course_problems(course: Any) -> list[Problem]:

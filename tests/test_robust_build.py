@@ -391,3 +391,18 @@ def test_a_course_naming_a_model_that_does_not_exist_is_refused(course, name):
                          lambda: build_here(course))
     line = _refused(result, f"data/course.json: key '{key}': ", "expected the id of a model folder data/models/<id>/")
     assert line[0].endswith(f"got {got!r}" if name != "tracker" else "got 7"), line[0]
+
+
+def test_a_changed_baseline_config_names_the_stale_measurement_and_its_command(course):
+    """The measured trainer step (C9) and the stored runs (C5, C8) were made from the baseline config: a changed
+    config refuses the build by naming each stale file, what changed and the command that remakes it."""
+    config = "data/models/baseline/config.json"
+    text = (REPO / config).read_text(encoding="utf-8").replace('"intermediate_size": 688', '"intermediate_size": 690')
+    result = _with_files(course, {config: text.encode()}, lambda: build_here(course))
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    lines = result.stderr.splitlines()
+    assert (f"data/train_memory.json: stale: made from an earlier {config}; remake it with: "
+            "python -m experiments.train.memory") in lines, result.stderr
+    for output, group in (("data/train_runs.json", "optimization"), ("data/train_stability.json", "stability")):
+        assert (f"{output}: stale: made from an earlier {config}; remake it with: "
+                f"python -m experiments.train.runs --group {group}") in lines, result.stderr

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from experiments.train import runs as R
-from experiments.train.data import CharTokenizer, split
+from experiments.train.data import course_ids
+from experiments.train.derived import code_of
 from experiments.train.trainer import RunSpec, Trainer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,9 +24,9 @@ def test_the_hash_follows_the_code_not_its_comments_or_docstrings():
     src = (ROOT / "experiments" / "train" / "optim.py").read_text(encoding="utf-8")
     reworded = (src.replace('"""', '"""Reworded. ', 1).replace("\nimport math\n", "\n\nimport math   # (sqrt)\n")
                 + "# end\n")
-    assert reworded != src and R.code_of(reworded) == R.code_of(src)
+    assert reworded != src and code_of(reworded) == code_of(src)
     changed = src.replace("MUON_RMS * math.sqrt", "MUON_RMS * 2 * math.sqrt", 1)
-    assert changed != src and R.code_of(changed) != R.code_of(src)
+    assert changed != src and code_of(changed) != code_of(src)
 
 
 def test_the_command_skips_when_nothing_changed(capsys):
@@ -36,16 +37,14 @@ def test_the_command_skips_when_nothing_changed(capsys):
 
 
 def test_text_record_matches_the_text():
-    tok = CharTokenizer.from_text(TEXT)
-    train, held = split(tok.encode(TEXT), 0.1)
+    tok, train, held = course_ids(TEXT)
     assert STORED["text"] == {"file": R.TEXT_FILE, "characters": len(TEXT), "vocab_size": tok.vocab_size,
                               "train_tokens": len(train), "held_out_tokens": len(held)}
     assert tok.vocab_size <= 2048                 # fits the baseline's vocabulary
 
 
 def rerun(spec_json, steps):
-    tok = CharTokenizer.from_text(TEXT)
-    train, _ = split(tok.encode(TEXT), 0.1)
+    _, train, _ = course_ids(TEXT)
     tr = Trainer(RunSpec.from_json(spec_json), train)
     return [tr.step(detail=(i == 0)) for i in range(steps)]
 

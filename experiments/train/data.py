@@ -1,5 +1,5 @@
-"""Training text as token ids: a character tokenizer, a held-out split and reproducible batches. No I/O: the
-text comes in as a string (the course's text is data/texts/, read by whoever calls this).
+"""Training text as token ids: a character tokenizer, a held-out split of whole passages and reproducible batches.
+No I/O: the text comes in as a string (the course's text is data/texts/, read by whoever calls this).
 
 One token is one character (a 字, a punctuation mark or a newline). The vocabulary is the sorted set of the
 text's characters, so every id means the same character on every platform; a character not in it is refused.
@@ -34,10 +34,35 @@ class CharTokenizer:
         return "".join(self.chars[int(i)] for i in ids)
 
 
-def split(ids: np.ndarray, held_out: float = 0.1) -> tuple[np.ndarray, np.ndarray]:
-    """The first (1 - held_out) of the ids for training, the rest held out for validation."""
-    cut = int(round(len(ids) * (1 - held_out)))
-    return ids[:cut], ids[cut:]
+HELD_OUT_EVERY = 10      # every tenth passage is held out
+
+
+def split_passages(text: str, every: int = HELD_OUT_EVERY) -> tuple[str, str]:
+    """The text's passages (its lines, each with its newline) in two parts, each in the text's order: passages
+    every, 2·every, 3·every, ... (counting from 1) held out for validation, the rest for training. Whole passages
+    spread over the whole text put the same books, script and style in both parts; a held-out tail would be the
+    last book alone."""
+    if every < 2:
+        raise ValueError(f"held-out split: expected every >= 2 (one passage in `every` held out), got {every}")
+    lines = text.splitlines(keepends=True)
+    train = "".join(line for i, line in enumerate(lines, 1) if i % every)
+    held = "".join(line for i, line in enumerate(lines, 1) if not i % every)
+    return train, held
+
+
+def unseen_share(train_text: str, held_text: str) -> float:
+    """The share of the held-out characters (counted with repeats) that never occur in the training part: what no
+    training can teach a character model, whatever it memorises."""
+    seen = set(train_text)
+    return sum(ch not in seen for ch in held_text) / max(len(held_text), 1)
+
+
+def course_ids(text: str) -> tuple[CharTokenizer, np.ndarray, np.ndarray]:
+    """The course's one way from a text to training data: the tokenizer of the whole text's characters, then the
+    training and held-out ids of split_passages."""
+    tok = CharTokenizer.from_text(text)
+    train, held = split_passages(text)
+    return tok, tok.encode(train), tok.encode(held)
 
 
 class Batches:

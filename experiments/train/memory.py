@@ -128,8 +128,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m experiments.train.memory", description=__doc__.split("\n")[0])
     ap.add_argument("--root", default=str(Path(__file__).resolve().parents[2]))
     root = Path(ap.parse_args(argv).root)
-    config = json.loads((root / "data" / "models" / "baseline" / "config.json").read_text(encoding="utf-8"))
-    doc = record(config)
+    from . import derived
+    config = json.loads((root / derived.BASELINE_CONFIG).read_text(encoding="utf-8"))
+    doc = {**derived.provenance(derived.derived(OUTPUT), root), **record(config)}
     out = root / OUTPUT
     out.write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(f"{OUTPUT}: written ({doc['platform']})")

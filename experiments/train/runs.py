@@ -4,10 +4,11 @@
     python -m experiments.train.runs --group stability    # one group
     python -m experiments.train.runs --force              # recompute anyway
 
-Each group (GROUPS: a name, its output file, the modules that define its runs, its compute function) is one data
-file. Its inputs: the training text (data/texts/sishu.txt), the trainer's source files (SOURCES) and the group's
-own modules; their sha256 is stored with the results as `inputs_sha256`, so the command skips a group when nothing
-it depends on changed and a test fails when stored results are stale. The build only reads the files.
+Each group (GROUPS: a name, its output file, its compute function) is one data file. Its inputs (derived.DERIVED):
+the training text (data/texts/sishu.txt, split by data.course_ids), the baseline config, the trainer's code and
+the group's own modules; each one's sha256 is stored with the results (`inputs`, `inputs_sha256`), so the command
+skips a group when nothing it depends on changed, and the build refuses a stale file, naming the input that
+changed and this command. The build only reads the files.
 Everything above main() is computation without I/O.
 
 The optimisation group (data/train_runs.json, lesson C5; its runs are defined in this module), two parts:
@@ -24,8 +25,6 @@ if __name__ == "__main__":       # before numpy loads: one BLAS thread (threads 
     import os
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import ast
-import hashlib
 import importlib
 import json
 import math
@@ -33,26 +32,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import derived
+from .derived import TEXT_FILE
 from .schedule import Schedule
 
-TEXT_FILE = "data/texts/sishu.txt"
 OUTPUT = "data/train_runs.json"
-SOURCES = ("kernels.py", "model.py", "optim.py", "schedule.py", "data.py", "trainer.py", "runs.py")
 
 
 @dataclass(frozen=True)
 class Group:
     """One data file of precomputed runs: `compute` ("module:function" in experiments.train) takes (text,
-    inputs_sha256, progress) and returns the JSON document; `modules` (files in experiments/train/) besides
-    SOURCES are the group's own inputs."""
+    inputs_sha256, progress) and returns the JSON document. Its inputs are its entry in derived.DERIVED."""
     name: str
     output: str
     compute: str
-    modules: tuple = ()
 
 
 GROUPS = (Group("optimization", OUTPUT, "runs:compute"),
-          Group("stability", "data/train_stability.json", "runs_stability:compute", ("runs_stability.py",)))
+          Group("stability", "data/train_stability.json", "runs_stability:compute"))
 
 BASELINE = {"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 8,
             "num_key_value_heads": 8, "intermediate_size": 688, "vocab_size": 2048, "tie_word_embeddings": True,
@@ -128,9 +125,8 @@ def run(spec, train_ids, held_ids, steps: int, eval_every: int = 0, detail_first
 def compute(text: str, inputs_sha256: str, progress=None) -> dict:
     import numpy as np
 
-    from .data import CharTokenizer, split
-    tok = CharTokenizer.from_text(text)
-    train_ids, held_ids = split(tok.encode(text), 0.1)
+    from .data import course_ids
+    tok, train_ids, held_ids = course_ids(text)
     result: dict[str, Any] = {
         "inputs_sha256": inputs_sha256,
         "text": {"file": TEXT_FILE, "characters": len(text), "vocab_size": tok.vocab_size,
@@ -159,31 +155,9 @@ def group(name: str) -> Group:
     raise ValueError(f"group: expected one of {[g.name for g in GROUPS]}, got {name!r}")
 
 
-def code_of(source: str) -> bytes:
-    """What of a Python module can change a run: its syntax tree without comments, layout or docstrings
-    (``ast.dump``, which leaves out line numbers). A reworded comment or docstring, or a line broken differently,
-    leaves stored runs up to date; a changed name, expression or annotation makes them stale."""
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
-            node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree).encode()
-
-
 def inputs_hash(root: Path, name: str = "optimization") -> str:
-    """sha256 over the text's bytes and the code (code_of) of the trainer's sources and the group's own modules,
-    each with its path."""
-    g = group(name)
-    h = hashlib.sha256()
-    for rel in [TEXT_FILE] + [f"experiments/train/{s}" for s in SOURCES + tuple(g.modules)]:
-        data = (root / rel).read_bytes()
-        if rel.endswith(".py"):
-            data = code_of(data.decode("utf-8"))
-        h.update(rel.encode() + b"\0" + data + b"\0")
-    return h.hexdigest()
+    """The sha256 over the group's inputs (derived.provenance: the text, the baseline config, the trainer's code)."""
+    return derived.provenance(derived.derived(group(name).output), root)["inputs_sha256"]
 
 
 def _compute_of(g: Group):
@@ -205,7 +179,8 @@ def main(argv=None) -> int:
     for g in GROUPS:
         if args.group and g.name not in args.group:
             continue
-        digest = inputs_hash(root, g.name)
+        prov = derived.provenance(derived.derived(g.output), root)
+        digest = prov["inputs_sha256"]
         out = root / g.output
         if out.exists() and not args.force:
             try:
@@ -218,6 +193,7 @@ def main(argv=None) -> int:
         result = _compute_of(g)((root / TEXT_FILE).read_text(encoding="utf-8"), digest,
                                 progress=lambda msg, t0=t0: print(f"  {time.time() - t0:6.0f} s  {msg}",
                                                                   file=sys.stderr, flush=True))
+        result["inputs"] = prov["inputs"]
         tmp = out.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(result, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
         tmp.replace(out)

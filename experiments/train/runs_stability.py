@@ -11,9 +11,10 @@
 - seeds: a few of the grid's settings (SEED_SETTINGS) again on other seeds (OTHER_SEEDS: the model's init and the
   batches both follow the seed), their loss, gradient-norm and max-logit series: at this learning rate a single
   run is partly chance, and the lesson says how often a comparison comes out the same way.
-- xiong: at initialisation (the first batch, seed 0) the gradient norm of every layer's down_proj for Pre-LN
-  and Post-LN at depths DEPTHS: Xiong et al. 2020 (arXiv 2002.04745) predict the last layer's stays flat with
-  depth for Post-LN and falls as 1/sqrt(L) for Pre-LN.
+- xiong: at initialisation the gradient norm of every layer's down_proj for Pre-LN and Post-LN at depths DEPTHS,
+  each the mean over XIONG_SAMPLES pairs of (batch, init seed): one batch of 4 x 32 characters moves the ratio
+  between depths by a quarter either way. Xiong et al. 2020 (arXiv 2002.04745) predict the last layer's stays
+  flat with depth for Post-LN and falls as 1/sqrt(L) for Pre-LN.
 """
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ TOGGLES = (
                  {"attn_softcap": GEMMA2_CAPS[0], "logit_softcap": GEMMA2_CAPS[1]})),
 )
 DEPTHS = (1, 2, 4, 8, 16)
+XIONG_SAMPLES = 8                    # (batch, init seed) pairs averaged at initialisation
 OTHER_SEEDS = (1, 2, 3, 4)
 SEED_SETTINGS = ((), ("warmup",), ("post_ln",), ("post_ln", "warmup"), ("qk_norm",), ("warmup", "qk_norm", "z_loss"))
 WORKERS = 3                          # processes computing the grid (its runs are independent)
@@ -97,12 +99,13 @@ def record(spec_, train_ids, held_ids, steps: int = STEPS) -> dict:
 
 
 def xiong(train_ids, vocab_size: int) -> dict:
-    """Every layer's down_proj gradient norm on the first batch, at initialisation, Pre-LN and Post-LN, with
-    residual-scaled init (gpt2) and without (none, the plain init Xiong et al. analyse)."""
+    """Every layer's down_proj gradient norm at initialisation, Pre-LN and Post-LN, with residual-scaled init (gpt2)
+    and without (none, the plain init Xiong et al. analyse): the mean over XIONG_SAMPLES pairs of a batch (seed
+    SEED + 1 + k) and an init (seed SEED + k)."""
     from . import model as M
     from .data import Batches
-    x, y = Batches(train_ids, BATCH, SEQ, seed=SEED + 1).next()
-    out: dict = {"depths": list(DEPTHS)}
+    batches = [Batches(train_ids, BATCH, SEQ, seed=SEED + 1 + k).next() for k in range(XIONG_SAMPLES)]
+    out: dict = {"depths": list(DEPTHS), "samples": XIONG_SAMPLES}
     for init in ("gpt2", "none"):
         for norm in ("pre", "post"):
             rows = []
@@ -110,9 +113,13 @@ def xiong(train_ids, vocab_size: int) -> dict:
                 dims: dict[str, Any] = {**LIVE, "vocab_size": vocab_size, "n_layers": L, "norm_position": norm,
                                         "residual_init": init}
                 cfg = M.ModelConfig(**dims).validate()
-                _, grads, _ = M.loss_and_grads(M.init_params(cfg, seed=SEED), x, y, cfg)
-                rows.append([sig(math.sqrt(float((grads[f"layers.{i}.mlp.down_proj.weight"]
-                                                  .astype("float64") ** 2).sum())), 5) for i in range(L)])
+                total = [0.0] * L
+                for k, (x, y) in enumerate(batches):
+                    _, grads, _ = M.loss_and_grads(M.init_params(cfg, seed=SEED + k), x, y, cfg)
+                    for i in range(L):
+                        g = grads[f"layers.{i}.mlp.down_proj.weight"].astype("float64")
+                        total[i] += math.sqrt(float((g ** 2).sum()))
+                rows.append([sig(t / XIONG_SAMPLES, 5) for t in total])
             out[f"{norm}_{init}"] = rows
     return out
 
@@ -120,9 +127,8 @@ def xiong(train_ids, vocab_size: int) -> dict:
 def compute(text: str, inputs_sha256: str, progress=None) -> dict:
     import numpy as np
 
-    from .data import CharTokenizer, split
-    tok = CharTokenizer.from_text(text)
-    train_ids, held_ids = split(tok.encode(text), 0.1)
+    from .data import course_ids
+    tok, train_ids, held_ids = course_ids(text)
     result: dict = {"inputs_sha256": inputs_sha256, "steps": STEPS, "lr": RACE_LR["adamw"] * LR_FACTOR,
                     "lr_factor": LR_FACTOR, "warmup": WARMUP, "tau": KIMI_TAU, "z_loss": PALM_Z,
                     "caps": list(GEMMA2_CAPS), "toggles": [t[0] for t in TOGGLES], "vocab_size": tok.vocab_size,
@@ -161,9 +167,8 @@ def _record_job(setting: dict, changes: dict, text: str, seed: int = SEED) -> di
 
     import numpy as np
 
-    from .data import CharTokenizer, split
-    tok = CharTokenizer.from_text(text)
-    train_ids, held_ids = split(tok.encode(text), 0.1)
+    from .data import course_ids
+    tok, train_ids, held_ids = course_ids(text)
     run_spec = spec(setting, tok.vocab_size, **changes)
     if seed != run_spec.seed:
         run_spec = replace(run_spec, seed=seed)

@@ -13,6 +13,7 @@ from fractions import Fraction
 from ...errors import CourseError
 from ...expr import Const, RealDiv, Sqrt, Sym
 
+USABLE = Fraction(1, 10)      # a learning rate is usable when its final loss is within 10% of the sweep's best
 RUNS = "课程训练代码预先算好的训练记录"      # data/train_runs.json, by python -m experiments.train.runs
 TRAINER = "课程的训练代码"                   # experiments/train/
 
@@ -104,8 +105,9 @@ def register(reg, models, course=None, data=None) -> None:
     for sym, v in zip("abc", O.NS_COEFFS):
         reg.add(f"c5.ns_{sym}", f"Newton-Schulz 五次多项式的系数 {sym}", value=Fraction(str(v)),
                 sources=("Keller Jordan 2024（Muon 博文与参考实现）",), style="x4", kind="cited")
-    reg.add("c5.held_share", "留出做验证的比例", value=Fraction("0.1"), sources=(TRAINER,), style="pct0", kind="value")
-    reg.add("c5.train_share", "用来训练的比例", value=Fraction("0.9"), sources=(TRAINER,), style="pct0", kind="value")
+    from ...train.data import HELD_OUT_EVERY
+    reg.add("c5.held_every", "每隔几段留出一段做验证", value=HELD_OUT_EVERY, sources=(TRAINER,), style="n",
+            kind="value")
     for key, C in COMPUTE.items():
         reg.add(f"c5.c_{key}", "作为例子的训练计算量（FLOPs）", value=C, sources=(DS_SRC,), style="e0", kind="value")
 
@@ -222,6 +224,13 @@ def register(reg, models, course=None, data=None) -> None:
                 final = Fraction(str(sum(last) / len(last)))
             reg.add(f"c5.race_{tag}", "最后 10 步训练 loss 的平均（发散记为 10⁹）", value=final, sources=src,
                     style="x2", kind="measured")
+    for name in race["lr"]:       # "usable": a final loss within USABLE of the optimiser's own best in the sweep
+        finals = [reg[f"c5.race_{name}_{'m' if k < 0 else 'p'}{abs(k)}"].value for k in race["multipliers"]]
+        best = min(finals)
+        reg.add(f"c5.race_best_{name}", f"赛跑中 {name} 在所有学习率里最好的最后 loss", value=best,
+                sources=(RUNS,), style="x2", kind="measured")
+        reg.add(f"c5.race_usable_{name}", f"赛跑中 {name} 能用的学习率档数（最后 loss 比它最好的一档高不到一成）",
+                value=sum(f <= best * (1 + USABLE) for f in finals), sources=(RUNS,), style="n", kind="measured")
     reg.add("c5.race_loss0", "赛跑第 1 步的训练 loss（四种优化器相同）",
             value=Fraction(str(race["runs"]["adamw:0"]["loss"][0])), sources=(RUNS,), style="x2", kind="measured")
     reg.add("c5.race_ln_v", "小模型什么都不知道时的 loss：ln（字表大小）", value=math.log(text["vocab_size"]),

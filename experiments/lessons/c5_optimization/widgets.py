@@ -210,15 +210,14 @@ def first_step(text: str, optimizer: str = "adamw", lr: float = 3e-3) -> dict:
     """One step from the baseline's initial weights on the first batch of the course's text (as the
     precomputed run takes it), with `optimizer` at a constant `lr`: update RMS / weight RMS per weight matrix."""
     from ...train import trainer as T
-    from ...train.data import CharTokenizer, split
+    from ...train.data import course_ids
     from ...train.runs import HYPER, baseline_specs
     from ...train.schedule import Schedule
     if optimizer not in OPT_ZH:
         raise ValueError(f"优化器：应为 {'、'.join(OPT_ZH)} 之一，实际是 {optimizer!r}")
     if not (isinstance(lr, (int, float)) and 0 < lr <= 10):
         raise ValueError(f"学习率：应为 0 到 10 之间的正数，实际是 {lr!r}")
-    tok = CharTokenizer.from_text(text)
-    train_ids, _ = split(tok.encode(text), 0.1)
+    tok, train_ids, _ = course_ids(text)
     base = baseline_specs(tok.vocab_size)["warmup0"]
     spec = T.RunSpec(model=base.model, optimizer=optimizer, hyper=HYPER[optimizer],
                      schedule=Schedule("constant", float(lr), 1, 0), batch_size=base.batch_size,
@@ -263,15 +262,14 @@ _SESSIONS: dict[int, dict] = {}
 def train_start(text: str, optimizer: str = "adamw", multiplier: int = 0, seed: int = 0) -> dict:
     """A fresh live run (the race's small model and schedule, steps up to MAX_LIVE_STEPS): its session id."""
     from ...train import trainer as T
-    from ...train.data import CharTokenizer, split
+    from ...train.data import course_ids
     from ...train.runs import HYPER, RACE_LR, live_config
     from ...train.schedule import Schedule
     if optimizer not in OPT_ZH:
         raise ValueError(f"优化器：应为 {'、'.join(OPT_ZH)} 之一，实际是 {optimizer!r}")
     if multiplier not in LIVE_MULTIPLIERS:
         raise ValueError(f"学习率倍数：应为 {list(LIVE_MULTIPLIERS)} 之一，实际是 {multiplier!r}")
-    tok = CharTokenizer.from_text(text)
-    train_ids, held = split(tok.encode(text), 0.1)
+    tok, train_ids, held = course_ids(text)
     lr = RACE_LR[optimizer] * 3.0 ** multiplier
     spec = T.RunSpec(model=live_config(tok.vocab_size), optimizer=optimizer, hyper=HYPER[optimizer],
                      schedule=Schedule("cosine", lr, MAX_LIVE_STEPS, 10, 0.1), batch_size=4, seq_len=32,

@@ -21,6 +21,14 @@ def final(series: list, tail: int = TAIL) -> float:
     return sum(vals) / len(vals) if vals and len(vals) == len(series[-tail:]) else math.inf
 
 
+def depth_exponent(depths: list, values: list) -> float:
+    """The exponent a in value ~ depth^a: the least-squares slope of log(value) against log(depth) (Xiong et al.
+    predict a = -1/2 for Pre-LN's last layer at initialisation, 0 for Post-LN's)."""
+    xs, ys = [math.log(d) for d in depths], [math.log(v) for v in values]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+
+
 def spikes(grad_norm: list, clip: float) -> int:
     """Steps whose gradient norm (before clipping) exceeded `clip` x 5: what a team reads as a spike here."""
     return sum(1 for g in grad_norm if g is None or g > 5 * clip)

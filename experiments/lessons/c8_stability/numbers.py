@@ -177,6 +177,14 @@ def register(reg, models, course=None, data=None) -> None:
             reg.add(f"c8.xg_{key}_{L}", f"{zh}，{L} 层时最后一层 down_proj 的初始梯度范数",
                     value=_f(xi[key][i][-1]), sources=(RUNS + f"：初始化时第一批数据，{zh}",), kind="measured",
                     style="e1" if key.startswith("post") else "x3")
+    reg.add("c8.xiong_samples", "初始化梯度实验每个层数平均的（批次, 初始化种子）组数", value=xi["samples"],
+            sources=(setting,), kind="value")
+    for key, zh in (("pre_none", "Pre-LN"), ("post_none", "Post-LN")):
+        reg.add(f"c8.xiong_exp_{key.split('_')[0]}",
+                f"{zh}（普通初始化）最后一层 down_proj 初始梯度范数随层数 L 变化的指数"
+                "（对 log 范数与 log L 做最小二乘拟合的斜率）",
+                value=_f(calc.depth_exponent(depths, [row[-1] for row in xi[key]])),
+                sources=(RUNS + f"：初始化时，{zh}、普通初始化",), kind="measured", style="x2")
     reg.add("c8.xiong_sqrt", f"√{depths[-1]}（Xiong 等预言的 Pre-LN 缩小倍数）",
             Sqrt(Sym("L", depths[-1])), kind="ratio", style="x0", sources=("Xiong 等 2020（arXiv 2002.04745）定理 1",))
 

@@ -117,14 +117,13 @@ _SESSION: dict = {}
 def train_start(text: str, toggles: dict, seed: int = 0) -> dict:
     """A fresh live run of one grid setting (toggles: name -> 0/1, every toggle of the grid): its session id."""
     from ...train import runs_stability as S
-    from ...train.data import CharTokenizer, split
+    from ...train.data import course_ids
     from ...train.trainer import Trainer
     names = [t for t, _ in S.TOGGLES]
     if not isinstance(toggles, dict) or sorted(toggles) != sorted(names) or \
             any(v not in (0, 1) for v in toggles.values()):
         raise ValueError(f"开关：应为 {'、'.join(names)} 各取 0 或 1，实际是 {toggles!r}")
-    tok = CharTokenizer.from_text(text)
-    train_ids, _ = split(tok.encode(text), 0.1)
+    tok, train_ids, _ = course_ids(text)
     spec = S.spec(toggles, tok.vocab_size)
     if seed:
         from dataclasses import replace
