@@ -52,6 +52,7 @@ class Widget:
     needs: tuple[str, ...] = ()                 # other scripts it uses, e.g. ("derivation.js", "charts.js")
     calls: Mapping[str, str] = field(default_factory=dict)      # browser entry point -> "module:function"
     states: str | None = None                   # "module:function": states(options, data) -> [(call, args)]
+    script_keys: tuple[str, ...] = ()           # template fields its script fills itself, not from an answer
     package: str = ""                           # set by Lesson: where relative references are resolved
 
     def scripts(self) -> tuple[str, ...]:

@@ -441,6 +441,9 @@ def _resolve_widgets(state: StateCore) -> None:
         except LessonError as e:
             page.errors.append(e)
             continue
+        except BuildError as e:         # several problems, each at its own file and line (sitegen/jscheck.py)
+            page.errors += [e for e in e.errors if isinstance(e, LessonError)]
+            continue
         except Exception as e:  # noqa: BLE001 - any renderer failure is reported at the lesson line, no traceback
             page.error(line, f"widget {name}: {e.__class__.__name__}: {e}")
             continue

@@ -40,7 +40,8 @@ from experiments import lessons
 from experiments.errors import ConfigError, Problem
 from experiments.widget import DATA_REF, MODEL_REF, OptionError, Widget, WidgetData, data_part, resolve
 
-from .errors import LessonError
+from . import jscheck
+from .errors import BuildError, LessonError
 from .markdown import number_html, render_markdown
 
 MODELS_JSON = "data/models.json"   # the built-in models for the browser (build.py write_browser_models)
@@ -174,6 +175,10 @@ def precompute(widget: Widget, options: dict, data: WidgetData) -> dict:
     return answers
 
 
+class FieldErrors(BuildError):
+    """A rendered widget's template fields that nothing fills, each at its template's file and line."""
+
+
 def renderer(widget: Widget):
     """renderer(options, ctx) -> HTML for one declared widget (sitegen.markdown calls it per widget block)."""
     def render(given: dict, ctx) -> str:
@@ -192,6 +197,12 @@ def renderer(widget: Widget):
             ctx.page.fetches.extend(f"data/{d}.json" for d in data_documents(json.loads(key.split(" ", 1)[1])))
         ctx.answered = bool(answers)
         out = _env.get_template(widget.template).render(**_tools(ctx), **values, id=ctx.page.next_id(widget.name))
+        if widget.script and answers:   # the fields its script fills are keys of the answers (sitegen/jscheck.py)
+            fields = jscheck.field_problems(out, [values, *answers.values(), dict.fromkeys(widget.script_keys)],
+                                            TEMPLATES, widget.template)
+            if fields:
+                raise FieldErrors([LessonError(f, line, f"{msg} (widget {widget.name}, used at {ctx.file}:"
+                                                        f"{ctx.line})") for f, line, msg in fields])
         return out + (str(precomputed_script(answers)) if answers else "")
     render.options = widget.options   # type: ignore[attr-defined]  # the wrapper's data-options: the defaults overlaid with the lesson's options
     return render

@@ -21,7 +21,8 @@ LESSON = Lesson(
     numbers="numbers:register",
     widgets=(
         Widget("c11-moe-ledger", "c11_moe_ledger.html", "widgets:ledger_view", LEDGER_DEFAULTS, script=_C11,
-               states="widgets:ledger_states", calls={"c11_moe_ledger": "calc:moe_ledger"}),
+               states="widgets:ledger_states", calls={"c11_moe_ledger": "calc:moe_ledger"},
+               script_keys=("name",)),   # the chosen model's name, from the page's model list
         Widget("c11-hybrid-memory", "c11_hybrid_memory.html", "widgets:hybrid_view", HYBRID_DEFAULTS, script=_C11,
                needs=("charts.js",), states="widgets:hybrid_states",
                calls={"c11_hybrid_memory": "calc:hybrid_memory", "c11_hybrid_chart": "calc:hybrid_chart"}),

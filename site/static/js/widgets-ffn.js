@@ -116,11 +116,7 @@
     const spec = { model: ".moe-model", experts: ".moe-experts", top_k: ".moe-top-k", width: ".moe-width" };
     const ownKey = { experts: "experts", top_k: "topK", width: "width" };
     wired(root, ns, spec, (v) => configOf(v.model).then((cfg) => call("ffn_moe",
-      [cfg, v.experts, v.top_k, v.width])).then((x) => {
-      const flat = {};
-      Object.keys(x.base).forEach((k) => { flat["base_" + k] = x.base[k]; flat["now_" + k] = x.now[k]; });
-      fill(root.querySelector(".moe-compare tbody"), flat);
-    }), {
+      [cfg, v.experts, v.top_k, v.width])).then((x) => fill(root.querySelector(".moe-compare tbody"), x)), {
       model: own,
       // the URL's model first brings its own shape; then any changed value from the URL applies on top
       restored(s) { own(s); s.restore(["experts", "top_k", "width"]); },
