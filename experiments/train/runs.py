@@ -49,7 +49,9 @@ class Group:
 
 
 GROUPS = (Group("optimization", OUTPUT, "runs:compute"),
-          Group("stability", "data/train_stability.json", "runs_stability:compute"))
+          Group("stability", "data/train_stability.json", "runs_stability:compute"),
+          Group("lr_sweep", "data/train_lr_sweep.json", "runs_lr_sweep:compute"),
+          Group("speaker", "data/train_speaker.json", "runs_speaker:compute"))
 
 BASELINE = {"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 8,
             "num_key_value_heads": 8, "intermediate_size": 688, "vocab_size": 2048, "tie_word_embeddings": True,
