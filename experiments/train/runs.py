@@ -50,7 +50,6 @@ class Group:
 
 GROUPS = (Group("optimization", OUTPUT, "runs:compute"),
           Group("stability", "data/train_stability.json", "runs_stability:compute"),
-          Group("lr_sweep", "data/train_lr_sweep.json", "runs_lr_sweep:compute"),
           Group("speaker", "data/train_speaker.json", "runs_speaker:compute"))
 
 BASELINE = {"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 8,
