@@ -275,6 +275,16 @@ class RuntimePlan:
         return [root + u for u in [self.worker_url, self.experiments_url]
                 + [self.pyodide_url + name for name in RUNTIME_FILES]]
 
+    def preloads(self, root: str = "") -> list[list[str]]:
+        """[URL, `as`] of the Pyodide files Python's start-up waits for, largest first: a lesson page's
+        runtime-client.js preloads them on a first visit (its script's data-preload, site/templates/base.html), so
+        their downloads start with the worker instead of two round trips later (worker.js, pyodide.js, then these);
+        the worker's own requests for the same URLs join those downloads in the browser's HTTP cache.
+        experiments.zip is not among them: it is needed only once Python has started (worker.js)."""
+        return [[root + self.pyodide_url + name, "script" if name.endswith(".js") else "fetch"]
+                for name in ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide.asm.js", "pyodide-lock.json",
+                             "pyodide.js")]
+
 
 WORKER_VERSION = re.compile(rb'const PYODIDE_VERSION = "([^"]+)";')
 

@@ -129,6 +129,15 @@ def test_runtime_urls_list_what_the_worker_fetches():
                                               "pyodide-lock.json", NUMPY_WHEEL)]
 
 
+def test_the_preloads_are_the_files_pythons_start_up_waits_for():
+    plan = runtime.plan_runtime()
+    assert plan.preloads("../") == [[f"../pyodide/0.27.7/{name}", kind] for name, kind in (
+        ("pyodide.asm.wasm", "fetch"), ("python_stdlib.zip", "fetch"), ("pyodide.asm.js", "script"),
+        ("pyodide-lock.json", "fetch"), ("pyodide.js", "script"))]
+    assert {url for url, _ in plan.preloads()} == set(plan.urls()) - {plan.worker_url, plan.experiments_url,
+                                                                       f"pyodide/0.27.7/{NUMPY_WHEEL}"}
+
+
 def test_worker_must_load_the_bundled_pyodide_version(tmp_path):
     worker = tmp_path / "worker.js"
     worker.write_text(runtime.WORKER_JS.read_text().replace('PYODIDE_VERSION = "0.27.7"', 'PYODIDE_VERSION = "0.26.0"'))

@@ -8,10 +8,13 @@ module fails if anything logged a console error, threw, or asked a host other th
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
+import threading
 import time
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -20,7 +23,9 @@ from browser_fixtures import CHROMIUM, CHROMIUM_ARGS, DRAW_TIMEOUT_MS, PageGuard
 from experiments import api
 from experiments.lessons import entry_points
 from experiments.widget import DATA_REF, MODEL_REF, data_part
+from sitegen.dist import IMMUTABLE
 from sitegen.runtime import install_site_runtime, plan_runtime
+from sitegen.serve import StaticHandler
 from sitegen.widgets import read_precomputed
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,7 +34,7 @@ CPYTHON_VALUE = 393216 * 262144  # 103079215104: what the same numpy expression 
 PAGE = """<!doctype html>
 <html lang="zh-CN"><head><meta charset="utf-8"><title>runtime test</title>
 <link rel="icon" href="data:,">
-<script defer src="static/js/runtime-client.js" data-worker="{worker}"></script>
+<script defer src="static/js/runtime-client.js" data-worker="{worker}" data-preload='{preload}'></script>
 </head><body>
 <p class="runtime-status" data-testid="pyodide-status" role="status" aria-live="polite"></p>
 </body></html>
@@ -51,15 +56,22 @@ new MutationObserver((records) => {
 
 
 @pytest.fixture(scope="module")
-def site_url(tmp_path_factory, http_serve) -> str:
+def worker_site(tmp_path_factory) -> Path:
+    """The tiny site's root folder (the site itself is its course/ folder)."""
     root = tmp_path_factory.mktemp("worker-site")
     site = root / "course"
     plan = plan_runtime()
     install_site_runtime(site, plan=plan)
     (site / "static" / "js").mkdir(parents=True)
     shutil.copyfile(ROOT / "site" / "static" / "js" / "runtime-client.js", site / "static" / "js" / "runtime-client.js")
-    (site / "index.html").write_text(PAGE.replace("{worker}", plan.worker_url), encoding="utf-8")
-    return http_serve(root) + "course/index.html"
+    (site / "index.html").write_text(PAGE.replace("{worker}", plan.worker_url)
+                                     .replace("{preload}", json.dumps(plan.preloads())), encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def site_url(worker_site, http_serve) -> str:
+    return http_serve(worker_site) + "course/index.html"
 
 
 @pytest.fixture(scope="module")
@@ -272,6 +284,51 @@ def test_numpy_that_fails_to_load_fails_only_the_calls_that_need_it(browser, sit
     assert guard.external_requests == [] and guard.page_errors == []  # (the refused wheel logs console errors)
 
 
+class _CachedHandler(StaticHandler):
+    """The tiny site as a host serves its content-named files (docs/publishing.md): cacheable for a year."""
+
+    def cache_control(self, rel: str) -> str:
+        return IMMUTABLE
+
+    def log_message(self, format, *args):  # noqa: A002 - signature of the stdlib
+        pass
+
+
+def test_a_first_visit_preloads_the_pyodide_files_and_each_crosses_the_network_once(browser, worker_site, tmp_path):
+    """runtime-client.js preloads the files Python's start-up waits for (no service worker controls the page) and
+    the worker's own requests for them join those downloads in the HTTP cache: each file's body arrives once.
+    experiments.zip is asked for by the worker alone, after its wasm has been instantiated (worker.js's trace).
+    A profile on disk, as a learner's, and no request interception (either would keep the HTTP cache from working:
+    an in-memory cache keeps no entry as large as the wasm, and routed requests bypass it)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_CachedHandler, directory=str(worker_site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    context = browser.browser_type.launch_persistent_context(str(tmp_path / "profile"), executable_path=CHROMIUM,
+                                                             headless=True, args=CHROMIUM_ARGS)
+    bodies: dict[str, list[int]] = {}
+    errors: list[str] = []
+    context.on("requestfinished", lambda r: bodies.setdefault(r.url.rsplit("/", 1)[-1], []).append(
+        r.sizes()["responseBodySize"]))
+    context.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"http://127.0.0.1:{server.server_address[1]}/course/index.html")
+        wait_runtime_ready(page)
+        preloaded = page.evaluate("""Array.from(document.querySelectorAll("link[rel=preload]"),
+                                                (l) => [l.href.split("/").pop(), l.as])""")
+        trace = page.evaluate("courseRuntime.trace")
+    finally:
+        context.close()
+        server.shutdown()
+        server.server_close()
+    assert preloaded == [[url.rsplit("/", 1)[-1], kind] for url, kind in plan_runtime().preloads()]
+    for name, _ in preloaded:   # the page's request and the worker's, one body
+        assert len(bodies[name]) == 2 and len([b for b in bodies[name] if b > 0]) == 1, (name, bodies[name])
+    assert "experiments.zip" not in dict(preloaded) and len(bodies["experiments.zip"]) == 1
+    assert trace["fetch experiments.zip"][0] >= trace["wasm"][1] - 1
+    assert errors == []
+
+
 def test_requests_before_ready_are_queued(guarded_page, site_url):
     guarded_page.goto(site_url)
     # asked at once, long before Pyodide is up: answered in order once ready
@@ -368,7 +425,8 @@ def test_load_failure_is_shown_and_calls_fail_fast(browser, tmp_path, http_serve
     (site / "static" / "js").mkdir(parents=True)
     for name in ("worker.js", "runtime-client.js"):
         shutil.copyfile(ROOT / "site" / "static" / "js" / name, site / "static" / "js" / name)
-    (site / "index.html").write_text(PAGE.replace("{worker}", "static/js/worker.js"), encoding="utf-8")
+    (site / "index.html").write_text(PAGE.replace("{worker}", "static/js/worker.js").replace("{preload}", "[]"),
+                                     encoding="utf-8")
     guard = PageGuard(browser.new_context())
     try:
         page = guard.new_page()

@@ -46,6 +46,24 @@
   // the entry points this page's widgets call (the build lists them): the worker imports their modules early
   const warm = script && script.dataset.warm ? JSON.parse(script.dataset.warm) : [];
 
+  // A first visit (no service worker answers this page yet): the Pyodide files Python's start-up waits for
+  // (data-preload: [URL relative to the page, as], largest first; sitegen/runtime.py) are asked for now, at low
+  // priority, while the worker itself is fetched and started; its own requests for them, two round trips later
+  // (worker.js, pyodide.js), join these downloads in the HTTP cache. On a repeat visit the service worker has them:
+  // nothing to gain, and preloading would read them from its cache twice.
+  const preload = script && script.dataset.preload ? JSON.parse(script.dataset.preload) : [];
+  if (workerUrl && !(navigator.serviceWorker && navigator.serviceWorker.controller)) {
+    for (const [url, as] of preload) {
+      const link = document.createElement("link");
+      link.rel = "preload";
+      link.as = as;
+      if (as === "fetch") link.crossOrigin = "anonymous";
+      link.fetchPriority = "low";
+      link.href = new URL(url, document.baseURI).href;
+      document.head.appendChild(link);
+    }
+  }
+
   const TEXT = {
     loading: (d) => "正在加载 Python 运行时…" + (d ? "（" + d + "）" : ""),
     ready: () => "Python 运行时已就绪",

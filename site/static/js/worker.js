@@ -42,16 +42,25 @@ const PY_DIR = "/course";  // where the experiments package is unpacked in Pyodi
 const CELLS = self.location.hash === "#cells";
 const PACKAGES = ["numpy"];   // in the lock file; loaded before "ready" (cells) or right after it (widgets)
 
-// Start-up: the course's own zip is requested at once, in parallel with Pyodide itself, so it is there when
-// Pyodide is (in the cells' worker: when numpy is; loading numpy and importing our code are both CPU work on this
-// one thread, and overlapping them measured slower than one after the other). In the widgets' worker the modules
-// the widgets call are imported right after "ready", one per task so that an early request is not held up long,
-// while numpy downloads (deferPackages).
-const experimentsZip = fetch(EXPERIMENTS_ZIP).then((resp) => {
-  if (!resp.ok) throw new Error("无法获取 " + EXPERIMENTS_ZIP + "（HTTP " + resp.status + "）");
-  return resp.arrayBuffer();
-});
-experimentsZip.catch(() => {});  // reported by init() when it awaits it, never as an unhandled rejection
+// Start-up: the course's own zip is requested once Pyodide's wasm has been instantiated (fetchExperiments, called
+// from watchWasm's callback, before Python's own start-up begins on this thread; or, failing that, once
+// loadPyodide is done). By then the wasm and the stdlib, the bulk of the bytes, are in or nearly, so on a slow
+// link the zip does not share the bandwidth with what Python's start-up waits for; it arrives during that
+// start-up (seconds on a phone) instead. Loading numpy (the cells' worker, before the zip is unpacked) and
+// importing our code are both CPU work on this one thread, and overlapping them measured slower than one after the
+// other. In the widgets' worker the modules the widgets call are imported right after "ready", one per task so that
+// an early request is not held up long, while numpy downloads (deferPackages).
+let experimentsZip = null;
+function fetchExperiments() {
+  if (!experimentsZip) {
+    experimentsZip = fetch(EXPERIMENTS_ZIP).then((resp) => {
+      if (!resp.ok) throw new Error("无法获取 " + EXPERIMENTS_ZIP + "（HTTP " + resp.status + "）");
+      return resp.arrayBuffer();
+    });
+    experimentsZip.catch(() => {});  // reported by init() when it awaits it, never as an unhandled rejection
+  }
+  return experimentsZip;
+}
 // The start-up trace (for the bench, tests/bench.py; costs a few timestamps): phase -> [start, end] in ms on the
 // clock every page shares (performance.timeOrigin + now). "worker": the worker created -> this script running (its
 // own download); "fetch <file>": each runtime file's request -> its last byte (the browser's resource timing);
@@ -73,10 +82,13 @@ function sendTrace() {
   self.postMessage({ type: "trace", trace: trace });
 }
 
-// Times Pyodide's one compile + instantiate of its wasm: WebAssembly's two entry points wrapped while loadPyodide
-// runs (numpy's own modules, loaded later, go to the originals). Returns the function that puts them back.
-function traceWasm() {
+// Pyodide's one compile + instantiate of its wasm: WebAssembly's two entry points wrapped while loadPyodide runs
+// (numpy's own modules, loaded later, go to the originals); once it is instantiated, instantiated(t) runs (t: when
+// the call was made), before Pyodide's own continuation (registered after ours). Returns the function that puts
+// them back.
+function watchWasm(instantiated) {
   const originals = {};
+  let done = false;
   for (const name of ["instantiateStreaming", "instantiate"]) {
     const f = WebAssembly[name];
     if (typeof f !== "function") continue;
@@ -84,7 +96,7 @@ function traceWasm() {
     WebAssembly[name] = function () {
       const t = clock();
       const p = f.apply(WebAssembly, arguments);
-      p.then(() => { if (!trace.wasm) trace.wasm = [t, clock()]; }, () => {});
+      p.then(() => { if (!done) { done = true; instantiated(t); } }, () => {});
       return p;
     };
   }
@@ -143,11 +155,14 @@ async function init() {
   importScripts(INDEX_URL + "pyodide.js");
   trace["pyodide.js"] = [t, clock()];
   t = clock();
-  const untrace = traceWasm();
+  const unwatch = watchWasm((at) => {
+    trace.wasm = [at, clock()];
+    fetchExperiments();
+  });
   try {
     pyodide = await loadPyodide({ indexURL: INDEX_URL });
   } finally {
-    untrace();
+    unwatch();
   }
   trace.loadPyodide = [t, clock()];
   timings.loadPyodide = Math.round(performance.now() - t0);
@@ -159,7 +174,7 @@ async function init() {
 
   status("loading", "加载课程代码");
   const t1 = performance.now();
-  const zip = await experimentsZip;
+  const zip = await fetchExperiments();
   t = clock();
   pyodide.unpackArchive(zip, "zip", { extractDir: PY_DIR });
   trace.unpack = [t, clock()];
