@@ -41,7 +41,8 @@ CHAPTER_STATUSES = ("written", "planned")
 DATA_FILE_BYTES = 10_000_000   # data/*.json: the outline, citations, counts (each a few kB today)
 SOURCE_FOLDERS = ("site", "lessons", "data")   # what the build reads and copies (besides the experiments/ package)
 NUMBER_INPUTS = ("data/course.json", "data/reference_counts.json", "data/citations.json",   # besides data/models/
-                 "data/train_runs.json", "data/hybrid_layouts.json", "data/train_stability.json")
+                 "data/train_runs.json", "data/hybrid_layouts.json", "data/train_stability.json",
+                 "data/train_lr_sweep.json")
 
 
 @dataclass
@@ -329,13 +330,10 @@ def render_pages(site: Site) -> None:
     by_id = {lesson.id: lesson for lesson in site.lessons}
     site.pages["index.html"] = pages.render_index_page(env, site.course, by_id)
 
-    def link(lesson):
-        return lesson and {"href": lesson.page, "title": lesson.meta["title"], "chapter": lesson.meta["chapter"]}
-    for i, lesson in enumerate(site.lessons):
-        nav = pages.Nav(prev=link(site.lessons[i - 1]) if i else None,
-                        next=link(site.lessons[i + 1]) if i + 1 < len(site.lessons) else None)
-        site.pages[lesson.page] = pages.render_lesson_page(env, site.course, lesson, nav, site.numbers or {},
-                                                            site.model_numbers)
+    navs = pages.road(site.course, site.lessons)   # previous / next along the outline
+    for lesson in site.lessons:
+        site.pages[lesson.page] = pages.render_lesson_page(env, site.course, lesson, navs[lesson.id],
+                                                            site.numbers or {}, site.model_numbers)
     bundles = cast(ScriptBundles, env.globals["script_bundle"])
     site.files.update(bundles.files())   # static/js/page-<hash>.js, one per script list
 

@@ -17,7 +17,7 @@ of adding 'unsafe-inline' to style-src. Styles set from JavaScript through eleme
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,30 @@ HUB_SOURCE = re.compile(r"^([\w.-]+/[\w.-]+) config\.json \(Hugging Face hub")
 class Nav:
     prev: dict | None    # {"href", "title", "chapter"}
     next: dict | None
+    planned_before: list[str] = field(default_factory=list)   # ids of the unwritten chapters between prev and here
+    planned_after: list[str] = field(default_factory=list)    # ... between here and next
+
+
+def road(course: dict, lessons: list[Lesson]) -> dict[str, Nav]:
+    """Each lesson's previous and next lesson along the outline (lessons in course order), with the planned
+    chapters the step passes over (before the first lesson and after the last one too), so that a page never
+    presents its neighbour as the chapter right next to it when an unwritten one stands in between."""
+    ids = [ch.get("id") for ch in course.get("chapters", [])]
+    planned = [ch.get("status") == "planned" for ch in course.get("chapters", [])]
+
+    def between(a: int, b: int) -> list[str]:
+        return [ids[k] for k in range(a + 1, b) if planned[k]]
+
+    def link(lesson):
+        return lesson and {"href": lesson.page, "title": lesson.meta["title"], "chapter": lesson.meta["chapter"]}
+    at = [ids.index(lesson.meta["chapter"]) for lesson in lessons]
+    out = {}
+    for i, lesson in enumerate(lessons):
+        before, after = (at[i - 1] if i else -1), (at[i + 1] if i + 1 < len(lessons) else len(ids))
+        out[lesson.id] = Nav(prev=link(lessons[i - 1]) if i else None,
+                             next=link(lessons[i + 1]) if i + 1 < len(lessons) else None,
+                             planned_before=between(before, at[i]), planned_after=between(at[i], after))
+    return out
 
 
 def environment(templates: Path) -> jinja2.Environment:

@@ -29,6 +29,7 @@ from experiments.lessons.c4_transformer_block.widgets import (
     shape_str,
     signed,
     tracker_actual,
+    tracker_settings,
     tracker_stages,
 )
 from sitegen.models import load_model
@@ -37,6 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MODEL_FILES = sorted((ROOT / "data" / "models").glob("*/config.json"))
 COURSE = json.loads((ROOT / "data" / "course.json").read_text(encoding="utf-8"))
 REFERENCE = json.loads((ROOT / "data" / "reference_counts.json").read_text(encoding="utf-8"))
+TRACKER = tracker_settings(COURSE)   # the tracker's settings with the outline's chapter links, as the page gets them
 
 
 def config_of(model_id: str) -> dict:
@@ -148,7 +150,7 @@ def test_crossover_matches_views(path, ledgers):
 
 # -- the data-flow tracker -------------------------------------------------------------------------------------------
 def test_tracker_anchor_stages_and_checks(ledgers):
-    stages = tracker_stages(ledgers["qwen3.8-27b"], COURSE["tracker"], REFERENCE["qwen3.8-27b"])
+    stages = tracker_stages(ledgers["qwen3.8-27b"], TRACKER, REFERENCE["qwen3.8-27b"])
     by_id = {s["id"]: s for s in stages}
     assert list(by_id) == ["tokens", "embedding", "linear_attention", "full_attention", "final_norm", "lm_head",
                            "softmax"]
@@ -165,7 +167,7 @@ def test_tracker_anchor_stages_and_checks(ledgers):
 
 
 def test_tracker_other_models_use_generic_titles(ledgers):
-    stages = tracker_stages(ledgers["baseline"], COURSE["tracker"], REFERENCE["baseline"], course_titles=False)
+    stages = tracker_stages(ledgers["baseline"], TRACKER, REFERENCE["baseline"], course_titles=False)
     by_id = {s["id"]: s for s in stages}
     assert by_id["full_attention"]["title"] == "全注意力层" and by_id["final_norm"]["title"] == "最终归一化"
     assert by_id["full_attention"]["status"] == "new"     # statuses are the course's, titles the model's
@@ -174,7 +176,7 @@ def test_tracker_other_models_use_generic_titles(ledgers):
 
 
 def test_tracker_actual_shapes_from_the_numpy_forward_pass(ledgers):
-    stages = tracker_stages(ledgers["baseline"], COURSE["tracker"], REFERENCE["baseline"], course_titles=False)
+    stages = tracker_stages(ledgers["baseline"], TRACKER, REFERENCE["baseline"], course_titles=False)
     s = summary()
     actual = tracker_actual(stages, s["stages"])
     assert set(actual) == {st["id"] for st in stages}

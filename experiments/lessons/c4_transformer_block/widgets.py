@@ -194,7 +194,8 @@ def tracker_stages(ledger: Ledger, tracker: dict, reference: dict | None = None,
     """The data-flow tracker: text -> tokens -> embedding -> each layer type -> final norm -> lm_head -> softmax,
     with shapes for the example's T tokens, parameters per stage and ✓ where transformers' count agrees
     (data/reference_counts.json). Each layer stage also splits its parameters into token mixer, FFN and norms;
-    the FFN part carries the course status of the "ffn" stage in data/course.json. The stage titles there describe
+    the FFN part carries the course status of the "ffn" stage in data/course.json. A stage's status follows from
+    the chapters that teach it and where they stand in the outline (stage_status). The stage titles there describe
     the course's anchor model ("门控全注意力层", "最终 RMSNorm"); for another model pass course_titles=False."""
     reference = reference or {}
     a = ledger.arch
@@ -212,12 +213,12 @@ def tracker_stages(ledger: Ledger, tracker: dict, reference: dict | None = None,
 
     def course_status(sid, title):
         s = status.get(sid) or status.get(STATUS_FALLBACK.get(sid, ""), {})
-        st = s.get("status", "learned")
         taught = s.get("chapters", [])
+        st, chapter = stage_status(taught, tracker.get("chapter", ""), chapters)
         links = [{"id": c, "title": chapters.get(c, {}).get("title", ""), "href": chapters.get(c, {}).get("href")}
                  for c in taught]
         return {"title": s.get("title", title) if course_titles and sid in status else title, "status": st,
-                "status_zh": legend.get(st, ""), "chapter": taught[0] if taught else "", "solves": s.get("solves", ""),
+                "status_zh": legend.get(st, ""), "chapter": chapter, "solves": s.get("solves", ""),
                 "links": links}
 
     def stage(sid, title, shape_in, shape_out, params, ref_key=None, n_layers=1, note="", parts=None):
@@ -247,6 +248,25 @@ def tracker_stages(ledger: Ledger, tracker: dict, reference: dict | None = None,
     stages.append(stage("softmax", "softmax", shape_str([T, V]), shape_str([V]), 0,
                         note="只取最后一个位置：下一个 token 的概率"))
     return stages
+
+
+def stage_status(taught: list[str], here: str, chapters: dict) -> tuple[str, str]:
+    """(status, chapter) of a tracker stage shown in chapter `here`, from the chapters that teach it (chapters:
+    chapter_links, in outline order): "new" when `here` teaches it; else, by the last teaching chapter before
+    `here` in the outline, "learned" if that chapter is written and "planned" if it is not; else "later", by the
+    first teaching chapter after `here`. A stage counts as learned only where an earlier written chapter teaches
+    it. ("", "") when a chapter is not in the outline (tracker_view refuses that)."""
+    order = list(chapters)
+    if here in taught:
+        return "new", here
+    if here not in order or any(c not in order for c in taught):
+        return "", ""
+    before = [c for c in taught if order.index(c) < order.index(here)]
+    if before:
+        last = max(before, key=order.index)
+        return ("learned" if chapters[last].get("href") else "planned"), last
+    after = [c for c in taught if order.index(c) > order.index(here)]
+    return ("later", min(after, key=order.index)) if after else ("", "")
 
 
 def tracker_actual(stages: list[dict], forward_stages: list) -> dict:
@@ -312,14 +332,22 @@ def tracker_settings(course: dict) -> dict:
 def tracker_view(o: dict, data) -> dict:
     alias, mn = data.model(o["model"])
     settings = tracker_settings(data.course)
+    unknown = [f"{s.get('id')}: {c}" for s in settings.get("stages", []) + settings.get("training_stages", [])
+               for c in [settings.get("chapter"), *(s.get("chapters") or [None])]
+               if c not in settings["chapter_links"]]
+    if unknown:
+        raise ValueError("data/course.json tracker: every stage names the chapters that teach it and the tracker "
+                         f"the chapter that shows it, all from the outline's chapters (not: {', '.join(unknown)})")
     reference = data.reference_counts
     models = [data.model(a, key="models") for a in dict.fromkeys([alias, *o["models"]])]
     stages = tracker_stages(mn.ledger, settings, reference.get(mn.id, {}), mn.id == settings.get("model"))
     state = {"settings": settings, "reference": {a: reference.get(m.id, {}) for a, m in models},
              "course_titles": [a for a, m in models if m.id == settings.get("model")],
              "baseline": "baseline" if "baseline" in dict(models) else None}
+    shown = {x["status"] for s in stages for x in [s, *s["parts"]]}   # the legend names only the statuses in use
+    legend = {k: zh for k, zh in settings.get("status_legend", {}).items() if k in shown}
     return {"alias": alias, "model": mn, "stages": stages, "tracker": settings, "models": models, "data": state,
-            "later": later_links(settings, data.course)}
+            "later": later_links(settings, data.course), "legend": legend}
 
 
 def later_links(tracker: dict, course: dict) -> list[dict]:
@@ -327,12 +355,14 @@ def later_links(tracker: dict, course: dict) -> list[dict]:
     after the forward pass (data/course.json tracker.training_stages: not drawn as stages, only linked):
     {title, chapter, chapter_title, href} (the page links each one under the stage list)."""
     chapters = {c["id"]: c for c in course.get("chapters", [])}
+    links = chapter_links(course)
     out = []
     for s in tracker.get("stages", []) + tracker.get("training_stages", []):
-        for ch in (chapters.get(c) for c in s.get("chapters") or [s.get("chapter", "")]):
-            if s.get("status") == "later" and ch and ch.get("status") == "written" and ch.get("lesson"):
-                out.append({"title": s["title"], "chapter": ch["id"], "chapter_title": ch.get("title", ""),
-                            "href": ch["lesson"] + ".html"})
+        status, chapter = stage_status(s.get("chapters") or [], tracker.get("chapter", ""), links)
+        ch = chapters.get(chapter)
+        if status == "later" and ch and links[chapter]["href"]:
+            out.append({"title": s["title"], "chapter": chapter, "chapter_title": ch.get("title", ""),
+                        "href": links[chapter]["href"]})
     return out
 
 
