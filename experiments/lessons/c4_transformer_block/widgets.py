@@ -215,8 +215,7 @@ def tracker_stages(ledger: Ledger, tracker: dict, reference: dict | None = None,
         s = status.get(sid) or status.get(STATUS_FALLBACK.get(sid, ""), {})
         taught = s.get("chapters", [])
         st, chapter = stage_status(taught, tracker.get("chapter", ""), chapters)
-        links = [{"id": c, "title": chapters.get(c, {}).get("title", ""), "href": chapters.get(c, {}).get("href")}
-                 for c in taught]
+        links = [{"id": c, "title": chapters[c]["title"], "href": chapters[c]["href"]} for c in taught if c in chapters]
         return {"title": s.get("title", title) if course_titles and sid in status else title, "status": st,
                 "status_zh": legend.get(st, ""), "chapter": chapter, "solves": s.get("solves", ""),
                 "links": links}
@@ -255,11 +254,12 @@ def stage_status(taught: list[str], here: str, chapters: dict) -> tuple[str, str
     chapter_links, in outline order): "new" when `here` teaches it; else, by the last teaching chapter before
     `here` in the outline, "learned" if that chapter is written and "planned" if it is not; else "later", by the
     first teaching chapter after `here`. A stage counts as learned only where an earlier written chapter teaches
-    it. ("", "") when a chapter is not in the outline (tracker_view refuses that)."""
+    it. A chapter the outline lacks (its lesson removed) is passed over; ("", "") when none is left."""
     order = list(chapters)
     if here in taught:
         return "new", here
-    if here not in order or any(c not in order for c in taught):
+    taught = [c for c in taught if c in order]
+    if here not in order or not taught:
         return "", ""
     before = [c for c in taught if order.index(c) < order.index(here)]
     if before:
@@ -332,12 +332,6 @@ def tracker_settings(course: dict) -> dict:
 def tracker_view(o: dict, data) -> dict:
     alias, mn = data.model(o["model"])
     settings = tracker_settings(data.course)
-    unknown = [f"{s.get('id')}: {c}" for s in settings.get("stages", []) + settings.get("training_stages", [])
-               for c in [settings.get("chapter"), *(s.get("chapters") or [None])]
-               if c not in settings["chapter_links"]]
-    if unknown:
-        raise ValueError("data/course.json tracker: every stage names the chapters that teach it and the tracker "
-                         f"the chapter that shows it, all from the outline's chapters (not: {', '.join(unknown)})")
     reference = data.reference_counts
     models = [data.model(a, key="models") for a in dict.fromkeys([alias, *o["models"]])]
     stages = tracker_stages(mn.ledger, settings, reference.get(mn.id, {}), mn.id == settings.get("model"))
