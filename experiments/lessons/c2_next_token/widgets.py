@@ -1,0 +1,140 @@
+"""Lesson C2's widget: the model speaks. Build-time view and states, and the entry points the page calls.
+
+- speak: the stored speaker model (data/train_speaker.json, sent as a data_ref placeholder and answered by the
+  build for the first state) continues a prompt (experiments.toolkit.speak: settings clamped, unknown characters
+  dropped, the distribution's chart);
+- train_start / train_step / train_speak: the same architecture trained from scratch in the page's training worker
+  (site/static/js/train-c2.js, one step per call), and its continuation of the learner's prompt every few steps.
+Every string a learner reads is formatted here or in experiments.toolkit.speak.
+"""
+from __future__ import annotations
+
+import math
+
+from ...format import n
+from ...widget import OptionError, data_ref, uses
+
+SPEAKER = data_ref("train_speaker")    # the whole stored document: the weights, the characters, the spec
+LIVE_BATCH, LIVE_SEQ, LIVE_LR, LIVE_WARMUP = 8, 32, 1e-2, 20
+MAX_LIVE_STEPS = 1000
+SPEAK_EVERY = 25                       # the page asks the live model to speak every this many steps
+N_NEW = 30
+
+_MODELS: dict[str, tuple] = {}         # inputs_sha256 -> (params, cfg, tok): the stored model, unpacked once
+_SESSIONS: dict[int, dict] = {}
+
+
+def loss_text(x) -> str:
+    return "—" if x is None or not math.isfinite(x) else f"{x:.3f}"
+
+
+def _stored(doc: dict):
+    from ...train import generate as G
+    from ...train.data import CharTokenizer
+    from ...train.model import ModelConfig
+    if not isinstance(doc, dict) or "model" not in doc or "chars" not in doc:
+        raise ValueError("模型：应为课程预先训练好的小模型")
+    key = doc.get("inputs_sha256", "")
+    if key not in _MODELS:
+        _MODELS.clear()
+        _MODELS[key] = (G.unpack_params(doc["model"]), ModelConfig(**doc["spec"]["model"]).validate(),
+                        CharTokenizer(doc["chars"]))
+    return _MODELS[key]
+
+
+@uses("numpy")
+def speak(prompt, temperature, top_k, top_p, seed, stored) -> dict:
+    """The stored speaker's continuation of `prompt` (N_NEW characters) and its next-token distribution."""
+    from ...toolkit.speak import speak as say
+    params, cfg, tok = _stored(stored)
+    out = say(params, cfg, tok, prompt, temperature, top_k, top_p, seed, N_NEW, stored["context"])
+    out["who"] = f"构建时训练好的模型（{n(stored['spec']['schedule']['total'])} 步）"
+    return out
+
+
+def _doc(data) -> dict:
+    doc = data.train_speaker
+    if not doc:
+        raise OptionError("c2-speak", "data",
+                          "data/train_speaker.json (make it with: python -m experiments.train.runs --group speaker)")
+    return doc
+
+
+def speak_view(o: dict, data) -> dict:
+    doc = _doc(data)
+    x = speak(o["prompt"], o["temperature"], o["top_k"], o["top_p"], o["seed"], doc)
+    if x["notes"]:
+        raise data.option_error("prompt/temperature/top_k/top_p", "values in range", "; ".join(x["notes"]))
+    m = doc["spec"]["model"]
+    return {"o": o, "x": x, "ref": SPEAKER, "text_path": doc["text"]["file"], "every": SPEAK_EVERY,
+            "max_steps": MAX_LIVE_STEPS, "n_new": N_NEW, "context": doc["context"],
+            "model": {"d": m["d_model"], "L": m["n_layers"], "h": m["n_heads"], "d_ff": m["d_ff"],
+                      "V": n(m["vocab_size"]), "steps": n(doc["spec"]["schedule"]["total"])},
+            "live": {"batch": LIVE_BATCH, "seq": LIVE_SEQ}}
+
+
+def speak_states(o: dict, data) -> list:
+    """The first state: the stored model on the built prompt and settings (as the page's fields send them)."""
+    return [("c2_speak", [o["prompt"], str(o["temperature"]), str(o["top_k"]), str(o["top_p"]), str(o["seed"]),
+                          SPEAKER])]
+
+
+# -- the live run: the speaker's architecture from scratch, in the page's training worker ---------------------------
+def live_spec(vocab_size: int, seed: int = 0):
+    from ...train.runs import ADAMW
+    from ...train.runs_speaker import speaker_config
+    from ...train.schedule import Schedule
+    from ...train.trainer import RunSpec
+    return RunSpec(model=speaker_config(vocab_size), optimizer="adamw", hyper=ADAMW,
+                   schedule=Schedule("cosine", LIVE_LR, MAX_LIVE_STEPS, LIVE_WARMUP, 0.1), batch_size=LIVE_BATCH,
+                   seq_len=LIVE_SEQ, clip=1.0, seed=seed)
+
+
+@uses("numpy")
+def train_start(text: str, seed: int = 0) -> dict:
+    """A fresh live run from the trainer's initialisation: its session id."""
+    from ...train.data import course_ids
+    from ...train.trainer import Trainer
+    tok, train_ids, _ = course_ids(text)
+    sid = max(_SESSIONS, default=0) + 1
+    _SESSIONS.clear()                       # one live run at a time
+    _SESSIONS[sid] = {"trainer": Trainer(live_spec(tok.vocab_size, int(seed)), train_ids), "tok": tok}
+    return {"session": sid}
+
+
+def _session(session) -> dict:
+    run = _SESSIONS.get(session)
+    if run is None:
+        raise ValueError("这次训练已被重置，请重新开始。")
+    return run
+
+
+@uses("numpy")
+def train_step(session: int, steps: int = 1) -> dict:
+    """`steps` more steps (at most 10 per call): each step's number and loss."""
+    import numpy as np
+    tr = _session(session)["trainer"]
+    out = []
+    with np.errstate(over="ignore", invalid="ignore"):
+        for _ in range(max(1, min(int(steps), 10))):
+            if tr.step_index >= MAX_LIVE_STEPS:
+                break
+            d = tr.step(detail=False)
+            finite = math.isfinite(d["loss"])
+            out.append({"step": d["step"], "loss": d["loss"] if finite else None, "loss_text": loss_text(d["loss"])})
+            if not finite:
+                break
+    return {"steps": out, "done": tr.step_index >= MAX_LIVE_STEPS or not out or out[-1]["loss"] is None}
+
+
+@uses("numpy")
+def train_speak(session, prompt, temperature, top_k, top_p, seed) -> dict:
+    """The live model's continuation of `prompt` as it is now (the step it has reached)."""
+    from ...toolkit.speak import speak as say
+    run = _session(session)
+    tr = run["trainer"]
+    out = say(tr.params, tr.spec.model, run["tok"], prompt, temperature, top_k, top_p, seed, N_NEW,
+              tr.spec.seq_len)
+    out["step"] = tr.step_index
+    out["who"] = f"你正在训练的模型（第 {tr.step_index} 步）"
+    return out
