@@ -28,7 +28,7 @@ FIRST_KEYS = ("hidden_size", "num_hidden_layers", "intermediate_size", "vocab_si
 OPS = ("*2", "*1/2", "+1", "-1", "*3/2", "*3", "*4", "*6", "*10", "*1/10", "*100")   # moves tried on a number
 # data documents whose measured values lessons cite (data/train_runs.json: the trainer's stored runs); a change
 # moves one recorded series or figure, as a different run would have come out (never a run's settings, /spec/)
-MEASURED = ("train_runs", "train_memory", "train_stability")
+MEASURED = ("train_runs", "train_memory", "train_stability", "train_speaker")
 # true/false keys that most families read with a default when the config leaves them out
 ABSENT_FLAGS = ("tie_word_embeddings", "attention_bias", "mlp_bias")
 

@@ -66,10 +66,10 @@
         traceorder: "normal" } };
     const axis = (extra) => Object.assign({ automargin: true }, extra);
     const hover = "%{text}<extra></extra>";
-    if (spec.kind === "bar") {   // horizontal: one bar per part, in the table's order, labels on the left
+    if (spec.kind === "bar") {   // horizontal: one bar per part, in the table's order, labels on the left (xtitle: the axis, default 参数)
       return { data: [{ type: "bar", orientation: "h", y: spec.labels.map(wrap), x: spec.values, text: spec.hover,
         textposition: "none", hovertemplate: hover, marker: { color: "#3b7dd8" } }],
-        layout: Object.assign(layout, { showlegend: false, xaxis: axis({ title: { text: "参数" } }),
+        layout: Object.assign(layout, { showlegend: false, xaxis: axis({ title: { text: spec.xtitle || "参数" } }),
           yaxis: axis({ autorange: "reversed" }) }) };
     }
     if (spec.kind === "stacked") {   // one horizontal bar per model, its parts stacked to 100 %
