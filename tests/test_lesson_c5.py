@@ -150,3 +150,14 @@ def test_c4s_tracker_links_the_stages_c5_and_c6_teach(repo_site):
     html = (repo_site.out / "c4-transformer-block.html").read_text(encoding="utf-8")
     later = html[html.index('class="tracker-later"'):].split("</p>", 1)[0]
     assert 'href="c5-optimization.html"' in later and 'href="c6-model-size.html"' in later
+
+
+def test_the_live_model_speaks():
+    """Lesson C2's hook: the live run continues the prompt at the step it has reached, from noise at step 0."""
+    sid = C5.train_start(TEXT, "adamw", 0, 0)["session"]
+    x = C5.train_speak(sid)
+    assert x["step"] == 0 and x["line"].startswith("第 0 步：" + C5.SPEAK_PROMPT)
+    C5.train_step(sid, 2)
+    y = C5.train_speak(sid)
+    assert y["step"] == 2 and len(y["line"]) == len(x["line"])
+    assert C5.live_view({"optimizer": "adamw", "multiplier": 0}, DATA)["speak_every"] == C5.SPEAK_EVERY

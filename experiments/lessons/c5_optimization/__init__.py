@@ -22,6 +22,7 @@ LESSON = Lesson(
                calls={"c5_first_step": "widgets:first_step"}),
         Widget("c5-live", "c5_live.html", "widgets:live_view", {"optimizer": "adamw", "multiplier": 0},
                script=_JS, needs=("training.js", "charts.js"),
-               calls={"c5_train_start": "widgets:train_start", "c5_train_step": "widgets:train_step"}),
+               calls={"c5_train_start": "widgets:train_start", "c5_train_step": "widgets:train_step",
+                      "c5_train_speak": "widgets:train_speak"}),
     ),
 )

@@ -27,6 +27,8 @@ LIVE_LR = {"sgd": 0.5, "adam": 3e-3, "adamw": 3e-3, "muon": 3e-3}     # = experi
 LIVE_MULTIPLIERS = (-3, -2, -1, 0, 1, 2, 3)
 MAX_LIVE_STEPS = 2000
 MAX_STEPS_PER_CALL = 20
+SPEAK_PROMPT, SPEAK_SETTINGS = "子曰：“", (0.8, 0, 0.95, 0)    # temperature, top-k, top-p, seed (lesson C2)
+SPEAK_EVERY = 25                                                 # the page asks for a continuation every this many steps
 
 
 def loss_text(x) -> str:
@@ -252,7 +254,8 @@ def live_view(o: dict, data) -> dict:
             "multiplier": int(o["multiplier"]), "max_steps": MAX_LIVE_STEPS,
             "baseline_final": loss_text(runs["baseline"]["warmup30"]["loss"][-1]),
             "baseline_steps": len(runs["baseline"]["warmup30"]["loss"]),
-            "chars": n(text["characters"]), "vocab": n(text["vocab_size"])}
+            "chars": n(text["characters"]), "vocab": n(text["vocab_size"]), "speak_every": SPEAK_EVERY,
+            "speak_prompt": SPEAK_PROMPT}
 
 
 _SESSIONS: dict[int, dict] = {}
@@ -276,7 +279,7 @@ def train_start(text: str, optimizer: str = "adamw", multiplier: int = 0, seed: 
                      clip=1.0, seed=int(seed))
     sid = max(_SESSIONS, default=0) + 1
     _SESSIONS.clear()                       # one live run at a time: a reset drops the previous weights
-    _SESSIONS[sid] = {"trainer": T.Trainer(spec, train_ids), "held": held}
+    _SESSIONS[sid] = {"trainer": T.Trainer(spec, train_ids), "held": held, "tok": tok}
     return {"session": sid, "optimizer": OPT_ZH[optimizer], "lr": lr_text(lr)}
 
 
@@ -306,3 +309,19 @@ def train_step(session: int, steps: int = 1) -> dict:
             if not finite:
                 break
     return {"steps": out, "done": tr.step_index >= MAX_LIVE_STEPS or not out or out[-1]["loss"] is None}
+
+
+
+
+@uses("numpy")
+def train_speak(session: int) -> dict:
+    """The live model's continuation of SPEAK_PROMPT as it is now (experiments.toolkit.speak: lesson C2's sampling),
+    so the learner sees the text it would write at this step."""
+    from ...toolkit.speak import speak
+    run = _SESSIONS.get(session)
+    if run is None:
+        raise ValueError("这次训练已被重置，请重新开始。")
+    tr = run["trainer"]
+    out = speak(tr.params, tr.spec.model, run["tok"], SPEAK_PROMPT, *SPEAK_SETTINGS, n_new=30,
+                context=tr.spec.seq_len)
+    return {"step": tr.step_index, "line": f"第 {tr.step_index} 步：{out['prompt']}{out['text']}"}

@@ -36,7 +36,8 @@
     const out = (name) => box.querySelector('output[name="' + name + '"]');
     const stateText = box.querySelector(".c5-live-state");
     const base = specOf(root);
-    let series = null, drawn = 0, drawTimer = 0;
+    let series = null, drawn = 0, drawTimer = 0, session = null;
+    const every = Number(box.querySelector(".c5-live-speak").dataset.every);
 
     const saved = { optimizer: W.getState(ns, "optimizer"), multiplier: W.getState(ns, "multiplier") };
     if (saved.optimizer && opt.querySelector('option[value="' + saved.optimizer + '"]')) opt.value = saved.optimizer;
@@ -63,13 +64,14 @@
       if (now) go(); else if (!drawTimer) drawTimer = setTimeout(go, 400);
     }
 
-    const blank = () => ["step", "loss", "lr", "held_out"].forEach((k) => { out(k).textContent = k === "step" ? "0" : "—"; });
+    const blank = () => ["step", "loss", "lr", "held_out", "speak"].forEach((k) => { out(k).textContent = k === "step" ? "0" : "—"; });
     const runner = trainer.run({
       text: box.dataset.text,
       startCall: (t) => ["c5_train_start", [t, opt.value, Number(lr.value), 0]],
       stepCall: "c5_train_step",
       state: setState,
       began: (r) => {
+        session = r.session;
         blank();
         series = { name: "你的小模型 · " + r.optimizer + " · lr " + r.lr, mode: "lines", color: "#d62728",
                    x: [], y: [], text: [] };
@@ -83,6 +85,9 @@
           out("loss").textContent = s.loss_text;
           out("lr").textContent = s.lr;
           if (s.held_out_text) out("held_out").textContent = s.held_out_text;
+          if (s.step === 1 || s.step % every === 0) {   // the model speaks (lesson C2's sampling), after this step
+            trainer.call("c5_train_speak", [session]).then((x) => { out("speak").textContent = x.line; }, () => {});
+          }
         }
         draw(!running);               // (paused during this step: draw it now, the run stops here)
       },
