@@ -9,7 +9,7 @@ PART_ZH = {"embedding": "嵌入 embedding", "attention": "全注意力", "linear
            "mamba": "Mamba 状态空间层"}
 # a decoder-layer group is named by its token mixer, suffixed _dense / _moe when a model has both FFN kinds
 LAYER_ZH = {"full_attention": "全注意力层", "linear_attention": "Gated DeltaNet 层",
-            "sliding_attention": "滑动窗口注意力层",
+            "sliding_attention": "滑窗注意力层",
             # hybrid and SSM families (llama4, gemma4, nemotron_h, jamba, falcon_h1)
             "chunked_attention": "分块注意力层", "mamba": "Mamba-2 层", "mamba1": "Mamba 层",
             "mlp": "纯 FFN 层", "moe": "纯 MoE FFN 层", "hybrid": "注意力 + Mamba-2 并行层"}
@@ -37,3 +37,32 @@ def layer_label(layer_type: str) -> str:
         if layer_type.endswith(suffix) and layer_type[:-len(suffix)] in LAYER_ZH:
             return LAYER_ZH[layer_type[:-len(suffix)]] + zh
     return LAYER_ZH.get(layer_type, layer_type)
+
+
+# the parts of a decoder layer a transformers-style tensor name (layers.0.self_attn.o_proj.weight) is made of, and
+# the tensors outside the layers: what a table of tensors shows instead of the name (tensor_label)
+TENSOR_PART_ZH = {
+    "self_attn.q_proj": "注意力的查询投影 q_proj", "self_attn.k_proj": "注意力的键投影 k_proj",
+    "self_attn.v_proj": "注意力的值投影 v_proj", "self_attn.o_proj": "注意力的输出投影 o_proj",
+    "self_attn.q_norm": "注意力里 QK-norm 的 q_norm", "self_attn.k_norm": "注意力里 QK-norm 的 k_norm",
+    "mlp.gate_proj": "FFN 的门控投影 gate_proj", "mlp.up_proj": "FFN 的升维投影 up_proj",
+    "mlp.down_proj": "FFN 的降维投影 down_proj",
+    "input_layernorm": "注意力子层的归一化", "post_attention_layernorm": "FFN 子层的归一化",
+    "embed_tokens": "词嵌入 embedding", "norm": "输出前的归一化", "lm_head": "输出投影 lm_head",
+}
+TENSOR_KIND_ZH = {"weight": "", "bias": "的偏置"}
+
+
+def tensor_label(name: str) -> str:
+    """A tensor's name in a checkpoint, said in Chinese: 'layers.0.self_attn.o_proj.weight' -> '第 1 层注意力的输出
+    投影 o_proj' (layers counted from 1), 'embed_tokens.weight' -> '词嵌入 embedding'. A name whose part is not in
+    TENSOR_PART_ZH raises KeyError: a table must not fall back to showing the raw name."""
+    stem, _, kind = name.rpartition(".")
+    if kind not in TENSOR_KIND_ZH:
+        stem, kind = name, "weight"
+    layer = ""
+    if stem.startswith("layers."):
+        index, _, stem = stem[len("layers."):].partition(".")
+        layer = f"第 {int(index) + 1} 层"
+    part = TENSOR_PART_ZH[stem]
+    return layer + (" " if layer and part[0].isascii() else "") + part + TENSOR_KIND_ZH[kind]

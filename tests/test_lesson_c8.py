@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from experiments.labels import tensor_label
 from experiments.lessons.c4_transformer_block.widgets import chapter_links, link_chapter_mentions
 from experiments.lessons.c8_stability import calc
 from experiments.lessons.c8_stability import widgets as C8
@@ -170,7 +171,8 @@ def test_spike_tensors_rank_every_tensor_at_the_largest_norm_step():
     assert [g for _, g, _ in every] == sorted(norms.values(), reverse=True)
     assert math.sqrt(sum(g * g for g in norms.values())) == pytest.approx(r["grad_norm"][step - 1], rel=1e-3)
     view = C8.break_fix_view({**OFF}, WidgetData({}, {"train_stability": STORED}))
-    assert [t["tensor"] for t in view["x"]["spike_top"]] == [name for name, _, _ in every[:5]]
+    assert [t["tensor"] for t in view["x"]["spike_top"]] == [tensor_label(name) for name, _, _ in every[:5]]
+    assert view["x"]["spike_top"][0]["tensor"] == "词嵌入 embedding"   # the no-fix spike sits in the embedding
 
 
 def test_devices_table_reads_the_configs():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from ...format import n
+from ...labels import tensor_label
 from ...widget import uses
 from . import calc
 
@@ -47,7 +48,7 @@ def run_summary(r: dict, clip: float) -> dict:
             "held_out": num_text(r["eval_loss"], 4), "log_z": num_text(calc.final(r["log_z"]), 3),
             "grad_peak": num_text(calc.peak(r["grad_norm"])), "spikes": str(calc.spikes(r["grad_norm"], clip)),
             "spike_step": str(step),
-            "spike_top": [{"tensor": name, "norm": num_text(g, 3), "share": f"{share * 100:.1f}%"}
+            "spike_top": [{"tensor": tensor_label(name), "norm": num_text(g, 3), "share": f"{share * 100:.1f}%"}
                           for name, g, share in top]}
 
 
@@ -166,10 +167,55 @@ def devices_rows(models) -> list[dict]:
                      "qk_norm": f"有，每层 {n(dev['qk_norm_per_layer'])} 个参数" if dev["qk_norm_per_layer"] else "无",
                      "softcap": (f"注意力 {dev['attn_softcap']:g}、输出 {dev['final_softcap']:g}"
                                  if dev["attn_softcap"] is not None else "无"),
-                     "norms": "子层前后各一个（三明治）" if dev["sandwich_norm"] else "子层之前（Pre-LN）",
+                     "norms": "子层前后各一个（夹心归一化）" if dev["sandwich_norm"] else "子层之前（Pre-LN）",
                      "init": f"{dev['init_std']:g}" if dev["init_std"] is not None else "未写"})
     return rows
 
 
 def devices_view(o: dict, data) -> dict:
     return {"rows": devices_rows(data.choices())}
+
+
+# -- final loss against learning rate (data/train_lr_sweep.json) -----------------------------------------------------
+FIX_ZH = {"none": "不加措施", "warmup": "只开预热", "qk_norm": "只开 QK-norm", "z_loss": "只开 z-loss",
+          "softcap": "只开软封顶", "qk_clip": "只开 QK-Clip", "all": "五项全开"}
+DEPTH_ZH = {"post": "Post-LN、不预热", "post_warmup": "Post-LN、预热", "pre": "Pre-LN、不预热"}
+COLORS = ("#7f7f7f", "#ff7f0e", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#d62728")
+
+
+def _sweep(data) -> dict:
+    doc = data.train_lr_sweep
+    if not doc:
+        raise data.option_error("data", "data/train_lr_sweep.json (make it with: "
+                                "python -m experiments.train.runs --group lr_sweep)")
+    return doc
+
+
+def lr_sweep_chart(doc: dict) -> dict:
+    """Final loss against peak lr, one line per fix (log x), each point the mean over seeds (calc.lr_curve)."""
+    series = []
+    for (fix, _), color in zip(doc["fixes"].items(), COLORS):
+        curve = calc.lr_curve(doc["sweep"], fix, doc["lr_exponents"], doc["seeds"])
+        series.append({"name": FIX_ZH[fix], "color": color, "mode": "lines+markers", "x": doc["lrs"], "y": curve,
+                       "text": [f"{FIX_ZH[fix]}，学习率 {lr:.2g}：{num_text(v, 4)}" for lr, v in zip(doc["lrs"], curve)]})
+    return {"kind": "xy", "title": "最终 loss 与学习率", "xtitle": "峰值学习率（对数刻度）",
+            "ytitle": "训练结束时留出文本上的 loss（nats/字）", "xlog": True, "series": series}
+
+
+def depth_rows(doc: dict) -> list[dict]:
+    """The deeper model's table: per setting, each lr's final loss averaged over seeds (calc.mean_final)."""
+    deep = doc["depth"]
+    rows = []
+    for name in deep["settings"]:
+        cells = [num_text(calc.mean_final(deep["runs"], f"{name}:{lr:g}", doc["seeds"]), 4) for lr in deep["lrs"]]
+        rows.append({"name": DEPTH_ZH[name], "cells": cells})
+    return rows
+
+
+def lr_sweep_view(o: dict, data) -> dict:
+    doc = _sweep(data)
+    m, deep = doc["sweep"][f"none:{doc['lr_exponents'][0]}:{doc['seeds'][0]}"]["spec"]["model"], doc["depth"]
+    return {"chart": lr_sweep_chart(doc), "steps": doc["steps"], "seeds": len(doc["seeds"]),
+            "model": {"d": m["d_model"], "L": m["n_layers"]},
+            "deep": {"d": deep["model"]["d_model"], "L": deep["model"]["n_layers"], "warmup": doc["warmup"],
+                     "lrs": [f"{lr:g}" for lr in deep["lrs"]], "rows": depth_rows(doc)}}

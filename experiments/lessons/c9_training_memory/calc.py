@@ -42,7 +42,9 @@ PART_OF = {"states/weights": "weights", "states/grads": "grads", "states/optimiz
 STATE_ZH = {"weights": "权重", "grads": "梯度", "grads_fp32": "FP32 梯度累加缓冲", "master": "FP32 主权重",
             "adam_m": "Adam 一阶矩 m", "adam_v": "Adam 二阶矩 v", "momentum": "动量"}
 ACT_ZH = {"attn": "注意力", "ffn": "FFN", "norm1": "第一个归一化", "norm2": "第二个归一化",
-          "norm3": "第三个归一化", "norm4": "第四个归一化", "mixer": "token 混合器",
+          "norm3": "第三个归一化", "norm4": "第四个归一化", "norm5": "第五个归一化", "norm6": "第六个归一化",
+          "norm7": "第七个归一化", "norm8": "第八个归一化", "mixer": "token 混合器", "indexer": "索引器",
+          "experts": "路由专家",
           "checkpoint": "检查点：每层的输入", "recomputed_layer": "反向时临时重算出的一层"}
 LOSS_ZH = {"final_norm": "最终归一化", "head_in": "输出头的输入", "logits": "logits（b × s × V）",
            "softmax_fp32": "FP32 softmax（b × s × V，loss 的梯度要用）", "token_ids": "token 编号与目标",
@@ -65,7 +67,19 @@ TENSOR_ZH = {
     "zxbcdt": "in_proj 的全部输出（z、x、B、C、dt）",
     "scan_out": "扫描的输出（门控之前）", "xz": "in_proj 的输出（x 与 z）", "x_dbl": "x_proj 的输出（dt、B、C）",
     "bc": "B、C 的连续副本", "scan_chunks": "扫描的 FP32 中间量（每 2048 个 token 一块）",
+    "wq_b_out": "查询投影的输出", "wk_out": "键投影的输出", "weights_proj_out": "每头权重投影的输出",
+    "out": "输出", "in_proj_out": "in_proj 的输出", "x_proj_out": "x_proj 的输出", "dt_proj_out": "dt_proj 的输出",
+    "out_proj_in": "out_proj 的输入",
 }
+
+
+def tensor_zh(key: str) -> str:
+    """One activation of a layer (the part of a training-ledger key after its layer: 'attn/q', 'ffn/experts/out',
+    'norm1/input') in Chinese: its parts through ACT_ZH, its last part through TENSOR_ZH, never the raw key."""
+    *parts, last = key.split("/")
+    where = "的".join(ACT_ZH[p] for p in parts if p in ACT_ZH)
+    what = TENSOR_ZH.get(last) or ACT_ZH.get(last) or "其他中间量"
+    return f"{where}：{what}" if where else what
 LAST_STEP = 1000     # the stacked bar's width in SVG units
 
 

@@ -125,12 +125,12 @@ def korthikanti_view(o: dict, data) -> dict:
         used.update(keys)
         mine = sum(per[k] for k in keys)
         rows.append({"label": label, "theirs": calc.gb(theirs), "mine": calc.gb(mine),
-                     "tensors": "、".join(calc.TENSOR_ZH.get(k.rsplit("/", 1)[-1], k) for k in keys)
+                     "tensors": "、".join(calc.TENSOR_ZH.get(k.rsplit("/", 1)[-1]) or calc.tensor_zh(k) for k in keys)
                      or "没有（不用 dropout）"})
     rest = [k for k in per if k not in used]
     if rest:
         rows.append({"label": "其余", "theirs": calc.gb(0), "mine": calc.gb(sum(per[k] for k in rest)),
-                     "tensors": "、".join(rest)})
+                     "tensors": "、".join(calc.tensor_zh(k) for k in rest)})
     formula = T.korthikanti_bytes(s, b, a.d_model, a.n_heads)
     total = sum(per.values())
     return {"name": mn.name, "rows": rows, "s": n(s), "theirs": calc.gb(formula), "mine": calc.gb(total),
