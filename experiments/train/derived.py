@@ -47,6 +47,8 @@ DERIVED = (
     Derived("data/train_stability.json", "python -m experiments.train.runs --group stability",
             (TEXT_FILE, BASELINE_CONFIG),
             TRAINER + ("experiments/train/runs.py", "experiments/train/runs_stability.py")),
+    Derived("data/train_isoflop.json", "python -m experiments.train.runs --group isoflop", (TEXT_FILE,),
+            TRAINER + ("experiments/train/runs.py", "experiments/train/runs_isoflop.py")),
     Derived("data/train_speaker.json", "python -m experiments.train.runs --group speaker", (TEXT_FILE,),
             TRAINER + ("experiments/train/runs.py", "experiments/train/runs_speaker.py", "experiments/train/generate.py")),
     Derived("data/train_memory.json", "python -m experiments.train.memory",

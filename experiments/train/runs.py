@@ -50,6 +50,7 @@ class Group:
 
 GROUPS = (Group("optimization", OUTPUT, "runs:compute"),
           Group("stability", "data/train_stability.json", "runs_stability:compute"),
+          Group("isoflop", "data/train_isoflop.json", "runs_isoflop:compute"),
           Group("speaker", "data/train_speaker.json", "runs_speaker:compute"))
 
 BASELINE = {"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 8,
