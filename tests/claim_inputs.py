@@ -1,10 +1,13 @@
 """Which input change makes each lesson claim false: the search behind tests/test_claims_can_fail.py.
 
-A claim guards a sentence only if some admissible change of the inputs it rests on would make it false. The
-inputs are the published configs in data/models/ and the cited figures in data/citations.json. For each claim
-this module looks for a *witness*: one input change (a config key scaled, a cited figure moved) after which the
-course still computes (every number, no error) but the claim no longer holds. A claim that no change falsifies
-compares a number with its own definition, and says nothing.
+A claim guards a sentence only if some admissible change of what the course computes from would make it false.
+Those computed inputs are the published configs in data/models/, the trainer's stored results (each recorded series
+or figure, never a run's settings) and the first settings of the widgets' experiments. For each claim this module
+looks for a *witness*: one such change (a config key scaled, a stored figure moved, an experiment's setting moved)
+after which the course still computes (every number, no error) but the claim no longer holds. A claim that no
+change falsifies compares a number with its own definition, states an identity, or compares typed constants only
+(cited figures, a run's settings, the course's own constants: moving a cited figure would falsify "0.9 < 0.95" as
+readily as a real comparison, so cited figures are never moved), and says nothing.
 
 Changes are tried cheapest-first and the search stops as soon as every claim has a witness, so a course whose
 claims are all sound is checked in a few dozen recomputations.
@@ -27,8 +30,11 @@ FIRST_KEYS = ("hidden_size", "num_hidden_layers", "intermediate_size", "vocab_si
               "num_experts_per_tok", "num_local_experts", "kv_lora_rank", "max_position_embeddings")
 OPS = ("*2", "*1/2", "+1", "-1", "*3/2", "*3", "*4", "*6", "*10", "*1/10", "*100")   # moves tried on a number
 # data documents whose measured values lessons cite (data/train_runs.json: the trainer's stored runs); a change
-# moves one recorded series or figure, as a different run would have come out (never a run's settings, /spec/)
-MEASURED = ("train_runs", "train_memory", "train_stability", "train_speaker")
+# moves one recorded series or figure, as a different run would have come out (never a run's settings: /spec/ and
+# the settings SETTINGS names, which the trainer was given rather than measured)
+MEASURED = ("train_runs", "train_memory", "train_stability", "train_lr_sweep", "train_speaker", "train_isoflop")
+SETTINGS = re.compile(r"/spec(/|$)|^/(steps|lr|lr_factor|warmup|tau|z_loss|caps|seeds/seeds|xiong/(depths|samples))$"
+                      r"|^/race/(steps|multipliers|lr(/.*)?)$|/(batch_size|seq_len|lr)$")
 # true/false keys that most families read with a default when the config leaves them out
 ABSENT_FLAGS = ("tie_word_embeddings", "attention_bias", "mlp_bias")
 
@@ -42,8 +48,9 @@ class Claim:
 
 @dataclass(frozen=True)
 class Change:
-    """One input change: ``target`` is ``model:<id>:<key path>`` or ``cited:<name>``; ``op`` is one of OPS, or
-    ``not`` for a true/false key."""
+    """One input change: ``target`` is ``model:<id>:<key path>``, ``data:<document>:<path>``,
+    ``default:<lesson package>:<table>.<key>`` (or ``cited:<name>``, which is never a witness: see the module's
+    docstring); ``op`` is one of OPS, or ``not`` for a true/false key."""
     target: str
     op: str
 
@@ -99,16 +106,19 @@ def _ordered_paths(config: dict) -> list[tuple[str, tuple]]:
     return sorted(_paths(config), key=lambda p: (rank.get(p[0].rsplit(".", 1)[-1], len(rank)), p[0].count("."), p[0]))
 
 
+def computed_input(change: Change) -> bool:
+    """Whether the change moves something the course computes from (a witness may only be such a change)."""
+    kind, _, rest = change.target.partition(":")
+    if kind == "data":
+        name, _, path = rest.partition(":")
+        return name in MEASURED and not SETTINGS.search(path)
+    return kind in ("model", "default")
+
+
 def changes(models, data):
-    """Every change, cheapest and most telling first: cited figures, then each model's shape keys."""
-    for op in OPS:
-        for name in sorted(data.get("citations") or {}):
-            yield Change(f"cited:{name}", op)
+    """Every admissible change, cheapest and most telling first: the widgets' first settings, each model's shape
+    keys, then the stored runs' figures."""
     yield from _default_changes()
-    for name in MEASURED:
-        for path in _measured_paths(data.get(name)):
-            for op in ("*2", "*1/2", "*10"):
-                yield Change(f"data:{name}:{path}", op)
     per_model = {}
     for mid, doc in sorted(models.items()):
         paths = _ordered_paths(doc["config"])
@@ -122,6 +132,10 @@ def changes(models, data):
             for mid, paths in per_model.items():
                 if i < len(paths) and op in paths[i][1]:
                     yield Change(f"model:{mid}:{paths[i][0]}", op)
+    for name in MEASURED:
+        for path in _measured_paths(data.get(name)):
+            for op in ("*2", "*1/2", "*10"):
+                yield Change(f"data:{name}:{path}", op)
 
 
 def _lesson_defaults():
@@ -183,10 +197,11 @@ def _with_default(change: Change):
 
 def _measured_paths(doc, path: str = ""):
     """'/'-joined paths of every number and every list of numbers in a data document, runs' settings left out."""
+    if SETTINGS.search(path):
+        return
     if isinstance(doc, dict):
         for key, value in doc.items():
-            if key != "spec":
-                yield from _measured_paths(value, f"{path}/{key}")
+            yield from _measured_paths(value, f"{path}/{key}")
     elif isinstance(doc, list):
         if doc and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in doc):
             yield path
@@ -273,8 +288,8 @@ def _compute_changed(change: Change, models, data):
 
 def find_witnesses(claims: list[Claim], root: Path = ROOT, limit: int | None = None,
                    candidates=None) -> dict[Claim, Change | None]:
-    """Claim -> the first change that makes it false (None: no change tried does); ``candidates`` replaces the
-    full list of changes."""
+    """Claim -> the first change of a computed input that makes it false (None: no change tried does);
+    ``candidates`` replaces the full list of changes (those that move no computed input are skipped)."""
     from experiments.errors import CourseError
     models, data = load_inputs(root)
     base = compute(models, data)
@@ -284,6 +299,8 @@ def find_witnesses(claims: list[Claim], root: Path = ROOT, limit: int | None = N
     for n, change in enumerate(changes(models, data) if candidates is None else candidates):
         if not open_claims or (limit is not None and n >= limit):
             break
+        if not computed_input(change):
+            continue                        # a cited figure or a run's setting moved: never a witness
         try:
             numbers = _compute_changed(change, models, data)
             if numbers is None:
@@ -325,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     stale = []
     by_change: dict[str, list[Claim]] = {}
     for c in claims:
-        if c.text in known:
+        if c.text in known and computed_input(Change.parse(known[c.text])):
             by_change.setdefault(known[c.text], []).append(c)
         else:
             stale.append(c)
