@@ -38,7 +38,7 @@ def meta(model_id: str) -> dict:
 def course():
     data = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in (ROOT / "data").glob("*.json")}
     numbers, per_model = compute_course(load_models(ROOT / "data" / "models"), data["course"],
-                                        data.get("reference_counts"), data.get("citations"))
+                                        data.get("reference_counts"), data.get("citations"), data=data)
     return numbers, per_model, data
 
 

@@ -1,8 +1,9 @@
 """Lesson C6 模型该多大 (lessons/c6-model-size.md): compute budgets, scaling laws and the course's real models on them.
 
 calc.py holds the calculators (the browser's experiments.api:c6_* and the build's first states), widgets.py the
-build-time views and the states the build answers ahead of time, numbers.py the lesson's numbers (c6.*). The
-formulas are experiments/scaling.py's. Each widget's defaults are declared here, once.
+build-time views and the states the build answers ahead of time, numbers.py the lesson's numbers (c6.*), own_fit.py
+the IsoFLOP fit of the course trainer's own grid (data/train_isoflop.json). The fits' formulas are
+experiments/toolkit/scaling.py's. Each widget's defaults are declared here, once.
 """
 from ...widget import Lesson, Widget
 
@@ -18,6 +19,7 @@ ISOFLOP_DEFAULTS = {"budgets": BUDGETS, "budget": "5.76e23", "models": PLACED}
 BUDGET_DEFAULTS = {"budget": "5.76e23", "gpu": "h100", "gpus": 1024, "mfu": 40}
 GPUS = {"h100": "H100 SXM", "a100": "A100 80GB SXM"}   # peaks: data/citations.json <key>_bf16_tflops
 DEVICE_DEFAULTS = {"seq": 32, "repeats": 1, "batch": 4}
+OWN_DEFAULTS = {"budget": 0}          # the grid's budget the rerun starts on (its index: the smallest, the quickest)
 
 LESSON = Lesson(
     id="c6-model-size",
@@ -29,5 +31,9 @@ LESSON = Lesson(
                states="widgets:budget_states", calls={"c6_budget": "calc:budget_plan"}),
         Widget("c6-device", "c6_device.html", "widgets:device_view", DEVICE_DEFAULTS, script=_C6,
                needs=("training.js",), calls={"c6_device_speed": "calc:device_speed"}),
+        Widget("c6-own-isoflop", "c6_own_isoflop.html", "widgets:own_view", OWN_DEFAULTS, script=_C6,
+               needs=("training.js", "charts.js"),
+               calls={"c6_own_refit": "widgets:own_refit", "c6_own_start": "widgets:own_start",
+                      "c6_own_step": "widgets:own_step"}),
     ),
 )

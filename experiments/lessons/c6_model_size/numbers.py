@@ -34,7 +34,7 @@ def cited_fits(cited) -> tuple[dict[str, S.ParametricFit], S.KaplanFit, S.DeepSe
     return fits, kaplan, deepseek
 
 
-def register(reg, models, course=None) -> None:
+def register(reg, models, course=None, data=None) -> None:
     cited = {name[len("cited."):]: num for name, num in reg.numbers.items() if name.startswith("cited.")}
     fits, kaplan, deepseek = cited_fits(cited)
     _fits(reg, cited, fits, deepseek)
@@ -48,6 +48,8 @@ def register(reg, models, course=None) -> None:
     _attention(reg, models)
     _kaplan(reg, cited, kaplan)
     _llama3(reg, cited)
+    if data is not None:
+        _own(reg, cited, data)
     if "deepseek_v3" in models and models["deepseek_v3"].meta.get("training_tokens"):
         mn = models["deepseek_v3"]
         reg.add("c6.dsv3_tpa", f"{mn.name}：训练 token 数 ÷ 每 token 激活参数",
@@ -248,3 +250,86 @@ def _llama3(reg, cited) -> None:
             Sym("D", cited["llama3_8b_tokens"].value) / Sym("N", cited["llama3_8b_params"].value), kind="ratio",
             style="n0", sources=cited["llama3_8b_tokens"].sources + cited["llama3_8b_params"].sources)
 
+
+
+OWN_SRC = ("课程训练代码在《论语》《大学》《中庸》上预先算好的 IsoFLOP 网格（同一个随机种子），"
+           "本页按 Chinchilla 方法二拟合")
+
+
+def _own(reg, cited, data) -> None:
+    """The course trainer's own IsoFLOP grid (data/train_isoflop.json) and its fit (own_fit.py): the grid's extent,
+    each budget's optimum, the exponents, and what limits them (the range of N, the passes over the text, the
+    share of N that is the embedding, how far another seed moves a loss and the optimum)."""
+    from fractions import Fraction
+
+    from ...errors import CourseError
+    from . import own_fit
+    grid = data.get("train_isoflop")
+    if not grid:
+        raise CourseError("data/train_isoflop.json: missing or empty; make it with: "
+                          "python -m experiments.train.runs --group isoflop")
+    runs = grid["runs"]
+    f = own_fit.fit(runs)
+    src = (OWN_SRC,)
+    Ns = sorted({r["N"] for r in runs})
+    budgets = [o["C"] for o in f["optima"]]
+    reg.add("c6.iso.budgets", "网格里的算力预算个数", value=len(budgets), sources=src)
+    reg.add("c6.iso.sizes", "每个预算训练的模型尺寸个数", value=len(grid["widths"]), sources=src)
+    reg.add("c6.iso.runs", "网格里的训练次数", value=len(runs), sources=src)
+    reg.add("c6.iso.steps", "整个网格一共训练的步数", value=sum(r["steps"] for r in runs), sources=src)
+    reg.add("c6.iso.C_min", "网格最小的算力预算（FLOPs，6ND）", value=Fraction(str(budgets[0])), kind="flops",
+            style="e0", sources=src)
+    reg.add("c6.iso.C_max", "网格最大的算力预算（FLOPs，6ND）", value=Fraction(str(budgets[-1])), kind="flops",
+            style="e0", sources=src)
+    reg.add("c6.iso.N_min", "网格最小的模型的参数量（训练代码自己数的，含 embedding）", value=Ns[0], sources=src)
+    reg.add("c6.iso.N_max", "网格最大的模型的参数量（训练代码自己数的，含 embedding）", value=Ns[-1], sources=src)
+    reg.add("c6.iso.N_span", "网格里最大与最小模型的参数量之比", Sym("最大", Ns[-1]) / Sym("最小", Ns[0]),
+            kind="ratio", style="x1", sources=src)
+    reg.add("c6.iso.C_span", "网格里最大与最小算力预算之比", value=budgets[-1] / budgets[0], kind="ratio", style="x0",
+            sources=src)
+    lo, hi = float(cited["chinchilla_sweep_min_params"].value), float(cited["chinchilla_sweep_max_params"].value)
+    reg.add("c6.iso.chinchilla_span", "Chinchilla 扫过的最大与最小模型的参数量之比", value=hi / lo, kind="ratio",
+            style="n0", sources=cited["chinchilla_sweep_max_params"].sources)
+    V = grid["vocab_size"]
+    smallest = min(runs, key=lambda r: r["N"])
+    reg.add("c6.iso.embed_share", "网格最小的模型里 embedding（字表 × d）占参数量的比例",
+            Sym("字表", V) * Sym("d", smallest["width"]) / Sym("N", smallest["N"]), kind="ratio", style="pct0",
+            sources=src)
+    reg.add("c6.iso.train_tokens", "训练部分的字数（留出段落之外）", value=grid["train_tokens"],
+            kind="tokens", sources=src)
+    most = max(runs, key=lambda r: r["D"])
+    reg.add("c6.iso.max_passes", "网格里读得最多的一次训练把训练文本读了几遍", Sym("D", most["D"])
+            / Sym("训练文本", grid["train_tokens"]), kind="ratio", style="x0", sources=src)
+    for k, o in enumerate(f["optima"], 1):
+        reg.add(f"c6.iso.N{k}", f"第 {k} 个预算（C = {o['C']:.0e}）的抛物线最低点 N*", value=o["N"], style="n0",
+                sources=src)
+        reg.add(f"c6.iso.D{k}", f"第 {k} 个预算（C = {o['C']:.0e}）的最优 token 数 D* = C/(6N*)", value=o["D"],
+                kind="tokens", style="n0", sources=src)
+        reg.add(f"c6.iso.passes{k}", f"第 {k} 个预算的 D* 是训练文本的几遍", value=o["D"] / grid["train_tokens"],
+                kind="ratio", style="x1", sources=src)
+        reg.add(f"c6.iso.tpp{k}", f"第 {k} 个预算最优点的 token/参数", value=o["D"] / o["N"], kind="ratio", style="x1",
+                sources=src)
+    tpp = [o["D"] / o["N"] for o in f["optima"]]
+    reg.add("c6.iso.tpp_min", "各预算最优点的 token/参数，最少的那个", value=min(tpp), kind="ratio", style="x2",
+            sources=src)
+    reg.add("c6.iso.tpp_max", "各预算最优点的 token/参数，最多的那个", value=max(tpp), kind="ratio", style="x2",
+            sources=src)
+    reg.add("c6.iso.inside", "最低点落在训练过的尺寸之间的预算个数", value=sum(o["inside"] for o in f["optima"]),
+            sources=src)
+    reg.add("c6.iso.a", "课程小模型网格拟合的 N* ∝ C^a 中的 a", value=f["a"], kind="ratio", style="x2", sources=src)
+    reg.add("c6.iso.b", "课程小模型网格拟合的 D* ∝ C^b 中的 b", value=f["b"], kind="ratio", style="x2", sources=src)
+    reg.add("c6.iso.n_growth", "按课程小模型网格的指数，算力翻 10 倍时最优参数量变为几倍", value=10 ** f["a"],
+            kind="ratio", style="x1", sources=src)
+    seeds = grid["seeds"]
+    base = [r for r in runs if r["budget"] == seeds["budget"]]
+    by_seed = [base] + [[r for r in seeds["runs"] if r["seed"] == s] for s in seeds["seeds"][1:]]
+    reg.add("c6.iso.seeds", "最小的预算重跑的随机种子个数（含原来的）", value=len(by_seed), sources=src)
+    reg.add("c6.iso.seed_spread", "只换随机种子，同一个模型的留出损失最多差多少（最小的预算，nats/字）",
+            value=max(max(rs[i]["held_out"] for rs in by_seed) - min(rs[i]["held_out"] for rs in by_seed)
+                      for i in range(len(base))), kind="ratio", style="x3", sources=src)
+    stars = [own_fit.budget_optimum(seeds["budget"], [(r["N"], r["held_out"]) for r in rs])["N"] for rs in by_seed]
+    reg.add("c6.iso.seed_N_ratio", "只换随机种子，最小的预算的最优 N* 最大与最小之比", value=max(stars) / min(stars),
+            kind="ratio", style="x1", sources=src)
+    reg.add("c6.iso.a_noise", "最小预算的 N* 只因种子就挪动这个倍数时，拟合的 a 跟着变多少（log 倍数 ÷ log 算力跨度）",
+            value=math.log10(max(stars) / min(stars)) / math.log10(budgets[-1] / budgets[0]), kind="ratio",
+            style="x2", sources=src)

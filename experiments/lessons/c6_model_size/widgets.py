@@ -9,7 +9,10 @@ from fractions import Fraction
 
 from ...format import format_value, n, sci
 from ...toolkit.scaling import non_embedding_params
-from . import GPUS, calc
+from ...widget import uses
+from . import GPUS, calc, own_fit
+
+OWN_ROUND = 10                # training steps per request of the page's rerun
 
 
 def placed_models(aliases: list, data) -> tuple[list, list]:
@@ -103,3 +106,83 @@ def device_view(o: dict, data) -> dict:
     base = calc.baseline_budget()
     return {"step_seq": o["seq"], "repeats": o["repeats"], "batch": o["batch"], "N": n(base["N"]), "D": n(base["D"]),
             "C": sci(base["C"], 2), "C_exact": sci(base["C_exact"], 2), "seq": base["seq"]}
+
+
+# -- the course's own IsoFLOP grid (data/train_isoflop.json) and its rerun in the page ------------------------------
+def _own_runs(data) -> dict:
+    grid = data.train_isoflop
+    if not grid:
+        raise data.option_error("data", "data/train_isoflop.json (make it with: "
+                                "python -m experiments.train.runs --group isoflop)")
+    return grid
+
+
+def own_view(o: dict, data) -> dict:
+    from ...train.runs import TEXT_FILE
+    grid = _own_runs(data)
+    budgets = [float(b) for b in grid["budgets"]]
+    if o["budget"] not in range(len(budgets)):
+        raise data.option_error("budget", f"the index of one of the grid's {len(budgets)} budgets", o["budget"])
+    runs = grid["runs"]
+    choices = [{"i": i, "C": own_fit.budget_text(C), "runs": sum(1 for r in runs if float(r["budget"]) == C),
+                "steps": f"{sum(r['steps'] for r in runs if float(r['budget']) == C):,}"}
+               for i, C in enumerate(budgets)]
+    return {"runs": runs, "train_tokens": grid["train_tokens"], "x": own_fit.own_isoflop(runs, grid["train_tokens"]),
+            "choices": choices, "budget": o["budget"], "text_path": TEXT_FILE, "lr": f"{grid['lr']:g}",
+            "widths": "、".join(str(w) for w in grid["widths"]), "layers": grid["n_layers"], "batch": grid["batch"],
+            "seq": grid["seq"]}
+
+
+def own_refit(runs: list, train_tokens: int) -> dict:
+    """The page's refit after a rerun: the same function as the build's first state."""
+    return own_fit.own_isoflop(runs, train_tokens)
+
+
+_OWN: dict = {}
+
+
+@uses("numpy")
+def own_start(text: str, budget: float) -> dict:
+    """A fresh rerun of one budget of the grid (runs_isoflop.plan: its sizes and steps), run by run, widest first: its
+    session, how many runs and steps it holds."""
+    from ...train import runs_isoflop as G
+    from ...train.data import course_ids
+    tok, train_ids, held_ids = course_ids(text)
+    # widest first: the widest models take the fewest steps, so the first refit comes soonest
+    plan = sorted((r for r in G.plan(tok.vocab_size) if r["budget"] == float(budget)), key=lambda r: -r["width"])
+    if not plan:
+        raise ValueError(f"算力预算：应为 {'、'.join(own_fit.budget_text(b) for b in G.BUDGETS)} 之一，得到 {budget!r}")
+    sid = _OWN.get("id", 0) + 1
+    _OWN.clear()                             # one rerun at a time
+    _OWN.update(id=sid, plan=plan, index=0, trainer=None, train=train_ids, held=held_ids, vocab=tok.vocab_size)
+    return {"session": sid, "runs": len(plan), "steps": sum(r["steps"] for r in plan)}
+
+
+@uses("numpy")
+def own_step(session: int, rounds: int = 1) -> dict:
+    """`rounds` × OWN_ROUND more training steps of the rerun (training.js asks for one round per request, so a pause
+    waits for at most one round): per step the run (from 1) and its step; the step that ends a run carries the
+    run's record with its held-out loss (`finished`) and a sentence saying so."""
+    import numpy as np
+
+    from ...train import runs_isoflop as G
+    from ...train.trainer import Trainer
+    if _OWN.get("id") != session:
+        raise ValueError("这次重跑已被重置，请重新开始。")
+    rows: list[dict] = []
+    budget = max(1, min(int(rounds), 5)) * OWN_ROUND
+    with np.errstate(over="ignore", invalid="ignore"):
+        while len(rows) < budget and _OWN["index"] < len(_OWN["plan"]):
+            run = _OWN["plan"][_OWN["index"]]
+            if _OWN["trainer"] is None:
+                _OWN["trainer"] = Trainer(G.spec(run["width"], run["steps"], _OWN["vocab"]), _OWN["train"])
+            tr = _OWN["trainer"]
+            d = tr.step(detail=False)
+            row: dict = {"run": _OWN["index"] + 1, "step": d["step"], "of": run["steps"]}
+            if tr.step_index >= run["steps"]:
+                row["finished"] = {**run, "held_out": G.sig(G.held_out_loss(tr, _OWN["held"]), 5)}
+                row["note"] = f"d = {run['width']} 的模型训完了，留出损失 {row['finished']['held_out']:.4f}"
+                _OWN["index"] += 1
+                _OWN["trainer"] = None
+            rows.append(row)
+    return {"steps": rows, "done": _OWN["index"] >= len(_OWN["plan"])}

@@ -7,6 +7,8 @@
  *   c6-device    times the course trainer's step on the baseline in the training worker (training.js), so the
  *                seconds it takes never hold up another widget's answer (c6_device_speed)
  *                and says how long this device would take to train the baseline to 20 tokens per parameter
+ *   c6-own-isoflop the course trainer's own IsoFLOP grid and its fit; reruns one budget in the training worker
+ *                (c6_own_start, c6_own_step) and refits as each model finishes (c6_own_refit)
  * Every string shown comes from Python; this file only moves it into the markup the build wrote.
  */
 (function () {
@@ -71,5 +73,84 @@
     W.live(root, ".c6-measure");
   }
 
-  W.mount({ "c6-isoflop": isoflop, "c6-budget": budget, "c6-device": device });
+  // The course trainer's own IsoFLOP grid: the build drew the stored runs' fit; 开始重跑 trains one budget's models
+  // again in the training worker (training.js, OWN_ROUND steps per request), and each model that finishes replaces
+  // its stored point, the fit (c6_own_refit, the build's own function) redrawing the chart and the tables.
+  function ownIsoflop(root, ns) {
+    const stored = JSON.parse(root.querySelector("script.c6-own-runs").textContent);
+    const trainTokens = Number(root.dataset.trainTokens);
+    const pick = root.querySelector(".c6-own-budget");
+    const answer = root.querySelector(".c6-own-answer");
+    const [startB, pauseB, resetB] = ["start", "pause", "reset"].map((k) => root.querySelector(".c6-own-" + k));
+    const out = (name) => root.querySelector('output[name="' + name + '"]');
+    const stateText = root.querySelector(".c6-own-state");
+    const idleNote = stateText.textContent;
+    const budgets = Array.from(new Set(stored.map((r) => r.budget)));
+    let runs = stored.slice();
+    const refit = W.latest(root, "c6-own-isoflop", () => {
+      const finished = root.dataset.rerunDone || "0";     // the rerun's models this fit includes
+      return W.call("c6_own_refit", [runs, trainTokens]).then((x) => {
+        W.fill(answer, x);
+        W.chart(root, x.chart);
+        root.dataset.refitDone = finished;
+        root.dispatchEvent(new CustomEvent("course:updated", { bubbles: true }));
+      });
+    });
+    function setState(s, note) {
+      root.dataset.state = s;
+      startB.disabled = s === "running" || s === "loading" || s === "done";
+      pauseB.disabled = s !== "running" && s !== "loading";
+      resetB.disabled = s === "idle";
+      pick.disabled = s === "running" || s === "loading";
+      stateText.textContent = note;
+    }
+    const runner = window.courseTrainer.run({
+      text: root.dataset.text,
+      startCall: (t) => ["c6_own_start", [t, budgets[Number(pick.value)]]],
+      stepCall: "c6_own_step",
+      state: setState,
+      began: (r) => { out("of").textContent = "0"; root.dataset.rerunRuns = String(r.runs); },
+      steps: (rows) => {
+        for (const s of rows) {
+          out("run").textContent = String(s.run);
+          out("step").textContent = String(s.step);
+          out("of").textContent = String(s.of);
+          if (s.finished) {
+            const f = s.finished;
+            runs = runs.map((r) => (r.budget === f.budget && r.width === f.width ? f : r));
+            root.dataset.rerunDone = String(s.run);
+            stateText.textContent = "（" + s.note + "，已重新拟合）";
+            refit({ label: "rerun" });
+          }
+        }
+      },
+      done: () => setState("done", "（这个预算的模型都重跑完了，图和表已经用新的损失拟合）"),
+      failed: (e) => {
+        W.showError(root, W.learnerMessage(e));
+        setState("error", "（重跑出错，已停止）");
+      },
+    });
+    function reset() {
+      runner.reset();
+      runs = stored.slice();
+      delete root.dataset.rerunDone;
+      ["run", "step", "of"].forEach((k) => { out(k).textContent = "0"; });
+      W.showError(root, "");
+      setState("idle", idleNote);
+      refit({ label: "reset" });
+    }
+    const saved = W.getState(ns, "budget");
+    if (saved !== null && Number(saved) >= 0 && Number(saved) < budgets.length) pick.value = saved;
+    pick.addEventListener("change", () => {
+      W.setState(ns, "budget", pick.value === pick.querySelector("option[selected]").value ? null : pick.value);
+      if (runner.started()) reset();
+    });
+    startB.addEventListener("click", () => { W.showError(root, ""); runner.start(); });
+    pauseB.addEventListener("click", () => { runner.pause(); setState("paused", "（已暂停；点开始重跑继续）"); });
+    resetB.addEventListener("click", reset);
+    pick.disabled = false;
+    setState("idle", idleNote);
+  }
+
+  W.mount({ "c6-isoflop": isoflop, "c6-budget": budget, "c6-device": device, "c6-own-isoflop": ownIsoflop });
 })();
