@@ -116,9 +116,13 @@ def computed_input(change: Change) -> bool:
 
 
 def changes(models, data):
-    """Every admissible change, cheapest and most telling first: the widgets' first settings, each model's shape
-    keys, then the stored runs' figures."""
+    """Every admissible change, cheapest and most telling first: the widgets' first settings, the stored runs'
+    figures, then each model's shape keys."""
     yield from _default_changes()
+    for name in MEASURED:
+        for path in _measured_paths(data.get(name)):
+            for op in ("*2", "*1/2", "*10"):
+                yield Change(f"data:{name}:{path}", op)
     per_model = {}
     for mid, doc in sorted(models.items()):
         paths = _ordered_paths(doc["config"])
@@ -132,10 +136,6 @@ def changes(models, data):
             for mid, paths in per_model.items():
                 if i < len(paths) and op in paths[i][1]:
                     yield Change(f"model:{mid}:{paths[i][0]}", op)
-    for name in MEASURED:
-        for path in _measured_paths(data.get(name)):
-            for op in ("*2", "*1/2", "*10"):
-                yield Change(f"data:{name}:{path}", op)
 
 
 def _lesson_defaults():
