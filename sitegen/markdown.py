@@ -16,6 +16,9 @@ A lesson is a Markdown file with YAML front matter. On top of CommonMark it unde
                                      (label, formula, substituted form, value, sources, check), which
                                      site/static/js/popover.js shows beside it on hover, focus and tap
 
+    {term}`softcap`                  a device's one name (data/glossary.json: 软封顶) with its one-line gloss as the
+                                     element's title; an id not in the glossary fails the build
+
     {claim}`a.x / a.y >= 3`          a relation the prose relies on, checked against the same numbers and
                                      rendered as nothing (sitegen/claims.py); a false claim fails the build
 
@@ -58,6 +61,7 @@ CALLOUTS = {  # name -> (icon, default title)
     "try": ("🎯", "动手试试"),
 }
 WIDGET_INFO = "{widget}"
+TERM_ROLE = "term"   # {term}`softcap`: a device's one name from data/glossary.json, with its gloss
 FRONT_MATTER_REQUIRED: dict[str, type] = {"title": str, "chapter": str}
 FRONT_MATTER_OPTIONAL: dict[str, type] = {"id": str, "order": int, "summary": str,   # id: the file's name
                                           "reading_minutes": int}
@@ -482,6 +486,9 @@ def _resolve_numbers(state: StateCore) -> None:
         if child.type != "myst_role":
             continue
         style, name = child.meta.get("name", ""), child.content.strip()
+        if style == TERM_ROLE:
+            child.meta["html"] = _term_html(page, line, name)
+            continue
         ref = f"{{{style}}}`{name}`"
         child.meta["html"] = f'<span class="num num-missing">{html.escape(ref)}</span>'
         if not valid_style(style):
@@ -503,6 +510,19 @@ def _resolve_numbers(state: StateCore) -> None:
             continue
         page.use(name, style)
         child.meta["html"] = number_html(name, style, display)
+
+
+def _term_html(page: Page, line: int, term_id: str) -> str:
+    """{term}`id`: the glossary's one name for a device (data/glossary.json), its one-line gloss shown on hover and
+    read as the element's title. An id not in the glossary is an error at the role's line."""
+    terms = {t["id"]: t for t in page.data.get("glossary", {}).get("terms", [])}
+    if term_id not in terms:
+        close = difflib.get_close_matches(term_id, list(terms), n=1)
+        page.error(line, f"unknown term {term_id!r} in {{term}}`{term_id}`: expected an id in data/glossary.json"
+                         + (f" (did you mean {close[0]!r}?)" if close else ""))
+        return f'<span class="term num-missing">{html.escape(term_id)}</span>'
+    t = terms[term_id]
+    return f'<span class="term" title="{html.escape(t["gloss"])}">{html.escape(t["name"])}</span>'
 
 
 def derivation_id(name: str) -> str:

@@ -393,7 +393,7 @@ def test_every_reference_names_a_number(numbers):
     text = LESSON.read_text(encoding="utf-8")
     refs = ROLE.findall(text)
     claims = [body for role, body in refs if role == "claim"]
-    cited = [body for role, body in refs if role != "claim"]
+    cited = [body for role, body in refs if role not in ("claim", "term")]
     assert len(cited) > 150 and len(claims) >= 40
     assert not [n for n in cited if n not in numbers]
     assert not [n for c in claims for n in names(parse(c)) if n not in numbers]

@@ -17,7 +17,7 @@ T_STOPS = [2 ** e for e in range(12, 21)]
 KIND_ZH = {"mha": "MHA", "gqa": "GQA", "mqa": "MQA", "mla": "MLA", "sliding": "滑窗", "chunked": "分块",
            "linear": "线性 GDN", "mamba": "Mamba", "sparse": "MLA + DSA 稀疏", "compressed": "压缩注意力",
            "none": "无注意力"}
-PLACEMENT_ZH = {"pre": "前置", "sandwich": "前后夹心", "post": "后置", "other": "其他"}
+PLACEMENT_ZH = {"pre": "Pre-LN", "sandwich": "夹心归一化", "post": "Post-LN", "other": "其他位置"}
 NORM_ZH = {"rmsnorm": "RMSNorm", "layernorm": "LayerNorm", "other": "其他"}
 SWAP_ZH = {"none": "不换（原 config）", "no_linear": "不要线性层：GDN / Mamba 层全换成本模型的全注意力层",
            "no_sliding": "不要滑窗：窗口层改看全部上下文", "mla_to_gqa": "MLA 换成 GQA（KV 头数可选）",
@@ -77,12 +77,12 @@ def ffn_text(card: dict) -> str:
 
 def norm_text(card: dict) -> str:
     x = card["norm"]
-    out = f"{PLACEMENT_ZH[x['placement']]} {NORM_ZH[x['type']]}"
+    out = f"{NORM_ZH[x['type']]}（{PLACEMENT_ZH[x['placement']]}）"
     extra = []
     if x["qk_norm"]:
         extra.append("QK-norm")
     if x["softcap"]:
-        extra.append("soft-cap " + "/".join(format_value(Fraction(str(v)), "x0") for v in x["softcap"].values()))
+        extra.append("软封顶 " + "/".join(format_value(Fraction(str(v)), "x0") for v in x["softcap"].values()))
     if x["sinks"]:
         extra.append("sinks")
     return out + ("，" + "、".join(extra) if extra else "")

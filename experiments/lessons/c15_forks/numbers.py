@@ -91,7 +91,7 @@ def _model(reg, alias: str, mn) -> None:
             sources=_src(mn, mn.keys.get("L", "num_hidden_layers")))
     windows = sorted({run["window"] for run in card["attention"] if run["window"]})
     if len(windows) == 1:
-        reg.add(f"{p}.window", f"{mn.name}：滑动窗口（或分块）的长度", value=windows[0], kind="tokens",
+        reg.add(f"{p}.window", f"{mn.name}：滑窗（或分块）的长度", value=windows[0], kind="tokens",
                 sources=_src(mn, mn.keys.get("W") or mn.keys.get("W_chunk") or "sliding_window"))
     for key, v in card["norm"]["softcap"].items():
         reg.add(f"{p}.{key}", f"{mn.name}：config 里的 {key}", value=Fraction(str(v)), kind="config", style="x0",

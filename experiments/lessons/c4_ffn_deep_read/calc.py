@@ -238,7 +238,7 @@ def batch_series(config, dtype, bandwidth_tbps, peak_tflops,
 # 3. training memory
 # ==============================================================================================================
 RECIPE_ZH = {"mixed_adamw": "混合精度 AdamW", "fp32_adamw": "全 FP32 AdamW",
-             "mixed_adamw_8bit": "混合精度 + 8 比特 Adam 状态", "mixed_sgd_momentum": "混合精度 SGD + 动量",
+             "mixed_adamw_8bit": "混合精度 + 8-bit Adam 状态", "mixed_sgd_momentum": "混合精度 SGD + 动量",
              "bf16_adamw_pure": "纯 BF16 AdamW（不留 FP32 主权重）"}
 ACT_BYTES = 2   # activations kept in BF16
 

@@ -390,7 +390,7 @@ def _activations(reg, mn) -> None:
     reg.add("ffn.act_all_gb", "Llama 2 7B 全部层 FFN 为反向保存的激活（GB）", c["L"] * per_layer,
             value=Fraction(ACT_BATCH * ACT_SEQ * elems * 2, 10**9), kind="bytes", style="x1", sources=src, **kw)
     ckpt = B * T * (c["L"] * c["d"] + c["d"] + Const(3) * c["d_ff"]) * Const(2) / GB
-    reg.add("ffn.act_ckpt_gb", "开激活检查点：每层只存输入，反向时重算一层（GB）", ckpt, kind="bytes", style="x1",
+    reg.add("ffn.act_ckpt_gb", "整层重算：每层只存输入，反向时重算一层（GB）", ckpt, kind="bytes", style="x1",
             sources=src, **kw)
 
 
