@@ -119,6 +119,12 @@ def test_stored_samples_are_what_the_stored_weights_say():
         assert TOK.decode(out) == DOC["samples"][prompt]
 
 
+def test_stored_model_is_made_from_the_current_inputs():
+    from experiments.train import runs as R
+    assert DOC["inputs_sha256"] == R.inputs_hash(ROOT, "speaker"), (
+        "data/train_speaker.json is stale: run `python -m experiments.train.runs --group speaker`")
+
+
 def test_stored_model_is_small_and_its_vocabulary_is_the_texts():
     tok, _, _ = course_ids(TEXT)
     assert tok.chars == DOC["chars"] and CFG.vocab_size == tok.vocab_size
