@@ -66,6 +66,7 @@ def register(reg, models, course=None, data=None) -> None:
     if "qwen3_8b" in models:
         _korthikanti(reg, models["qwen3_8b"], "qwen3_8b")
         _logits(reg, models["qwen3_8b"], "qwen3_8b")
+        _crossover(reg, models["qwen3_8b"], "c9.qwen3_8b.cross", ("eager",))
     if "anchor" in models:
         _logits(reg, models["anchor"], "anchor")
         _mixers_and_mtp(reg, models["anchor"])
@@ -196,9 +197,15 @@ def _recompute(reg, mn) -> None:
                     value=Fraction(mem.recompute_flops, mem.step_flops), sources=_src(mn), kind="ratio", style="pct")
     reg.add(f"{p}.states", f"{mn.name}：混合精度 AdamW 的模型状态（GB）", value=_gb(runs["none"].part("states")),
             sources=_src(mn), kind="bytes", style="x1")
-    for kernel in T.KERNELS:
+    _crossover(reg, mn, "c9.cross", T.KERNELS)
+
+
+def _crossover(reg, mn, prefix: str, kernels) -> None:
+    """For each attention kernel, the shortest sequence (a power of two, micro-batch 1, no recomputation) whose
+    activations and logits exceed the model's mixed-precision AdamW states."""
+    for kernel in kernels:
         cross = calc.crossover_seq(mn.ledger, "none", kernel)
-        reg.add(f"c9.cross.{kernel}",
+        reg.add(f"{prefix}.{kernel}",
                 f"{mn.name}：micro-batch 1、不重算（{calc.KERNEL_ZH[kernel]}），激活和 logits 超过模型状态的最短序列",
                 value=cross or 0, sources=_src(mn), kind="count")
 
