@@ -64,5 +64,6 @@ def tensor_label(name: str) -> str:
     if stem.startswith("layers."):
         index, _, stem = stem[len("layers."):].partition(".")
         layer = f"第 {int(index) + 1} 层"
-    part = TENSOR_PART_ZH[stem]
-    return layer + (" " if layer and part[0].isascii() else "") + part + TENSOR_KIND_ZH[kind]
+    part, tail = TENSOR_PART_ZH[stem], TENSOR_KIND_ZH[kind]
+    return (layer + (" " if layer and part[0].isascii() else "") + part
+            + (" " if tail and part[-1].isascii() else "") + tail)

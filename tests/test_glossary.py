@@ -194,3 +194,18 @@ def test_term_role_shows_the_one_name_with_its_gloss():
     assert [(e.line, e.message) for e in page.errors] == [
         (3, "unknown term 'softcapp' in {term}`softcapp`: expected an id in data/glossary.json (did you mean "
             "'softcap'?)")]
+
+
+# -- tensor names -----------------------------------------------------------------------------------------------------
+def test_every_trainer_tensor_has_a_chinese_label():
+    """Each tensor the course's trainer has (QK-norm's gains included) is said in Chinese, layer counted from 1,
+    with no dotted name left; a part the table does not know raises instead of showing the name."""
+    from experiments.labels import tensor_label
+    from experiments.train.model import ModelConfig, param_shapes
+    names = list(param_shapes(ModelConfig(d_model=32, n_layers=2, n_heads=2, d_ff=64, vocab_size=40, qk_norm=True)))
+    labels = [tensor_label(name) for name in names]
+    assert len(set(labels)) == len(names) and not [x for x in labels if raw_shown(x) or not CJK.search(x)]
+    assert tensor_label("layers.0.self_attn.o_proj.weight") == "第 1 层注意力的输出投影 o_proj"
+    assert tensor_label("layers.1.mlp.up_proj.bias") == "第 2 层 FFN 的升维投影 up_proj 的偏置"
+    with pytest.raises(KeyError):
+        tensor_label("layers.0.self_attn.rotary.weight")
