@@ -277,9 +277,9 @@ class RuntimePlan:
 
     def preloads(self, root: str = "") -> list[list[str]]:
         """[URL, `as`] of the Pyodide files Python's start-up waits for, largest first: a lesson page's
-        runtime-client.js preloads them on a first visit (its script's data-preload, site/templates/base.html), so
-        their downloads start with the worker instead of two round trips later (worker.js, pyodide.js, then these);
-        the worker's own requests for the same URLs join those downloads in the browser's HTTP cache.
+        runtime-client.js preloads them on a first visit once the page's first frame is painted (its script's
+        data-preload, site/templates/base.html), so their downloads need not wait for worker.js and pyodide.js; the
+        worker's own requests for the same URLs join those downloads in the browser's HTTP cache.
         experiments.zip is not among them: it is needed only once Python has started (worker.js)."""
         return [[root + self.pyodide_url + name, "script" if name.endswith(".js") else "fetch"]
                 for name in ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide.asm.js", "pyodide-lock.json",

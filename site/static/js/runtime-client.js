@@ -47,12 +47,14 @@
   const warm = script && script.dataset.warm ? JSON.parse(script.dataset.warm) : [];
 
   // A first visit (no service worker answers this page yet): the Pyodide files Python's start-up waits for
-  // (data-preload: [URL relative to the page, as], largest first; sitegen/runtime.py) are asked for now, at low
-  // priority, while the worker itself is fetched and started; its own requests for them, two round trips later
-  // (worker.js, pyodide.js), join these downloads in the HTTP cache. On a repeat visit the service worker has them:
-  // nothing to gain, and preloading would read them from its cache twice.
+  // (data-preload: [URL relative to the page, as], largest first; sitegen/runtime.py) are asked for once the first
+  // frame has been painted, at low priority, while the worker is still being fetched and started; its own requests
+  // for them (after worker.js and pyodide.js) join these downloads in the HTTP cache. Not before that paint: the
+  // preloaded bodies reach this page's own thread, and asked for at once they put the phone profile's largest paint
+  // back by 0.1-1 s (tests/bench.py, README). On a repeat visit the service worker has them: nothing to gain, and
+  // preloading would read them from its cache twice.
   const preload = script && script.dataset.preload ? JSON.parse(script.dataset.preload) : [];
-  if (workerUrl && !(navigator.serviceWorker && navigator.serviceWorker.controller)) {
+  function preloadRuntime() {
     for (const [url, as] of preload) {
       const link = document.createElement("link");
       link.rel = "preload";
@@ -62,6 +64,13 @@
       link.href = new URL(url, document.baseURI).href;
       document.head.appendChild(link);
     }
+  }
+  if (workerUrl && preload.length && !(navigator.serviceWorker && navigator.serviceWorker.controller)) {
+    requestAnimationFrame(() => {     // a message posted from a frame's rAF callback arrives after its paint
+      const channel = new MessageChannel();
+      channel.port1.onmessage = preloadRuntime;
+      channel.port2.postMessage(0);
+    });
   }
 
   const TEXT = {
