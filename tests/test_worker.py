@@ -296,8 +296,8 @@ class _CachedHandler(StaticHandler):
 
 def test_a_first_visit_preloads_the_pyodide_files_and_each_crosses_the_network_once(browser, worker_site, tmp_path):
     """runtime-client.js preloads the files Python's start-up waits for (no service worker controls the page; after
-    the first paint) and
-    the worker's own requests for them join those downloads in the HTTP cache: each file's body arrives once.
+    the first paint) and the worker's own requests for them join those downloads in the HTTP cache: each file's
+    body arrives once.
     experiments.zip is asked for by the worker alone, after its wasm has been instantiated (worker.js's trace).
     A profile on disk, as a learner's, and no request interception (either would keep the HTTP cache from working:
     an in-memory cache keeps no entry as large as the wasm, and routed requests bypass it)."""
