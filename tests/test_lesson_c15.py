@@ -40,7 +40,8 @@ def numbers():
 def page(numbers):
     text = LESSON.read_text(encoding="utf-8")
     widgets = {name: (lambda options, ctx: "") for name in WIDGET.findall(text)}
-    page = markdown.Page("lessons/c15-architecture-forks.md", numbers, widgets=widgets)
+    glossary = json.loads((ROOT / "data" / "glossary.json").read_text(encoding="utf-8"))   # the {term} roles
+    page = markdown.Page("lessons/c15-architecture-forks.md", numbers, widgets=widgets, data={"glossary": glossary})
     return markdown.render_lesson(text, page)
 
 

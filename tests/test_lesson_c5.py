@@ -24,8 +24,8 @@ def test_first_step_table_equals_the_button_for_adamw():
     for b, c in zip(built, computed):
         assert abs(float(b["ratio"][:-1]) - float(c["ratio"][:-1])) <= 0.1, (b, c)
     by = {r["name"]: float(r["ratio"][:-1]) for r in built}
-    assert by["第 1 层 q_proj"] == pytest.approx(15.0, abs=0.2)        # lr / 0.02
-    assert by["第 1 层 o_proj"] == pytest.approx(42.4, abs=0.3)        # lr / (0.02 / sqrt(8))
+    assert by["第 1 层注意力的查询投影 q_proj"] == pytest.approx(15.0, abs=0.2)        # lr / 0.02
+    assert by["第 1 层注意力的输出投影 o_proj"] == pytest.approx(42.4, abs=0.3)        # lr / (0.02 / sqrt(8))
 
 
 def test_sgd_first_step_is_far_smaller_and_uneven():

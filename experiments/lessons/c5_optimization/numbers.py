@@ -12,6 +12,7 @@ from fractions import Fraction
 
 from ...errors import CourseError
 from ...expr import Const, RealDiv, Sqrt, Sym
+from ...labels import tensor_label
 
 USABLE = Fraction(1, 10)      # a learning rate is usable when its final loss is within 10% of the sweep's best
 RUNS = "课程训练代码预先算好的训练记录"      # data/train_runs.json, by python -m experiments.train.runs
@@ -87,11 +88,9 @@ def register(reg, models, course=None, data=None) -> None:
     for key, run in (("nowarm", "warmup0"), ("warm", "warmup30")):
         ur = base[run]["first_step"]["update_ratio"]
         what = "不预热" if run == "warmup0" else "预热 30 步"
-        for t, tensor, zh in (("q", "layers.0.self_attn.q_proj.weight", "第 1 层 q_proj"),
-                              ("o", "layers.0.self_attn.o_proj.weight", "第 1 层 o_proj"),
-                              ("down", "layers.3.mlp.down_proj.weight", "第 4 层 down_proj"),
-                              ("embed", "embed_tokens.weight", "词嵌入")):
-            reg.add(f"c5.first_{t}_{key}", f"基线{what}第一步 {zh} 的更新均方根 ÷ 权重均方根",
+        for t, tensor in (("q", "layers.0.self_attn.q_proj.weight"), ("o", "layers.0.self_attn.o_proj.weight"),
+                          ("down", "layers.3.mlp.down_proj.weight"), ("embed", "embed_tokens.weight")):
+            reg.add(f"c5.first_{t}_{key}", f"基线{what}第一步{tensor_label(tensor)}的更新均方根 ÷ 权重均方根",
                     value=Fraction(str(ur[tensor])), sources=(RUNS + f"：基线{what}，第 1 步",), style="pct1",
                     kind="measured")
     w30 = base["warmup30"]["spec"]["schedule"]

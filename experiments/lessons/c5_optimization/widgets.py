@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from ...format import n
+from ...labels import tensor_label
 from ...widget import OptionError, data_ref, uses
 
 OPT_ZH = {"sgd": "SGD（动量）", "adam": "Adam", "adamw": "AdamW", "muon": "Muon"}
@@ -172,19 +173,13 @@ def percent(r: float) -> str:
     return f"{p:.{1 - math.floor(math.log10(p))}f}%"
 
 
-def tensor_label(name: str) -> str:
-    if name == "embed_tokens.weight":
-        return "词嵌入（与输出层共享）"
-    parts = name.split(".")
-    return f"第 {int(parts[1]) + 1} 层 {parts[3]}"
-
-
 def first_step_rows(update_ratio: dict, shapes: dict, stds: dict) -> list[dict]:
     rows = []
     for name, r in update_ratio.items():
         if len(shapes[name]) != 2:
             continue
-        rows.append({"name": tensor_label(name), "shape": " × ".join(str(s) for s in shapes[name]),
+        tied = "（与输出层共享）" if name == "embed_tokens.weight" else ""   # the baseline ties its embedding
+        rows.append({"name": tensor_label(name) + tied, "shape": " × ".join(str(s) for s in shapes[name]),
                      "std": f"{stds[name]:.5f}".rstrip("0"), "ratio": percent(r)})
     return rows
 
