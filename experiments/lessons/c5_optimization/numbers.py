@@ -90,7 +90,7 @@ def register(reg, models, course=None, data=None) -> None:
         what = "不预热" if run == "warmup0" else "预热 30 步"
         for t, tensor in (("q", "layers.0.self_attn.q_proj.weight"), ("o", "layers.0.self_attn.o_proj.weight"),
                           ("down", "layers.3.mlp.down_proj.weight"), ("embed", "embed_tokens.weight")):
-            reg.add(f"c5.first_{t}_{key}", f"基线{what}第一步{tensor_label(tensor)}的更新均方根 ÷ 权重均方根",
+            reg.add(f"c5.first_{t}_{key}", f"基线{what}第一步 {tensor_label(tensor)} 的更新均方根 ÷ 权重均方根",
                     value=Fraction(str(ur[tensor])), sources=(RUNS + f"：基线{what}，第 1 步",), style="pct1",
                     kind="measured")
     w30 = base["warmup30"]["spec"]["schedule"]
