@@ -17,7 +17,7 @@ from ...train import memory as MM
 from . import calc
 
 LEDGER = "训练显存账本逐张量现算"
-MEASURED = "课程训练代码在构建机上真跑一步、逐个数组数出的字节（numpy 的 nbytes）"
+MEASURED = "课程训练代码构建时真跑一步、逐个数组数出的字节（numpy 的 nbytes）"
 MODELS = ("baseline", "gpt2", "llama7b", "qwen3_8b", "anchor")
 SEQ = 4096                                       # the sequence length the prose compares at (micro-batch 1)
 CE_CHUNK = 1024                                  # tokens per chunk of the chunked cross-entropy the prose shows
