@@ -197,7 +197,7 @@ def test_tied_and_untied_heads_from_the_configs(numbers):
     assert numbers["c2.gpt2_vocab_share"] == pytest.approx((50257 + 1024) * 768 / 124_439_808)
 
 
-# -- the widget: bad input, the first state, the live run ---------------------------------------------------------------
+# -- the widget: bad input, the first state, the live run --------------------------------------------------------------
 def notes(x):
     return " ".join(n["text"] for n in x["notes"])
 

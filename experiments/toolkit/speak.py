@@ -80,7 +80,8 @@ def prompt_ids(tok, prompt, context: int) -> tuple[list[int], str, list[str]]:
         notes.append(f"课程文本里没有{shown}{more}这些字符，模型不认识，已从开头里去掉")
     kept = "".join(c for c in prompt if c in known)
     if not kept:
-        raise ValueError("开头是空的（或者其中的字课程文本里都没有）：请输入至少一个《论语》《大学》《中庸》里出现过的字，例如「子曰」")
+        raise ValueError("开头是空的（或者其中的字课程文本里都没有）："
+                         "请输入至少一个《论语》《大学》《中庸》里出现过的字，例如「子曰」")
     if len(kept) > context:
         notes.append(f"开头有 {len(kept)} 个字，模型只读最后 {context} 个")
         kept = kept[-context:]
@@ -90,8 +91,7 @@ def prompt_ids(tok, prompt, context: int) -> tuple[list[int], str, list[str]]:
 def distribution_chart(tok, probs, title: str) -> dict:
     """The BARS most probable next characters under the current settings (a horizontal bar chart)."""
     import numpy as np
-    order = np.argsort(-probs, kind="stable")[:BARS]
-    order = [int(i) for i in order if probs[i] > 0]
+    order = [int(i) for i in np.argsort(-probs, kind="stable")[:BARS] if probs[i] > 0]
     labels = [show(tok.chars[i]) for i in order]
     values = [float(f"{probs[i]:.4g}") for i in order]
     return {"kind": "bar", "labels": labels, "values": values, "xtitle": "下一个字的概率",
@@ -116,5 +116,6 @@ def speak(params, cfg, tok, prompt, temperature=1.0, top_k=0, top_p=1.0, seed=0,
     kept_n = int((probs > 0).sum())
     return {"prompt": kept, "text": tok.decode(out), "notes": [{"text": t} for t in notes], "mode": mode,
             "settings": {"temperature": t, "top_k": k, "top_p": p, "seed": s},
-            "candidates": f"{n_text(kept_n)} 个字", "top": f"「{show(tok.chars[int(probs.argmax())])}」 {100 * probs.max():.1f}%",
+            "candidates": f"{n_text(kept_n)} 个字",
+            "top": f"「{show(tok.chars[int(probs.argmax())])}」 {100 * probs.max():.1f}%",
             "chart": distribution_chart(tok, probs, f"「{kept[-8:]}」之后下一个字的分布（{mode}）")}

@@ -29,7 +29,7 @@ LIVE_MULTIPLIERS = (-3, -2, -1, 0, 1, 2, 3)
 MAX_LIVE_STEPS = 2000
 MAX_STEPS_PER_CALL = 20
 SPEAK_PROMPT, SPEAK_SETTINGS = "子曰：“", (0.8, 0, 0.95, 0)    # temperature, top-k, top-p, seed (lesson C2)
-SPEAK_EVERY = 25                                                 # the page asks for a continuation every this many steps
+SPEAK_EVERY = 25                                                 # the page asks for a continuation this often
 
 
 def loss_text(x) -> str:
