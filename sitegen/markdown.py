@@ -487,7 +487,7 @@ def _resolve_numbers(state: StateCore) -> None:
             continue
         style, name = child.meta.get("name", ""), child.content.strip()
         if style == TERM_ROLE:
-            child.meta["html"] = _term_html(page, line, name)
+            child.meta["html"] = term_html(page, line, name)
             continue
         ref = f"{{{style}}}`{name}`"
         child.meta["html"] = f'<span class="num num-missing">{html.escape(ref)}</span>'
@@ -512,9 +512,10 @@ def _resolve_numbers(state: StateCore) -> None:
         child.meta["html"] = number_html(name, style, display)
 
 
-def _term_html(page: Page, line: int, term_id: str) -> str:
+def term_html(page: Page, line: int, term_id: str) -> str:
     """{term}`id`: the glossary's one name for a device (data/glossary.json), its one-line gloss shown on hover and
-    read as the element's title. An id not in the glossary is an error at the role's line."""
+    read as the element's title. An id not in the glossary is an error at the role's line. Widget templates write
+    the same with {{ term("id") }} (sitegen/widgets.py)."""
     terms = {t["id"]: t for t in page.data.get("glossary", {}).get("terms", [])}
     if term_id not in terms:
         close = difflib.get_close_matches(term_id, list(terms), n=1)

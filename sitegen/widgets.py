@@ -42,7 +42,7 @@ from experiments.widget import DATA_REF, MODEL_REF, OptionError, Widget, WidgetD
 
 from . import jscheck
 from .errors import BuildError, LessonError
-from .markdown import number_html, render_markdown
+from .markdown import number_html, render_markdown, term_html
 
 MODELS_JSON = "data/models.json"   # the built-in models for the browser (build.py write_browser_models)
 TEMPLATES = Path(__file__).resolve().parent.parent / "site" / "templates" / "widgets"
@@ -117,7 +117,11 @@ def _tools(ctx):
                       f'{json_script(spec, "chart-spec")}<div class="chart-plot"></div>'
                       f'<figcaption>{html.escape(label)}</figcaption></figure>')
 
-    return {"num": num, "md": md, "chart": chart, "json": json_script, "uid": ctx.page.next_id, "blank": Blank()}
+    def term(term_id: str) -> Markup:   # a device's one name from data/glossary.json, as {term}`id` in a lesson
+        return Markup(term_html(ctx.page, ctx.line, term_id))
+
+    return {"num": num, "md": md, "chart": chart, "json": json_script, "uid": ctx.page.next_id, "blank": Blank(),
+            "term": term}
 
 
 def canonical(value) -> str:

@@ -209,3 +209,15 @@ def test_every_trainer_tensor_has_a_chinese_label():
     assert tensor_label("layers.1.mlp.up_proj.bias") == "第 2 层 FFN 的升维投影 up_proj 的偏置"
     with pytest.raises(KeyError):
         tensor_label("layers.0.self_attn.rotary.weight")
+
+
+def test_widget_templates_write_the_name_through_the_same_tool():
+    """{{ term("id") }} in a widget template is the {term} role's HTML; an unknown id is an error at the widget."""
+    from sitegen.markdown import Page, WidgetContext
+    from sitegen.widgets import _tools
+    page = Page("lessons/x.md", numbers={}, data={"glossary": {"terms": GLOSSARY}})
+    term = _tools(WidgetContext("c8-devices", "lessons/x.md", 7, page))["term"]
+    clip = next(t for t in GLOSSARY if t["id"] == "qk_clip")
+    assert str(term("qk_clip")) == f'<span class="term" title="{clip["gloss"]}">QK-Clip</span>'
+    term("qkclip")
+    assert [(e.line, e.message.split(":")[0]) for e in page.errors] == [(7, "unknown term 'qkclip' in {term}`qkclip`")]
