@@ -79,6 +79,11 @@ The figures (sizes in kB = 1,024 bytes):
                        widget's default size, optimiser and learning rate: TRAIN_STEPS steps after TRAIN_WARMUP, in
                        calls of TRAIN_CHUNK steps; beside it the same calls in CPython on this machine
                        (cpython_training: the site's own experiments.zip, BLAS matmul and the browser's einsum kernels)
+    generation         a page with the model that speaks (lesson C2, .c2-speak): generated characters (= tokens) per
+                       second of its Python (the widgets' worker, after one warm-up call that fetches and unpacks the
+                       stored model): GEN_RUNS continuations of the widget's length at temperature 0.8, top-p 0.95,
+                       each with a seed of its own (so no answer comes from the build), each call's time from the
+                       call to its answer (the next-token distribution's extra forward pass included); the median
     start-up trace     the widgets' worker's phases (worker.js's trace: its script, each runtime file's fetch,
                        pyodide.js, the wasm's compile + instantiate, loadPyodide, unpacking and importing the course's
                        code, ready, numpy, the first call) in ms since navigation, median over the visits; the last
@@ -805,6 +810,25 @@ TRAIN_JS = r"""async ({warmup, steps, chunk, limitMs}) => {
            optimizer: optimizer, multiplier: multiplier };
 }"""
 
+# A page whose model speaks (lesson C2): tokens per second of a continuation in the widgets' worker (see the
+# docstring's "generation"). Each seed differs from the build's, so Python answers every timed call.
+GEN_RUNS = 3
+GEN_JS = r"""async ({runs, limitMs}) => {
+  const root = document.querySelector(".c2-speak"), W = window.courseWidgets;
+  if (!root || !W) return null;
+  const model = JSON.parse(root.dataset.model), t0 = performance.now();
+  const say = (seed) => W.call("c2_speak", ["子曰：“", "0.8", "0", "0.95", String(seed), model]);
+  await Promise.race([say(1000), new Promise((_, no) => setTimeout(() => no(new Error("timeout")), limitMs))]);
+  const rates = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now(), x = await say(1001 + i);
+    rates.push(x.text.length / ((performance.now() - t) / 1000));
+  }
+  rates.sort((a, b) => a - b);
+  return { tokens_per_s: rates[Math.floor(rates.length / 2)], tokens: runs, warm_ms: performance.now() - t0 };
+}"""
+
+
 # The same trainer steps in CPython on this machine (the bench's own interpreter, in a process of its own): the
 # measured site's experiments.zip on sys.path (the code the page runs), the same entry points called as the worker
 # calls them (experiments.api, JSON in and out), the same text, optimiser, learning rate and step counts; with
@@ -1103,6 +1127,9 @@ def visit(context, reqs: Requests, url: str, profile: Profile, *, scroll: bool, 
             out["train_steps_per_s"], out["train_first_step_ms"] = training["steps_per_s"], training["first_step_ms"]
             out["trainer_steps_per_s"] = training["trainer_steps_per_s"]
             out["train_setting"] = {k: training[k] for k in ("text", "optimizer", "multiplier")}
+        gen = page.evaluate(GEN_JS, {"runs": GEN_RUNS, "limitMs": READY_TIMEOUT_MS})
+        if gen:
+            out["gen_tokens_per_s"] = gen["tokens_per_s"]
     if keep:
         out["kept_ms"] = page.evaluate(KEPT_JS, READY_TIMEOUT_MS)
     out["prefetch_kb"] = kb(reqs.transferred(prefetch=True))   # (an idle prefetch may come after the load window)
@@ -1334,6 +1361,7 @@ def time_profile(site: Path, profile: Profile, runs: int, pages: list[str], log,
 
 LOAD_KEYS = ("page_kb", "page_kb_gz", "runtime_kb", "transfer_kb", "runtime_transfer_kb", "prefetch_kb", "lcp_ms",
              "live_ms", "numpy_ms", "cls", "train_steps_per_s", "train_first_step_ms", "trainer_steps_per_s",
+             "gen_tokens_per_s",
              "ready_kb", "round_trips", "wire_limit_ms", "served_requests", "served_kb", "kept_ms", "sw_kb")
 # the runtime files whose last byte "ready" waits for (the trace's "fetch <file>" phases; numpy's wheel comes after)
 READY_FILES = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json",
@@ -1609,6 +1637,10 @@ def report_profile(name: str, p: dict) -> str:
                              f"{fmt(cpy['matmul'], 1)} steps/s with BLAS matmul ({fmt(cpy['matmul'] / page_rate, 1)}"
                              f" x the page), {fmt(cpy['einsum'], 1)} with the browser's einsum kernels "
                              f"({fmt(cpy['einsum'] / page_rate, 1)} x)")
+    for page, which, r, _where in _visits(s):   # the model that speaks (C2): its Python's generation speed
+        if r.get("gen_tokens_per_s") is not None:
+            lines.append(f"  generation on {page} ({which}): {fmt(r['gen_tokens_per_s'], 1)} tokens/s (the widget's "
+                         f"continuation in the widgets' worker, median of {GEN_RUNS})")
     for page, which, r, _where in _visits(s):   # the widgets' worker's start-up, phase by phase
         tr = r.get("trace")
         if not tr or which not in ("first", "cached"):
