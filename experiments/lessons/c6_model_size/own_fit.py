@@ -103,9 +103,10 @@ BUDGET_COLORS = ("#3b7dd8", "#e07b00", "#2a9d55", "#9b59b6", "#d33")
 
 
 def budget_text(C: float) -> str:
-    """2e10 -> '2 × 10¹⁰' (as the chart's legend and the table read it)."""
+    """2e10 -> '2 × 10¹⁰', 5.76e23 -> '5.76 × 10²³' (as the chart's legend and the tables read it)."""
     from ...format import sci
-    return sci(C, 2)
+    m = C / 10 ** math.floor(math.log10(C))
+    return sci(C, 0 if abs(m - round(m)) < 1e-9 else 2)
 
 
 def _params_text(N: float) -> str:
