@@ -260,3 +260,17 @@ def test_live_run_trains_and_speaks():
 
 def test_shown_characters():
     assert S.show("\n") == "↵" and S.show("子") == "子"
+
+
+def test_every_models_head_in_the_table():
+    from experiments.widget import WidgetData
+    _, per_model = _numbers()
+    view = C2.heads_view({}, WidgetData(per_model, {}))
+    rows = {r["name"]: r for r in view["rows"]}
+    assert view["count"] == len(per_model) == len(rows)
+    llama = rows[per_model["llama7b"].name]
+    assert llama["tied"] == "否" and llama["params"] == f"{2 * 32000 * 4096:,}"
+    assert llama["saving"] == f"{100 * 32000 * 4096 / 6_738_415_616:.1f}%"
+    gemma = rows[per_model["gemma_2_9b"].name]
+    assert gemma["tied"] == "是" and gemma["saving"] == "—"
+    assert view["tied"] == sum(bool(mn.arch.tied_embeddings) for mn in per_model.values())

@@ -3,9 +3,10 @@
 The numbers (numbers.py, c2.*) come from the trainer's stored speaker model (data/train_speaker.json, made by
 `python -m experiments.train.runs --group speaker`), from the trainer's own functions (softmax cross-entropy and
 its gradient, the embedding lookup) and from the published configs (tied and untied heads, Gemma 2's soft-cap).
-The widget (widgets.py) lets the stored model continue a learner's prompt under greedy, temperature, top-k and
-top-p decoding, shows the next-token distribution, and trains the same architecture from scratch in the page's
-training worker (site/static/js/train-c2.js), speaking every few steps.
+The widgets (widgets.py): c2-heads, a static table of every course model's embedding and output head (tied or
+not, their share of all parameters, from the ledger engine); c2-speak lets the stored model continue a learner's
+prompt under greedy, temperature, top-k and top-p decoding, shows the next-token distribution, and trains the same
+architecture from scratch in the page's training worker (site/static/js/train-c2.js), speaking every few steps.
 """
 from ...widget import Lesson, Widget
 
@@ -17,5 +18,6 @@ LESSON = Lesson(
                script="train-c2.js", needs=("training.js", "charts.js"), states="widgets:speak_states",
                calls={"c2_speak": "widgets:speak", "c2_train_start": "widgets:train_start",
                       "c2_train_step": "widgets:train_step", "c2_train_speak": "widgets:train_speak"}),
+        Widget("c2-heads", "c2_heads.html", "widgets:heads_view", {}),
     ),
 )

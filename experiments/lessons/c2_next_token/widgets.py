@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from ...format import n
+from ...format import n, share
 from ...widget import OptionError, data_ref, uses
 
 SPEAKER = data_ref("train_speaker")    # the whole stored document: the weights, the characters, the spec
@@ -138,3 +138,26 @@ def train_speak(session, prompt, temperature, top_k, top_p, seed) -> dict:
     out["step"] = tr.step_index
     out["who"] = f"你正在训练的模型（第 {tr.step_index} 步）"
     return out
+
+
+# -- every model's embedding and output head (static, as built) -----------------------------------------------------
+def heads_rows(choices) -> list[dict]:
+    """One row per model (alias, ModelNumbers): V, d, whether the head is the embedding, the two matrices' parameters
+    as the ledger engine counts them (GPT-2's embedding part holds its position table too) and their share of all
+    parameters; for an untied head, the share tying it would save."""
+    from ...ledger import views
+    rows = []
+    for _, mn in choices:
+        parts = views.breakdown(mn.ledger)
+        emb, head = parts.get("embedding", 0), parts.get("lm_head", 0)
+        tied = bool(mn.arch.tied_embeddings)
+        rows.append({"name": mn.name, "V": n(mn.arch.vocab_size), "d": n(mn.arch.d_model),
+                     "tied": "是" if tied else "否", "params": n(emb + head),
+                     "share": share(emb + head, mn.ledger.total),
+                     "saving": "—" if tied else share(head, mn.ledger.total)})
+    return rows
+
+
+def heads_view(o: dict, data) -> dict:
+    rows = heads_rows(data.choices())
+    return {"rows": rows, "tied": sum(r["tied"] == "是" for r in rows), "count": len(rows)}
