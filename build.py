@@ -41,7 +41,8 @@ CHAPTER_STATUSES = ("written", "planned")
 DATA_FILE_BYTES = 10_000_000   # data/*.json: the outline, citations, counts (each a few kB today)
 SOURCE_FOLDERS = ("site", "lessons", "data")   # what the build reads and copies (besides the experiments/ package)
 NUMBER_INPUTS = ("data/course.json", "data/reference_counts.json", "data/citations.json",   # besides data/models/
-                 "data/train_runs.json", "data/hybrid_layouts.json", "data/train_stability.json")
+                 "data/train_runs.json", "data/hybrid_layouts.json", "data/train_stability.json",
+                 "data/train_lr_sweep.json")
 
 
 @dataclass

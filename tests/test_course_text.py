@@ -131,5 +131,7 @@ def test_a_changed_text_makes_only_the_runs_stale(tmp_path):
     root = _course_copy(tmp_path)
     (root / derived.TEXT_FILE).write_text(TEXT + "子曰：“温故而知新。”\n", encoding="utf-8")
     found = dict(derived.problems(root))
-    assert set(found) == {"data/train_runs.json", "data/train_stability.json"}
+    runs = {d.output for d in derived.DERIVED if d.command.startswith("python -m experiments.train.runs ")}
+    assert set(found) == runs and {"data/train_runs.json", "data/train_stability.json"} <= runs
+    assert "data/train_memory.json" not in found
     assert "python -m experiments.train.runs --group stability" in found["data/train_stability.json"]

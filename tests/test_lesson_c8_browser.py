@@ -1,17 +1,21 @@
 """Lesson C8's widgets in real headless Chromium: the toggles answer from the build's tables before Python is
 ready; the live run of a setting trains in the training worker and its first 20 steps equal CPython's within
-float32 rounding; the devices table is there; axe stays clean and nothing scrolls sideways at 375 px.
+float32 rounding; the devices table is there; the final-loss-against-learning-rate chart is drawn by Plotly with a
+log learning-rate axis and one line per fix, each the stored runs' recount; axe stays clean and nothing scrolls
+sideways at 375 px.
 
 Every wait is on a condition (a step count, a data-state, a widget's course:updated event), never on time.
 """
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
-from browser_fixtures import open_lesson, open_without_python, updates, wait_update
+from browser_fixtures import DRAW_TIMEOUT_MS, open_lesson, open_without_python, updates, wait_update
 from experiments.labels import tensor_label
 from experiments.lessons.c8_stability import calc
 from experiments.lessons.c8_stability import widgets as C8
@@ -21,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGE = "c8-training-stability.html"
 TEXT = (ROOT / "data" / "texts" / "sishu.txt").read_text(encoding="utf-8")
 STORED = json.loads((ROOT / "data" / "train_stability.json").read_text(encoding="utf-8"))
+SWEEP = json.loads((ROOT / "data" / "train_lr_sweep.json").read_text(encoding="utf-8"))
 OFF = {name: 0 for name, _ in S.TOGGLES}
 TRAIN_MS = 240_000           # generous: the machine running the tests may be busy
 
@@ -103,3 +108,20 @@ def test_phone_width_axe_and_devices_table(guarded_pages, site):
     assert scroll[0] <= scroll[1], f"scrolls sideways at 375 px: {scroll}"
     problems = _serious(_axe(p), PAGE)
     assert not problems, "\n".join(problems)
+
+
+def test_lr_sweep_chart_draws_one_line_per_fix_on_a_log_axis(guarded_page, site):
+    p = open_without_python(guarded_page, site + PAGE, "c8-break-fix")        # a static chart: no Python needed
+    fig = p.locator(".c8-lr-sweep figure.chart")
+    fig.scroll_into_view_if_needed()
+    expect(fig).to_have_class(re.compile(r"\bdrawn\b"), timeout=DRAW_TIMEOUT_MS)
+    drawn = fig.locator(".chart-plot").evaluate(
+        "p => ({names: p.data.map((d) => d.name), x: p.data.map((d) => d.x), y: p.data.map((d) => d.y),"
+        " xtype: p.layout.xaxis.type})")
+    assert drawn["xtype"] == "log"
+    assert drawn["names"] == [C8.FIX_ZH[f] for f in SWEEP["fixes"]]
+    for fix, x, y in zip(SWEEP["fixes"], drawn["x"], drawn["y"]):
+        assert x == SWEEP["lrs"]
+        assert y == pytest.approx(calc.lr_curve(SWEEP["sweep"], fix, SWEEP["lr_exponents"], SWEEP["seeds"]))
+    rows = p.eval_on_selector_all(".c8-deep tbody th", "ns => ns.map(n => n.textContent)")
+    assert rows == [C8.DEPTH_ZH[n] for n in SWEEP["depth"]["settings"]]

@@ -68,3 +68,40 @@ def devices(config: dict, ledger) -> dict:
     return {"qk_norm_per_layer": per_layer, "qk_norm_total": total,
             "attn_softcap": tc.get("attn_logit_softcapping"), "final_softcap": tc.get("final_logit_softcapping"),
             "sandwich_norm": sandwich, "init_std": tc.get("initializer_range"), "total": ledger.total}
+
+
+# -- the learning-rate sweep (data/train_lr_sweep.json) --------------------------------------------------------------
+def capped(held_out, loss0: float) -> float:
+    """A run's final loss as Wortsman et al. 2023 count it: its held-out loss, or its loss at initialisation
+    loss0 when it diverged (None) or ended above it: min(loss, loss0)."""
+    return loss0 if held_out is None or not math.isfinite(held_out) else min(held_out, loss0)
+
+
+def mean_final(runs: dict, prefix: str, seeds: list) -> float:
+    """The mean over seeds of the runs '<prefix>:<seed>' capped final losses (loss0: each run's first-step loss,
+    taken before any update)."""
+    rs = [runs[f"{prefix}:{s}"] for s in seeds]
+    return sum(capped(r["held_out"], r["loss"][0]) for r in rs) / len(rs)
+
+
+def lr_curve(runs: dict, name: str, exponents: list, seeds: list) -> list[float]:
+    """One setting's final loss at each swept lr (data/train_lr_sweep.json's sweep, keyed '<name>:<k>:<seed>')."""
+    return [mean_final(runs, f"{name}:{k}", seeds) for k in exponents]
+
+
+def lr_sensitivity(curve: list) -> float:
+    """Wortsman et al. 2023's LR sensitivity (arXiv 2309.14322): the expected deviation from the best
+    final loss over the swept lrs, E_lr[min(loss(lr), loss0) - min_lr loss(lr)]; `curve` is already capped."""
+    return sum(curve) / len(curve) - min(curve)
+
+
+def usable_lrs(lrs: list, curve: list, margin: float) -> tuple[float, float]:
+    """The lowest and highest lr of the unbroken stretch of swept lrs around the best whose final loss is within
+    `margin` of the best one's."""
+    best = curve.index(min(curve))
+    lo = hi = best
+    while lo > 0 and curve[lo - 1] <= curve[best] + margin:
+        lo -= 1
+    while hi < len(curve) - 1 and curve[hi + 1] <= curve[best] + margin:
+        hi += 1
+    return lrs[lo], lrs[hi]

@@ -63,11 +63,103 @@ def _c5_logit_growth(reg, data) -> None:
             sources=("课程训练代码预先算好的 C5 基线训练记录：预热 30 步",))
 
 
+SWEEP = "课程训练代码预先算好的学习率扫描记录"      # data/train_lr_sweep.json
+LR_MARGIN = Fraction(1, 5)       # nats: a learning rate "trains" when its final loss is within this of the best
+
+
+def _lr_sweep(reg, data) -> None:
+    """Final loss against learning rate for each fix (Wortsman et al. 2023's LR sensitivity and the range of lrs
+    within LR_MARGIN of the best), and the deeper model's Post-LN runs with and without warmup."""
+    from .widgets import DEPTH_ZH, FIX_ZH
+    doc = data.get("train_lr_sweep")
+    if not doc:
+        raise CourseError("data/train_lr_sweep.json: missing or empty; make it with: "
+                          "python -m experiments.train.runs --group lr_sweep")
+    setting, lrs, seeds = SWEEP + "的设定", doc["lrs"], doc["seeds"]
+    reg.add("c8.lrs.n", "学习率扫描里的学习率个数", value=len(lrs), sources=(setting,), kind="count")
+    reg.add("c8.lrs.seeds", "学习率扫描每个设定重跑的随机种子数", value=len(seeds), sources=(setting,), kind="count")
+    reg.add("c8.lrs.low", "扫描的最小学习率", value=_f(lrs[0]), sources=(setting,), kind="value", style="e0")
+    reg.add("c8.lrs.high", "扫描的最大学习率", value=_f(lrs[-1]), sources=(setting,), kind="value", style="x0")
+    reg.add("c8.lrs.step", "相邻两个学习率之比（√10）", RealDiv(Sym("第 2 个", lrs[1]), Sym("第 1 个", lrs[0])),
+            kind="ratio", style="x1", sources=(setting,))
+    reg.add("c8.lrs.margin", "「能用」的学习率：最终 loss 与最好的相差不超过这么多（nats/字）", value=LR_MARGIN,
+            sources=("本课的约定",), kind="value", style="x1")
+    every = list(doc["sweep"].values())
+    reg.add("c8.lrs.diverged", "学习率扫描里发散（loss 变成非有限值）的训练次数",
+            value=sum(r["diverged_at"] is not None for r in every), sources=(SWEEP,), kind="measured")
+    reg.add("c8.lrs.runs", "学习率扫描的训练次数", value=len(every), sources=(setting,), kind="count")
+    for fix in doc["fixes"]:
+        curve = calc.lr_curve(doc["sweep"], fix, doc["lr_exponents"], seeds)
+        lo, hi = calc.usable_lrs(lrs, curve, float(LR_MARGIN))
+        zh, src = FIX_ZH[fix], (SWEEP + "：" + FIX_ZH[fix],)
+        best = curve.index(min(curve))
+        reg.add(f"c8.lrs.{fix}.sens", f"{zh}：LR 敏感度（Wortsman 等的定义：各学习率最终 loss 与最好者之差的平均）",
+                value=_f(round(calc.lr_sensitivity(curve), 6)), sources=src, kind="measured", style="x2")
+        reg.add(f"c8.lrs.{fix}.best", f"{zh}：各学习率里最低的最终 loss", value=_f(round(curve[best], 6)),
+                sources=src, kind="measured", style="x2")
+        reg.add(f"c8.lrs.{fix}.best_lr", f"{zh}：最终 loss 最低的学习率", value=_f(lrs[best]), sources=src,
+                kind="measured", style="e0")
+        reg.add(f"c8.lrs.{fix}.top", f"{zh}：最大学习率下的最终 loss", value=_f(round(curve[-1], 6)), sources=src,
+                kind="measured", style="x2")
+        reg.add(f"c8.lrs.{fix}.lo", f"{zh}：能用的学习率的下限", value=_f(lo), sources=src, kind="measured",
+                style="e1")
+        reg.add(f"c8.lrs.{fix}.hi", f"{zh}：能用的学习率的上限", value=_f(hi), sources=src, kind="measured",
+                style="e1")
+        reg.add(f"c8.lrs.{fix}.span", f"{zh}：能用的学习率上限是下限的几倍",
+                RealDiv(Sym("上限", hi), Sym("下限", lo)), kind="ratio", style="x0", sources=src)
+        reg.add(f"c8.lrs.{fix}.seeds_lower", f"{zh}：单看一个种子，LR 敏感度比不加措施低的种子数",
+                value=sum(calc.lr_sensitivity(calc.lr_curve(doc["sweep"], fix, doc["lr_exponents"], [s]))
+                          < calc.lr_sensitivity(calc.lr_curve(doc["sweep"], "none", doc["lr_exponents"], [s]))
+                          for s in seeds), sources=src, kind="measured")
+    top = [r for k in doc["lr_exponents"][-2:] for s in seeds for r in (doc["sweep"][f"softcap:{k}:{s}"],)]
+    reg.add("c8.lrs.softcap.top_logit", "只开软封顶、最大的两个学习率：最后一步注意力 logit 最大值里最小的一个",
+            value=_f(min(r["last_attn_logit"] for r in top)), sources=(SWEEP + "：只开软封顶",), kind="measured",
+            style="x1")
+    reg.add("c8.lrs.softcap.top_held", "只开软封顶、最大的两个学习率：训练结束时留出 loss 里最小的一个",
+            value=_f(min(r["held_out"] for r in top if r["held_out"] is not None)), sources=(SWEEP + "：只开软封顶",), kind="measured",
+            style="x1")
+    reg.add("c8.lrs.loss0", "学习率扫描：初始化时（第 1 步更新之前）的 loss，各次训练里最大的一个",
+            value=_f(max(r["loss"][0] for r in every)), sources=(SWEEP,), kind="measured", style="x2")
+
+    deep = doc["depth"]
+    reg.add("c8.deep.L", "更深模型的层数", value=deep["model"]["n_layers"], sources=(setting,), kind="value")
+    reg.add("c8.deep.d", "更深模型的宽度 d", value=deep["model"]["d_model"], sources=(setting,), kind="value")
+    reg.add("c8.deep.n", "更深模型每个设定试的学习率个数", value=len(deep["lrs"]), sources=(setting,), kind="count")
+    reg.add("c8.deep.lr_lo", "更深模型试的最小学习率", value=_f(deep["lrs"][0]), sources=(setting,), kind="value",
+            style="e0")
+    reg.add("c8.deep.lr_hi", "更深模型试的最大学习率", value=_f(deep["lrs"][-1]), sources=(setting,), kind="value",
+            style="e0")
+
+    def held(name: str, lr: float, seed: int) -> float:
+        return calc.mean_final(deep["runs"], f"{name}:{lr:g}", [seed])
+
+    def mean(name: str, lr: float) -> float:
+        return calc.mean_final(deep["runs"], f"{name}:{lr:g}", seeds)
+
+    deep_src = (SWEEP + "：更深更窄的模型",)
+    for i, lr in enumerate(deep["lrs"]):
+        for name in deep["settings"]:
+            reg.add(f"c8.deep.{name}.lr{i}", f"更深模型，{DEPTH_ZH[name]}，学习率 {lr:g}：留出 loss（种子平均）",
+                    value=_f(round(mean(name, lr), 6)), sources=deep_src, kind="measured", style="x2")
+    pairs = [(lr, s) for lr in deep["lrs"] for s in seeds]
+    reg.add("c8.deep.pairs", "更深模型的（学习率, 种子）组数", value=len(pairs), sources=(setting,), kind="count")
+    reg.add("c8.deep.warm_wins", "更深模型 Post-LN：加预热后留出 loss 更低的（学习率, 种子）组数",
+            value=sum(held("post_warmup", lr, s) < held("post", lr, s) for lr, s in pairs), sources=deep_src,
+            kind="measured")
+    reg.add("c8.deep.warm_gap", "更深模型 Post-LN：加不加预热，种子平均留出 loss 之差的最大绝对值",
+            value=_f(round(max(abs(mean("post_warmup", lr) - mean("post", lr)) for lr in deep["lrs"]), 6)),
+            sources=deep_src, kind="measured", style="x2")
+    reg.add("c8.deep.pre_gap", "更深模型：各学习率下 Post-LN（不预热）比 Pre-LN 高出的留出 loss 的最小值",
+            value=_f(round(min(mean("post", lr) - mean("pre", lr) for lr in deep["lrs"]), 6)),
+            sources=deep_src, kind="measured", style="x2")
+
+
 def register(reg, models, course=None, data=None) -> None:
     if data is None:
         return
     runs = _runs(data)
     _c5_logit_growth(reg, data)
+    _lr_sweep(reg, data)
     for name, (value, label, src, style) in CITED.items():
         reg.add(f"c8.cited_{name}", label, value=Fraction(value) if isinstance(value, str) else value,
                 sources=(src,), kind="cited", style=style)
@@ -185,6 +277,8 @@ def register(reg, models, course=None, data=None) -> None:
                 "（对 log 范数与 log L 做最小二乘拟合的斜率）",
                 value=_f(calc.depth_exponent(depths, [row[-1] for row in xi[key]])),
                 sources=(RUNS + f"：初始化时，{zh}、普通初始化",), kind="measured", style="x2")
+    reg.add("c8.xiong_exp_theory", "Xiong 等预言的 Pre-LN 最后一层梯度随层数变化的指数（1/√L）", value=Fraction(-1, 2),
+            sources=("Xiong 等 2020（arXiv 2002.04745）定理 1",), kind="cited", style="x1")
     reg.add("c8.xiong_sqrt", f"√{depths[-1]}（Xiong 等预言的 Pre-LN 缩小倍数）",
             Sqrt(Sym("L", depths[-1])), kind="ratio", style="x0", sources=("Xiong 等 2020（arXiv 2002.04745）定理 1",))
 

@@ -22,12 +22,13 @@ EVERY = 3                       # the page's charts take every 3rd step (and the
 MAX_STEPS_PER_CALL = 20
 
 
-def _runs(data) -> dict:
-    runs = data.train_stability
-    if not runs:
-        raise data.option_error("data", "data/train_stability.json (make it with: "
-                                "python -m experiments.train.runs --group stability)")
-    return runs
+def _stored(data, name: str = "train_stability", group: str = "stability") -> dict:
+    """A stored group of runs (data/<name>.json), or the option error naming the command that makes it."""
+    doc = getattr(data, name)
+    if not doc:
+        raise data.option_error("data", f"data/{name}.json (make it with: "
+                                f"python -m experiments.train.runs --group {group})")
+    return doc
 
 
 def num_text(x, digits: int = 3) -> str:
@@ -86,7 +87,7 @@ def chart_spec(metric: str, title: str, log: bool, runs_series: list) -> dict:
 
 def break_fix_view(o: dict, data) -> dict:
     from ...train.runs import TEXT_FILE
-    runs = _runs(data)
+    runs = _stored(data)
     toggles = runs["toggles"]
     for name in toggles:
         if o[name] not in (0, 1):
@@ -174,3 +175,40 @@ def devices_rows(models) -> list[dict]:
 
 def devices_view(o: dict, data) -> dict:
     return {"rows": devices_rows(data.choices())}
+
+
+# -- final loss against learning rate (data/train_lr_sweep.json) -----------------------------------------------------
+FIX_ZH = {"none": "不加措施", "warmup": "只开预热", "qk_norm": "只开 QK-norm", "z_loss": "只开 z-loss",
+          "softcap": "只开软封顶", "qk_clip": "只开 QK-Clip", "all": "全部措施一起开"}
+DEPTH_ZH = {"post": "Post-LN、不预热", "post_warmup": "Post-LN、预热", "pre": "Pre-LN、不预热"}
+COLORS = ("#7f7f7f", "#ff7f0e", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#d62728")
+
+
+def lr_sweep_chart(doc: dict) -> dict:
+    """Final loss against peak lr, one line per fix (log x), each point the mean over seeds (calc.lr_curve)."""
+    series = []
+    for (fix, _), color in zip(doc["fixes"].items(), COLORS):
+        curve = calc.lr_curve(doc["sweep"], fix, doc["lr_exponents"], doc["seeds"])
+        series.append({"name": FIX_ZH[fix], "color": color, "mode": "lines+markers", "x": doc["lrs"], "y": curve,
+                       "text": [f"{FIX_ZH[fix]}，学习率 {lr:.2g}：{num_text(v, 4)}" for lr, v in zip(doc["lrs"], curve)]})
+    return {"kind": "xy", "title": "最终 loss 与学习率", "xtitle": "峰值学习率（对数刻度）",
+            "ytitle": "训练结束时留出文本上的 loss（nats/字）", "xlog": True, "series": series}
+
+
+def depth_rows(doc: dict) -> list[dict]:
+    """The deeper model's table: per setting, each lr's final loss averaged over seeds (calc.mean_final)."""
+    deep = doc["depth"]
+    rows = []
+    for name in deep["settings"]:
+        cells = [num_text(calc.mean_final(deep["runs"], f"{name}:{lr:g}", doc["seeds"]), 4) for lr in deep["lrs"]]
+        rows.append({"name": DEPTH_ZH[name], "cells": cells})
+    return rows
+
+
+def lr_sweep_view(o: dict, data) -> dict:
+    doc = _stored(data, "train_lr_sweep", "lr_sweep")
+    m, deep = doc["sweep"][f"none:{doc['lr_exponents'][0]}:{doc['seeds'][0]}"]["spec"]["model"], doc["depth"]
+    return {"sweep_chart": lr_sweep_chart(doc), "steps": doc["steps"], "seeds": len(doc["seeds"]),
+            "model": {"d": m["d_model"], "L": m["n_layers"]},
+            "deep": {"d": deep["model"]["d_model"], "L": deep["model"]["n_layers"], "warmup": doc["warmup"],
+                     "lrs": [f"{lr:g}" for lr in deep["lrs"]], "rows": depth_rows(doc)}}
