@@ -269,7 +269,8 @@ def test_every_models_head_in_the_table():
     rows = {r["name"]: r for r in view["rows"]}
     assert view["count"] == len(per_model) == len(rows)
     llama = rows[per_model["llama7b"].name]
-    assert llama["tied"] == "否" and llama["params"] == f"{2 * 32000 * 4096:,}"
+    assert llama["ln_v"] == f"{math.log(32000):.2f}" and llama["tied"] == "否"
+    assert llama["params"] == f"{2 * 32000 * 4096:,}"
     assert llama["saving"] == f"{100 * 32000 * 4096 / 6_738_415_616:.1f}%"
     gemma = rows[per_model["gemma_2_9b"].name]
     assert gemma["tied"] == "是" and gemma["saving"] == "—"

@@ -1,4 +1,4 @@
-"""Lesson C2 从向量到下一个 token (lessons/c2-next-token.md): its numbers and its one widget.
+"""Lesson C2 从向量到下一个 token (lessons/c2-next-token.md): its numbers and its two widgets.
 
 The numbers (numbers.py, c2.*) come from the trainer's stored speaker model (data/train_speaker.json, made by
 `python -m experiments.train.runs --group speaker`), from the trainer's own functions (softmax cross-entropy and

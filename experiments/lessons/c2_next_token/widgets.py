@@ -142,7 +142,8 @@ def train_speak(session, prompt, temperature, top_k, top_p, seed) -> dict:
 
 # -- every model's embedding and output head (static, as built) -----------------------------------------------------
 def heads_rows(choices) -> list[dict]:
-    """One row per model (alias, ModelNumbers): V, d, whether the head is the embedding, the two matrices' parameters
+    """One row per model (alias, ModelNumbers): V, d, ln V (the cross-entropy of a model that knows nothing, where
+    its training starts), whether the head is the embedding, the two matrices' parameters
     as the ledger engine counts them (GPT-2's embedding part holds its position table too) and their share of all
     parameters; for an untied head, the share tying it would save."""
     from ...ledger import views
@@ -152,6 +153,7 @@ def heads_rows(choices) -> list[dict]:
         emb, head = parts.get("embedding", 0), parts.get("lm_head", 0)
         tied = bool(mn.arch.tied_embeddings)
         rows.append({"name": mn.name, "V": n(mn.arch.vocab_size), "d": n(mn.arch.d_model),
+                     "ln_v": f"{math.log(mn.arch.vocab_size):.2f}",
                      "tied": "是" if tied else "否", "params": n(emb + head),
                      "share": share(emb + head, mn.ledger.total),
                      "saving": "—" if tied else share(head, mn.ledger.total)})
