@@ -7,7 +7,7 @@ import pytest
 
 from experiments.train import model as M
 from experiments.train import optim as O
-from experiments.train.data import Batches, CharTokenizer, split
+from experiments.train.data import Batches, CharTokenizer, split_passages
 from experiments.train.schedule import Schedule
 from experiments.train.trainer import RunSpec, Trainer
 
@@ -176,8 +176,9 @@ def test_tokenizer_round_trip_and_split():
     ids = TOK.encode(TEXT)
     assert TOK.decode(ids) == TEXT and ids.dtype == np.int32
     assert TOK.vocab_size == len(set(TEXT))
-    train, held = split(ids, 0.1)
-    assert len(train) + len(held) == len(ids) and len(held) == round(0.1 * len(ids))
+    line = TEXT.split("\n", 1)[0] + "\n"
+    train, held = split_passages(TEXT, every=4)      # 8 passages: the 4th and the 8th held out
+    assert (train, held) == (line * 6, line * 2)
     with pytest.raises(ValueError, match="not in the vocabulary"):
         TOK.encode("孟子")
 

@@ -30,27 +30,37 @@ TRAINER = tuple(f"experiments/train/{name}" for name in
 @dataclass(frozen=True)
 class Derived:
     """One derived file: where it is, the command that remakes it, the data files (relative to the course root)
-    and the modules (relative to the package's project root, hashed by code_of) it is made from."""
+    and the modules (relative to the package's project root, hashed by code_of) it is made from; a group of
+    precomputed training runs also names its group and its compute function ("module:function" in
+    experiments.train, called as compute(text, inputs_sha256, progress) -> the JSON document)."""
     output: str
     command: str
     data: tuple[str, ...]
     code: tuple[str, ...]
+    group: str = ""
+    compute: str = ""
 
     @property
     def inputs(self) -> tuple[str, ...]:
         return self.data + self.code
 
 
+def run_group(name: str, output: str, compute: str, data: tuple[str, ...], modules: tuple[str, ...] = ()) -> Derived:
+    """A group of precomputed runs (`python -m experiments.train.runs --group NAME`): made from the trainer,
+    runs.py and the group's own modules (files in experiments/train/). The groups are listed here, not in runs.py,
+    so adding one leaves every stored group's inputs as they were."""
+    return Derived(output, f"python -m experiments.train.runs --group {name}", data,
+                   TRAINER + ("experiments/train/runs.py",) + tuple(f"experiments/train/{m}" for m in modules),
+                   group=name, compute=compute)
+
+
 DERIVED = (
-    Derived("data/train_runs.json", "python -m experiments.train.runs --group optimization",
-            (TEXT_FILE, BASELINE_CONFIG), TRAINER + ("experiments/train/runs.py",)),
-    Derived("data/train_stability.json", "python -m experiments.train.runs --group stability",
-            (TEXT_FILE, BASELINE_CONFIG),
-            TRAINER + ("experiments/train/runs.py", "experiments/train/runs_stability.py")),
-    Derived("data/train_isoflop.json", "python -m experiments.train.runs --group isoflop", (TEXT_FILE,),
-            TRAINER + ("experiments/train/runs.py", "experiments/train/runs_isoflop.py")),
-    Derived("data/train_speaker.json", "python -m experiments.train.runs --group speaker", (TEXT_FILE,),
-            TRAINER + ("experiments/train/runs.py", "experiments/train/runs_speaker.py", "experiments/train/generate.py")),
+    run_group("optimization", "data/train_runs.json", "runs:compute", (TEXT_FILE, BASELINE_CONFIG)),
+    run_group("stability", "data/train_stability.json", "runs_stability:compute", (TEXT_FILE, BASELINE_CONFIG),
+              ("runs_stability.py",)),
+    run_group("isoflop", "data/train_isoflop.json", "runs_isoflop:compute", (TEXT_FILE,), ("runs_isoflop.py",)),
+    run_group("speaker", "data/train_speaker.json", "runs_speaker:compute", (TEXT_FILE,),
+              ("runs_speaker.py", "generate.py")),
     Derived("data/train_memory.json", "python -m experiments.train.memory",
             (BASELINE_CONFIG,), TRAINER + ("experiments/train/memory.py",)),
 )

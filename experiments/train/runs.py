@@ -4,7 +4,7 @@
     python -m experiments.train.runs --group stability    # one group
     python -m experiments.train.runs --force              # recompute anyway
 
-Each group (GROUPS: a name, its output file, its compute function) is one data file. Its inputs (derived.DERIVED):
+Each group (derived.DERIVED's run groups: a name, its output file, its compute function) is one data file. Its inputs:
 the training text (data/texts/sishu.txt, split by data.course_ids), the baseline config, the trainer's code and
 the group's own modules; each one's sha256 is stored with the results (`inputs`, `inputs_sha256`), so the command
 skips a group when nothing it depends on changed, and the build refuses a stale file, naming the input that
@@ -28,7 +28,6 @@ if __name__ == "__main__":       # before numpy loads: one BLAS thread (threads 
 import importlib
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,19 +38,7 @@ from .schedule import Schedule
 OUTPUT = "data/train_runs.json"
 
 
-@dataclass(frozen=True)
-class Group:
-    """One data file of precomputed runs: `compute` ("module:function" in experiments.train) takes (text,
-    inputs_sha256, progress) and returns the JSON document. Its inputs are its entry in derived.DERIVED."""
-    name: str
-    output: str
-    compute: str
-
-
-GROUPS = (Group("optimization", OUTPUT, "runs:compute"),
-          Group("stability", "data/train_stability.json", "runs_stability:compute"),
-          Group("isoflop", "data/train_isoflop.json", "runs_isoflop:compute"),
-          Group("speaker", "data/train_speaker.json", "runs_speaker:compute"))
+GROUPS = tuple(d for d in derived.DERIVED if d.group)    # (derived.py lists them: see run_group)
 
 BASELINE = {"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 8,
             "num_key_value_heads": 8, "intermediate_size": 688, "vocab_size": 2048, "tie_word_embeddings": True,
@@ -150,19 +137,19 @@ def compute(text: str, inputs_sha256: str, progress=None) -> dict:
     return result
 
 
-def group(name: str) -> Group:
+def group(name: str) -> derived.Derived:
     for g in GROUPS:
-        if g.name == name:
+        if g.group == name:
             return g
-    raise ValueError(f"group: expected one of {[g.name for g in GROUPS]}, got {name!r}")
+    raise ValueError(f"group: expected one of {[g.group for g in GROUPS]}, got {name!r}")
 
 
 def inputs_hash(root: Path, name: str = "optimization") -> str:
     """The sha256 over the group's inputs (derived.provenance: the text, the baseline config, the trainer's code)."""
-    return derived.provenance(derived.derived(group(name).output), root)["inputs_sha256"]
+    return derived.provenance(group(name), root)["inputs_sha256"]
 
 
-def _compute_of(g: Group):
+def _compute_of(g: derived.Derived):
     module, fn = g.compute.split(":")
     return getattr(importlib.import_module(f"{__package__}.{module}"), fn)
 
@@ -173,15 +160,15 @@ def main(argv=None) -> int:
     import time
     ap = argparse.ArgumentParser(prog="python -m experiments.train.runs", description=__doc__.split("\n")[0])
     ap.add_argument("--force", action="store_true", help="recompute even if the inputs are unchanged")
-    ap.add_argument("--group", choices=[g.name for g in GROUPS], action="append",
+    ap.add_argument("--group", choices=[g.group for g in GROUPS], action="append",
                     help="only this group (repeatable; default: every group)")
     ap.add_argument("--root", default=str(Path(__file__).resolve().parents[2]))
     args = ap.parse_args(argv)
     root = Path(args.root)
     for g in GROUPS:
-        if args.group and g.name not in args.group:
+        if args.group and g.group not in args.group:
             continue
-        prov = derived.provenance(derived.derived(g.output), root)
+        prov = derived.provenance(g, root)
         digest = prov["inputs_sha256"]
         out = root / g.output
         if out.exists() and not args.force:
