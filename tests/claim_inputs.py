@@ -34,7 +34,8 @@ OPS = ("*2", "*1/2", "+1", "-1", "*3/2", "*3", "*4", "*6", "*10", "*1/10", "*100
 # the settings SETTINGS names, which the trainer was given rather than measured)
 MEASURED = ("train_runs", "train_memory", "train_stability", "train_lr_sweep", "train_speaker", "train_isoflop")
 SETTINGS = re.compile(r"/spec(/|$)|^/(steps|lr|lr_factor|warmup|tau|z_loss|caps|seeds/seeds|xiong/(depths|samples))$"
-                      r"|^/race/(steps|multipliers|lr(/.*)?)$|/(batch_size|seq_len|lr)$")
+                      r"|^/race/(steps|multipliers|lr(/.*)?)$|/(batch_size|seq_len|lr)$"
+                      r"|^/(lrs|lr_exponents|base_lr|seeds)(/\d+)?$|^/depth/(lrs|model)(/.*)?$")   # lr_sweep's
 # true/false keys that most families read with a default when the config leaves them out
 ABSENT_FLAGS = ("tie_word_embeddings", "attention_bias", "mlp_bias")
 

@@ -59,6 +59,8 @@ DERIVED = (
     run_group("stability", "data/train_stability.json", "runs_stability:compute", (TEXT_FILE, BASELINE_CONFIG),
               ("runs_stability.py",)),
     run_group("isoflop", "data/train_isoflop.json", "runs_isoflop:compute", (TEXT_FILE,), ("runs_isoflop.py",)),
+    run_group("lr_sweep", "data/train_lr_sweep.json", "runs_lr_sweep:compute", (TEXT_FILE, BASELINE_CONFIG),
+              ("runs_stability.py", "runs_lr_sweep.py")),
     run_group("speaker", "data/train_speaker.json", "runs_speaker:compute", (TEXT_FILE,),
               ("runs_speaker.py", "generate.py")),
     Derived("data/train_memory.json", "python -m experiments.train.memory",
