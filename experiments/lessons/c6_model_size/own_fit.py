@@ -131,7 +131,8 @@ def own_isoflop(runs: list, train_tokens: int) -> dict:
         series.append({"name": f"{label} 的抛物线", "mode": "lines", "color": color, "x": xs,
                        "y": [round(y, 5) for y in ys], "text": [f"{label} 的拟合：N = {_params_text(x)}，损失 {y:.4f}"
                                                                  for x, y in zip(xs, ys)]})
-        series.append({"name": f"{label} 的最低点", "mode": "markers", "color": color, "x": [opt["N"]],
+        series.append({"name": f"{label} 的最低点", "mode": "markers", "color": color, "size": 16, "symbol": "diamond",
+                       "x": [opt["N"]],
                        "y": [round(opt["loss"], 5)],
                        "text": [f"{label} 的最优：N* = {_params_text(opt['N'])}，D* = {opt['D']:,.0f}，"
                                 f"拟合损失 {opt['loss']:.4f}"]})
@@ -139,7 +140,9 @@ def own_isoflop(runs: list, train_tokens: int) -> dict:
                      "tpp": f"{opt['D'] / opt['N']:.2f}", "epochs": f"{opt['D'] / train_tokens:.1f}",
                      "loss": f"{opt['loss']:.3f}",
                      "inside": "在训练过的尺寸之间" if opt["inside"] else "在训练过的尺寸之外（外推）"})
+    losses = [y for s in series for y in s["y"]]
     chart = {"kind": "xy", "series": series, "xlog": True, "xtitle": "参数量 N（对数，含 embedding）",
+             "yrange": [math.floor(min(losses) * 10) / 10 - 0.1, math.ceil(max(losses) * 10) / 10 + 0.1],
              "ytitle": "留出文本上的损失（nats/字）", "title": "课程小模型的 IsoFLOP 剖面"}
     return {"rows": rows, "a": f"{f['a']:.2f}", "b": f"{f['b']:.2f}", "chart": chart,
             "sentence": (f"按这 {len(f['optima'])} 个预算的最低点拟合：N* ∝ C^{f['a']:.2f}，D* ∝ C^{f['b']:.2f}；"

@@ -120,9 +120,11 @@
         yaxis: axis({ title: { text: spec.ytitle || "" }, rangemode: "tozero" }) }) };
     }
     if (spec.kind === "xy") {   // named series, each with its own x: {series: [{name, mode, color, x, y, text}], xtitle, ytitle}
-      // optional: xlog / ylog (log axes), xrange / yrange ([low, high] in data units; a log axis's range is its log10)
+      // optional: xlog / ylog (log axes), xrange / yrange ([low, high] in data units; a log axis's range is its log10);
+      // a series' marker size (default 9) and symbol ("circle", "diamond", ...)
       const data = spec.series.map((s) => ({ type: "scatter", mode: s.mode || "lines", name: s.name, x: s.x, y: s.y,
-        text: s.text, hovertemplate: hover, line: { color: s.color }, marker: { color: s.color, size: 9 } }));
+        text: s.text, hovertemplate: hover, line: { color: s.color },
+        marker: { color: s.color, size: s.size || 9, symbol: s.symbol || "circle" } }));
       const xaxis = axis({ title: { text: narrow ? wrap(spec.xtitle || "") : spec.xtitle || "" } });
       if (spec.xlog) xaxis.type = "log";
       if (spec.xrange) xaxis.range = spec.xlog ? spec.xrange.map(log10) : spec.xrange;
