@@ -116,8 +116,8 @@ def _lr_sweep(reg, data) -> None:
             value=_f(min(r["last_attn_logit"] for r in top)), sources=(SWEEP + "：只开软封顶",), kind="measured",
             style="x1")
     reg.add("c8.lrs.softcap.top_held", "只开软封顶、最大的两个学习率：训练结束时留出 loss 里最小的一个",
-            value=_f(min(r["held_out"] for r in top if r["held_out"] is not None)), sources=(SWEEP + "：只开软封顶",), kind="measured",
-            style="x1")
+            value=_f(min(r["held_out"] for r in top if r["held_out"] is not None)), sources=(SWEEP + "：只开软封顶",),
+            kind="measured", style="x1")
     reg.add("c8.lrs.loss0", "学习率扫描：初始化时（第 1 步更新之前）的 loss，各次训练里最大的一个",
             value=_f(max(r["loss"][0] for r in every)), sources=(SWEEP,), kind="measured", style="x2")
 

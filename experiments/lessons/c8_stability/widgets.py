@@ -189,8 +189,9 @@ def lr_sweep_chart(doc: dict) -> dict:
     series = []
     for (fix, _), color in zip(doc["fixes"].items(), COLORS):
         curve = calc.lr_curve(doc["sweep"], fix, doc["lr_exponents"], doc["seeds"])
+        text = [f"{FIX_ZH[fix]}，学习率 {lr:.2g}：{num_text(v, 4)}" for lr, v in zip(doc["lrs"], curve)]
         series.append({"name": FIX_ZH[fix], "color": color, "mode": "lines+markers", "x": doc["lrs"], "y": curve,
-                       "text": [f"{FIX_ZH[fix]}，学习率 {lr:.2g}：{num_text(v, 4)}" for lr, v in zip(doc["lrs"], curve)]})
+                       "text": text})
     return {"kind": "xy", "title": "最终 loss 与学习率", "xtitle": "峰值学习率（对数刻度）",
             "ytitle": "训练结束时留出文本上的 loss（nats/字）", "xlog": True, "series": series}
 
