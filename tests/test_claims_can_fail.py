@@ -103,9 +103,8 @@ def test_atoms_write_a_comparison_one_way():
     assert atoms("increasing(a.x, a.y)") == ["increasing(a.x, a.y)"]
 
 
-# Lessons whose claims still restate others, with how many: the count may only fall. C5's optimiser-race claims
-# (the lesson's opening sentence repeats three of them) are being rewritten with that part of the lesson.
-RESTATING: dict[str, int] = {"c5-optimization.md": 4}
+# Lessons whose claims still restate others, with how many: the count may only fall (none now).
+RESTATING: dict[str, int] = {}
 
 
 def test_no_claim_only_restates_others():
