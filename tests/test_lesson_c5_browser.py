@@ -42,9 +42,13 @@ def step(page) -> int:
 
 
 def live_series(page) -> list:
-    """The live run's losses as drawn: the last series of the chart's current spec."""
+    """The live run's losses as drawn: the first of the chart's current spec's three series (drawn first, so
+    under the two precomputed curves), [] before a run."""
     spec = json.loads(page.eval_on_selector(f"{LIVE} figure.chart script.chart-spec", "n => n.textContent"))
-    return spec["series"][2]["y"] if len(spec["series"]) > 2 else []
+    if len(spec["series"]) < 3:
+        return []
+    assert "预先算好" not in spec["series"][0]["name"] and all("预先算好" in s["name"] for s in spec["series"][1:])
+    return spec["series"][0]["y"]
 
 
 def wait_steps(page, n):

@@ -137,6 +137,23 @@
     throw new Error("unknown chart kind " + spec.kind);
   }
 
+  // Every tick label of a log axis at the axis' font size (12 px): Plotly writes the minor ticks between powers
+  // of ten (2, 5, or 0.3, 0.4, ...) in small digits at 3/4 of it, 9 px, too small on a phone, unless the axis has
+  // a tickformat. Numbers up to 10⁴ are written plainly (0.3, 200), larger ones with SI prefixes (50k, 2M), as
+  // Plotly's own labels for powers of ten (1B for 10⁹).
+  const GIGA = {};
+  for (let m = 1; m < 1000; m++) GIGA[m + "G"] = m + "B";
+  function legible(f) {
+    Object.keys(f.layout).filter((k) => /^[xy]axis\d*$/.test(k)).forEach((k) => {
+      const ax = f.layout[k], c = k.charAt(0), id = c + k.slice(5);   // "xaxis2": its traces' xaxis is "x2"
+      if (ax.type !== "log" || ax.tickvals || ax.tickformat) return;
+      const values = f.data.filter((t) => (t[c + "axis"] || c) === id).flatMap((t) => t[c] || []);
+      ax.tickformat = values.some((v) => Math.abs(v) >= 1e4) ? "~s" : "~g";
+      ax.labelalias = GIGA;   // d3's 10G read as Plotly's (and model sizes') 10B
+    });
+    return f;
+  }
+
   function plotOf(fig) {
     let plot = fig.querySelector(".chart-plot");
     if (!plot) {
@@ -151,7 +168,7 @@
 
   function draw(fig, spec) {
     return loadPlotly().then((P) => {
-      const f = figure(withMark(fig, spec), false, fig.clientWidth);
+      const f = legible(figure(withMark(fig, spec), false, fig.clientWidth));
       return P.react(plotOf(fig), f.data, f.layout, { responsive: true, displayModeBar: false });
     }).then(() => {
       fig.classList.add("drawn");
@@ -167,7 +184,7 @@
 
   function printImage(fig) {
     return loadPlotly().then((P) => {
-      const f = figure(withMark(fig, specOf(fig)), true, PRINT.width);
+      const f = legible(figure(withMark(fig, specOf(fig)), true, PRINT.width));
       const height = PRINT.height + (fig.classList.contains("chart-stacked") ? 100 : 0);
       return P.toImage({ data: f.data, layout: Object.assign(f.layout, { width: PRINT.width, height: height }) },
         { format: "svg", width: PRINT.width, height: height });

@@ -59,7 +59,9 @@
         drawTimer = 0;
         if (!series) return;          // reset meanwhile
         drawn = series.x.length;
-        W.chart(root, Object.assign({}, base, { series: base.series.concat([series]) }));
+        // the learner's curve first, so Plotly draws it under the two precomputed ones (it follows one of them
+        // closely and, drawn last, would hide it)
+        W.chart(root, Object.assign({}, base, { series: [series].concat(base.series) }));
       };
       if (now) go(); else if (!drawTimer) drawTimer = setTimeout(go, 400);
     }
