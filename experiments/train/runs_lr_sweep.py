@@ -50,9 +50,10 @@ def sweep_spec(on: tuple, lr: float, seed: int, vocab_size: int, **model_changes
 def jobs() -> dict[str, tuple[tuple, float, int, dict]]:
     """name -> (toggles on, lr, seed, model changes) for every run of the group: 'sweep:<fix>:<k>:<seed>' and
     'depth:<setting>:<lr>:<seed>'."""
-    out = {f"sweep:{fix}:{k}:{seed}": (on, lr_of(k), seed, {})
+    # (mypy infers out's value type from the first toggles; an annotation would change the code the runs are hashed on)
+    out = {f"sweep:{fix}:{k}:{seed}": (on, lr_of(k), seed, {})   # type: ignore[var-annotated]
            for fix, on in FIXES for k in LR_EXPONENTS for seed in SEEDS}
-    out.update({f"depth:{name}:{lr:g}:{seed}": (on, lr, seed, DEEP)
+    out.update({f"depth:{name}:{lr:g}:{seed}": (on, lr, seed, DEEP)   # type: ignore[misc]
                 for name, on in DEPTH_SETTINGS for lr in DEPTH_LRS for seed in SEEDS})
     return out
 

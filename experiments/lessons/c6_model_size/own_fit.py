@@ -118,7 +118,8 @@ def own_isoflop(runs: list, train_tokens: int) -> dict:
     budget's losses, its parabola and its optimum), one table row per budget, and the fitted exponents as text.
     train_tokens: the training passages' characters, so D* reads as passes over them."""
     f = fit(runs)
-    series, rows = [], []
+    series: list[dict] = []
+    rows = []
     for i, opt in enumerate(f["optima"]):
         color, label = BUDGET_COLORS[i % len(BUDGET_COLORS)], f"C = {budget_text(opt['C'])}"
         pts = [r for r in runs if float(r["budget"]) == opt["C"] and r.get("held_out") is not None]
