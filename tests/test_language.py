@@ -1,4 +1,5 @@
-"""What a learner sees is Chinese: no English sentences, internal paths or source-file names on any built page.
+"""What a learner sees is Chinese: no English sentences, internal paths, module, file or exception names on any
+built page.
 
 The check reads every page of a real build (tests/build_fixtures.py: repo_site) as a learner would: the text of
 each element, plus the attributes a screen reader or a tooltip shows (aria-label, title, alt, placeholder), but
@@ -29,7 +30,19 @@ NAMES = ["Gated DeltaNet", "Hugging Face", "NVIDIA H100", "NVIDIA A100", "Tensor
 WORD = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z][a-z]+(?:['’][a-z]+)?(?![A-Za-z0-9_])")   # 2+ letters, not a symbol
 SLASHED = re.compile(r"\S*/\S*")   # model page ids (meta-llama/Llama-2-7b-hf), q/k/v/o; paths: internal_references
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
-INTERNAL = re.compile(r"\.\./|data/models|experiments[/.]|sitegen|\b\w+\.(?:py|md|txt)\b|原稿|R\d §|Q-E\d")
+# what only the repository knows: a path into it (data/..., ../shared/...), a module (experiments.train), a source
+# or data file's name (widgets.py, runs.json; config.json is the Hugging Face file every lesson teaches), a Python
+# exception's name or traceback, the editors' notes' sigils. A cited source's web address is left out first: it
+# names that source's own files.
+INTERNAL = re.compile(r"\.\./|(?<![\w.-])(?:data|experiments|sitegen|site|lessons|tests|docs|_site)/"
+                      r"|\b(?:experiments|sitegen)\.\w|\b[\w-]+\.(?:py|md|txt|yaml|yml|js|css|csv|html)\b"
+                      r"|\b(?!config\.json)[\w-]+\.json\b|\b[A-Z]\w*(?:Error|Exception)\b|Traceback|原稿|R\d §|Q-E\d")
+URL = re.compile(r"https?://\S+")
+COURSE = json.loads((Path(__file__).resolve().parent.parent / "data" / "course.json").read_text(encoding="utf-8"))
+# every page a learner reaches: the home page and each written lesson (changes.html, the instructors' report of
+# changed numbers, is not linked from the course)
+LEARNER_PAGES = ["index.html"] + [f"{ch['lesson']}.html" for ch in COURSE["chapters"]
+                                  if ch.get("status") == "written" and ch.get("lesson")]
 
 
 class VisibleText(HTMLParser):
@@ -77,7 +90,7 @@ def english_sentences(runs: list[str], allowed_names: list[str]) -> list[str]:
 
 
 def internal_references(runs: list[str]) -> list[str]:
-    return [run.strip() for run in runs if INTERNAL.search(run)]
+    return [run.strip() for run in runs if INTERNAL.search(URL.sub(" ", run))]
 
 
 # -- the detector itself -----------------------------------------------------------------------------------------
@@ -85,11 +98,16 @@ def test_detector_finds_english_sentences_and_paths():
     page = ('<p>FFN 占 61.6%。The course baseline model as described in the C4 lesson.</p>'
             '<p title="shown when hovered over">悬停</p><code>print(f"total is {total}")</code>'
             '<p>Llama 2 7B 的 config.json，Gated DeltaNet 层</p><pre>for layer in model.layers</pre>'
-            '<p>配置来源：../shared/reference/qwen3.8-27b.config.json</p><p>C4 原稿所引</p>')
+            '<p>配置来源：../shared/reference/qwen3.8-27b.config.json</p><p>C4 原稿所引</p>'
+            '<footer>数据：data/train_runs.json</footer><p aria-label="由 experiments.api 计算">图</p>'
+            '<p>出错：KeyError: \'d_model\'</p><figcaption>见 widgets.py</figcaption>'
+            '<p>每个模型的 config.json；来源 <a href="x">https://github.com/a/b/blob/main/ssd_combined.py</a></p>')
     runs = visible_runs(page)
     assert english_sentences(runs, ["Llama 2 7B"]) == ["The course baseline model as described in the C4 lesson.",
                                                         "shown when hovered over"]
-    assert internal_references(runs) == ["配置来源：../shared/reference/qwen3.8-27b.config.json", "C4 原稿所引"]
+    assert internal_references(runs) == ["配置来源：../shared/reference/qwen3.8-27b.config.json", "C4 原稿所引",
+                                         "数据：data/train_runs.json", "由 experiments.api 计算",
+                                         "出错：KeyError: 'd_model'", "见 widgets.py"]
 
 
 # -- every page of the real course -------------------------------------------------------------------------------
@@ -113,8 +131,13 @@ def test_no_english_sentences(pages, model_names, page):
     assert english_sentences(visible_runs(pages[page]), model_names) == []
 
 
-@pytest.mark.parametrize("page", ["index.html", "c4-transformer-block.html", "c4-ffn-deep-read.html"])
+def test_every_learner_page_is_checked(pages):
+    assert set(pages) - {"changes.html"} == set(LEARNER_PAGES)
+
+
+@pytest.mark.parametrize("page", LEARNER_PAGES)
 def test_no_internal_paths_or_source_files(pages, page):
+    """Footers, captions, notes, messages written into the page, tooltips and labels (issue #49 part 5)."""
     assert internal_references(visible_runs(pages[page])) == []
 
 

@@ -137,13 +137,31 @@
     throw new Error("unknown chart kind " + spec.kind);
   }
 
+  const GIGA = {};   // d3's "10G" shown as Plotly's (and model sizes') "10B" (legible, below)
+  for (let m = 1; m < 1000; m++) GIGA[m + "G"] = m + "B";
+
   // Every tick label of a log axis at the axis' font size (12 px): Plotly writes the minor ticks between powers
   // of ten (2, 5, or 0.3, 0.4, ...) in small digits at 3/4 of it, 9 px, too small on a phone, unless the axis has
   // a tickformat. Numbers up to 10⁴ are written plainly (0.3, 200), larger ones with SI prefixes (50k, 2M), as
   // Plotly's own labels for powers of ten (1B for 10⁹).
-  const GIGA = {};
-  for (let m = 1; m < 1000; m++) GIGA[m + "G"] = m + "B";
-  function legible(f) {
+  //
+  // On a phone, series drawn in one colour (a budget's points, its parabola and its minimum) share one legend entry
+  // named by what their names have in common ("C = 2 × 10¹⁰"); clicking it shows or hides them together (the
+  // caption says what points, lines and symbols are). Nine entries under a 340 px plot would take its height.
+  function legible(f, width) {
+    const byColor = new Map();
+    f.data.forEach((t) => {
+      const c = t.line && t.line.color;
+      if (c && t.name && (width || 0) < 560) byColor.set(c, (byColor.get(c) || []).concat([t]));
+    });
+    byColor.forEach((traces) => {
+      let common = traces[0].name;
+      traces.forEach((t) => { while (!t.name.startsWith(common)) common = common.slice(0, -1); });
+      common = common.replace(/[\s（(·:：，,]+$/, "");
+      if (traces.length < 2 || common.length < 2) return;
+      traces.forEach((t, i) => Object.assign(t, { legendgroup: common, showlegend: i === 0 }));
+      traces[0].name = common;
+    });
     Object.keys(f.layout).filter((k) => /^[xy]axis\d*$/.test(k)).forEach((k) => {
       const ax = f.layout[k], c = k.charAt(0), id = c + k.slice(5);   // "xaxis2": its traces' xaxis is "x2"
       if (ax.type !== "log" || ax.tickvals || ax.tickformat) return;
@@ -168,7 +186,7 @@
 
   function draw(fig, spec) {
     return loadPlotly().then((P) => {
-      const f = legible(figure(withMark(fig, spec), false, fig.clientWidth));
+      const f = legible(figure(withMark(fig, spec), false, fig.clientWidth), fig.clientWidth);
       return P.react(plotOf(fig), f.data, f.layout, { responsive: true, displayModeBar: false });
     }).then(() => {
       fig.classList.add("drawn");
@@ -184,7 +202,7 @@
 
   function printImage(fig) {
     return loadPlotly().then((P) => {
-      const f = legible(figure(withMark(fig, specOf(fig)), true, PRINT.width));
+      const f = legible(figure(withMark(fig, specOf(fig)), true, PRINT.width), PRINT.width);
       const height = PRINT.height + (fig.classList.contains("chart-stacked") ? 100 : 0);
       return P.toImage({ data: f.data, layout: Object.assign(f.layout, { width: PRINT.width, height: height }) },
         { format: "svg", width: PRINT.width, height: height });

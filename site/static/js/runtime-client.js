@@ -76,7 +76,9 @@
   const TEXT = {
     loading: (d) => "正在加载 Python 运行时…" + (d ? "（" + d + "）" : ""),
     ready: () => "Python 运行时已就绪",
-    error: (d) => "运行时加载失败：" + (d || "未知错误"),
+    // a detail in the course's words (Chinese) is shown; a browser's or Python's own (a file's address, an
+    // exception's name) is not: it stays in the console (paint)
+    error: (d) => "运行时加载失败：" + (/[\u4e00-\u9fff]/.test(d || "") ? d : "请刷新页面再试"),
   };
 
   // One worker and the requests waiting for its answers. onStatus({state, detail, timings}) on every status change
@@ -126,7 +128,7 @@
       // The worker script itself failed (404, syntax error): nothing will ever answer.
       worker.onerror = (event) => {
         event.preventDefault();
-        const detail = event.message || "无法启动 " + workerUrl.pathname;
+        const detail = event.message || "无法启动 Python 运行时的线程";
         end(detail, null);
         onStatus({ state: "error", detail: detail });
       };
@@ -172,6 +174,7 @@
 
   // Paint every status element (called on each status change and once the DOM is parsed).
   function paint() {
+    if (runtime.state === "error") console.warn("runtime:", runtime.detail);
     document.querySelectorAll(".runtime-status").forEach((el) => {
       el.setAttribute("role", "status");
       el.setAttribute("aria-live", "polite");
