@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 
 from experiments.errors_zh import learner_message
 from experiments.toolkit import bpe
+from sitegen import runtime
 
 ROOT = Path(__file__).resolve().parent.parent
 COURSE_TEXT = (ROOT / "data" / "texts" / "sishu.txt").read_text(encoding="utf-8")
@@ -237,3 +240,54 @@ def test_decode_refuses_bad_ids():
         tok.decode([len(tok)])
     with pytest.raises(bpe.BPEError, match="not valid UTF-8"):
         tok.decode(tok.encode("学")[:1] if len(tok.encode("学")) > 1 else [bpe.BYTE_ID[0xE5]])
+
+
+# -- the same code under Pyodide (wasm32, the page's Python) ---------------------------------------------------
+NODE_SCRIPT = r"""
+const fs = require("fs"), path = require("path");
+const [dir, root] = process.argv.slice(2);
+const { loadPyodide } = require(path.join(dir, "pyodide.js"));
+(async () => {
+  const py = await loadPyodide({ indexURL: dir + "/" });
+  for (const f of ["experiments/__init__.py", "experiments/errors.py", "experiments/toolkit/__init__.py",
+                   "experiments/toolkit/bpe.py", "data/texts/sishu.txt"]) {
+    py.FS.mkdirTree("/w/" + path.dirname(f));
+    py.FS.writeFile("/w/" + f, fs.readFileSync(path.join(root, f)));
+  }
+  console.log(py.runPython(`
+import json, platform, sys
+sys.path.insert(0, "/w")
+from experiments.toolkit import bpe
+text = open("/w/data/texts/sishu.txt", encoding="utf-8").read()
+out = {"machine": platform.machine()}
+for scheme in bpe.SCHEMES:
+    trainer = bpe.Trainer(text, scheme, 200)
+    merges = [m for _ in range(8) for m in trainer.steps(25)]
+    tok = trainer.tokenizer()
+    ids = tok.encode(text)
+    out[scheme] = {"merges": [[m.left, m.right, m.count] for m in merges], "ids": len(ids),
+                   "round_trip": tok.decode(ids) == text}
+json.dumps(out)
+`));
+})();
+"""
+
+
+@pytest.mark.browser
+def test_same_merges_under_pyodide(tmp_path):
+    """The page's Python (Pyodide, wasm32, run here by Node) trains the same merges in chunks of 25 and encodes
+    the course text to the same number of tokens as CPython."""
+    node = shutil.which("node")
+    assert node, "node is needed to run Pyodide outside a browser"
+    script = tmp_path / "bpe.js"
+    script.write_text(NODE_SCRIPT, encoding="utf-8")
+    done = subprocess.run([node, str(script), str(runtime.runtime_dir(ROOT / ".cache" / "runtime")), str(ROOT)],
+                          capture_output=True, text=True, timeout=300, check=True)
+    there = json.loads(done.stdout.strip().splitlines()[-1])
+    assert there["machine"] == "wasm32"
+    for scheme in bpe.SCHEMES:
+        trainer = bpe.Trainer(COURSE_TEXT, scheme, 200)
+        here = [[m.left, m.right, m.count] for m in trainer]
+        assert there[scheme]["merges"] == here
+        assert there[scheme]["ids"] == len(trainer.tokenizer().encode(COURSE_TEXT))
+        assert there[scheme]["round_trip"]

@@ -24,6 +24,8 @@ Sources:
   backtracking regex engine would try them: \\p{L} is a Unicode general category L* (Lu Ll Lt Lm Lo), \\p{N} is N*
   (Nd Nl No), both read with `unicodedata.category`; \\s is Unicode's White_Space property (PropList.txt; not
   Python's str.isspace, which adds U+001C..U+001F). Tests compare `split()` with the `regex` package's findall.
+  Qwen3's tokenizer.json also normalises the text to NFC before splitting; this module does not normalise, so
+  that decode(encode(s)) == s for every string (NFC would turn 'e' + U+0301 into 'é').
 
 Training is incremental and bounded: `Trainer.step()` makes one merge (the page runs it in a worker, a few merges
 per message, and shows each merge as it appears); pair counts are kept and updated around each merged occurrence
