@@ -13,7 +13,7 @@ from . import vocab
 
 QWEN3_MODEL = "qwen3_8b"      # Qwen3's dense 8B: every Qwen3 config of the course has the same V
 QWEN_DOCS = "Qwen 文档 Key Concepts（151,643 个 BPE 词条）"
-QWEN_TOKENIZER = "Qwen3 的 tokenizer.json（added_tokens：编号 151,643 至 151,668 共 26 个）"
+QWEN_TOKENIZER = "Qwen3 发布的分词器文件：附加词条编号 151,643 至 151,668，共 26 个"
 NANOGPT = "nanoGPT（Karpathy）的模型定义：vocab_size = 50304，注释说 GPT-2 的 50257 补到 64 的倍数以求效率"
 MEGATRON = "Megatron-LM 的 --make-vocab-size-divisible-by，默认 128"
 
