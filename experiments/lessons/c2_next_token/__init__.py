@@ -9,12 +9,13 @@ prompt under greedy, temperature, top-k and top-p decoding, shows the next-token
 architecture from scratch in the page's training worker (site/static/js/train-c2.js), speaking every few steps.
 """
 from ...widget import Lesson, Widget
+from .numbers import SPEAK_PROMPT
 
 LESSON = Lesson(
     numbers="numbers:register",
     widgets=(
         Widget("c2-speak", "c2_speak.html", "widgets:speak_view",
-               {"prompt": "子曰：“", "temperature": 1, "top_k": 0, "top_p": 1, "seed": 0},
+               {"prompt": SPEAK_PROMPT, "temperature": 1, "top_k": 0, "top_p": 1, "seed": 0},
                script="train-c2.js", needs=("training.js", "charts.js"), states="widgets:speak_states",
                calls={"c2_speak": "widgets:speak", "c2_train_start": "widgets:train_start",
                       "c2_train_step": "widgets:train_step", "c2_train_speak": "widgets:train_speak"}),

@@ -6,7 +6,8 @@
 - the stage itself, measured on the stored model's logits by the trainer's own functions: the gradient of softmax
   cross-entropy, softmax - one-hot (model.cross_entropy's backward in loss_and_grads), against central finite
   differences in float64; the embedding lookup E[ids] against the product one_hot(ids) @ E; the most probable next
-  characters and the size of the top-p nucleus for two prompts (experiments.train.generate);
+  characters and the size of the top-p nucleus for two prompts (experiments.train.generate), and the number of
+  candidates left at top-p DEMO_P (temperature 1) after the page's first prompt SPEAK_PROMPT;
 - the published configs: whether the output head is tied to the embedding, the two matrices' share of all
   parameters (the ledger engine's parts), Gemma 2's final-logit soft-cap (its config's final_logit_softcapping);
 - cited: PaLM's z-loss coefficient (the one C8's runs use, experiments.train.runs_stability.PALM_Z).
@@ -22,6 +23,8 @@ from ...expr import RealDiv, Sym
 STORED = "课程训练代码在构建时训练好的小模型"     # data/train_speaker.json
 TRAINER = "课程的训练代码"
 NUCLEUS_P = Fraction(9, 10)
+DEMO_P = Fraction(1, 2)                      # the top-p the prose asks the learner to try in the widget
+SPEAK_PROMPT = "子曰：“"                      # the widget's first prompt (c2-speak's default)
 PROMPTS = {"ziyue": "子曰", "junzi": "君子"}
 TIED_MODELS = ("gpt2", "gemma_2_9b", "llama7b", "qwen3_8b", "anchor")
 
@@ -71,6 +74,8 @@ def measure(doc: dict) -> dict:
         p = G.softmax(G.last_logits(params, cfg, tok.encode(prompt), doc["context"]))
         out[f"top1_{key}"] = float(p.max())
         out[f"nucleus_{key}"] = len(G.top_p_keep(p, float(NUCLEUS_P)))
+    p = G.softmax(G.last_logits(params, cfg, tok.encode(SPEAK_PROMPT), doc["context"]))
+    out["nucleus_demo"] = len(G.top_p_keep(p, float(DEMO_P)))
     return out
 
 
@@ -141,6 +146,9 @@ def register(reg, models, course=None, data=None) -> None:
                 style="pct", kind="measured")
         reg.add(f"c2.nucleus_{key}", f"「{prompt}」之后 top-p 核里的字数", value=f[f"nucleus_{key}"], sources=msrc,
                 style="n", kind="measured")
+    reg.add("c2.demo_p", "请读者在组件里试的 top-p", value=DEMO_P, sources=(TRAINER,), style="x1", kind="value")
+    reg.add("c2.nucleus_demo", f"「{SPEAK_PROMPT}」之后、温度 1 时 top-p 核里的字数", value=f["nucleus_demo"],
+            sources=msrc, style="n", kind="measured")
     reg.add("c2.palm_z", "PaLM 的 z-loss 系数", value=Fraction(str(PALM_Z)),
             sources=("Chowdhery 等 2022（PaLM，arXiv 2204.02311）训练设置：z_loss = 10⁻⁴·log²Z",), style="e0",
             kind="cited")
