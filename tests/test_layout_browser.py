@@ -5,7 +5,9 @@ Headless Chromium on a build of the real course (every written lesson):
   on a focused field with smaller text); loading the lesson and drawing every chart shifts the layout by less
   than 0.05 in all; nothing in the lesson is wider than the screen except inside a
   .table-scroll region, and a region that does scroll shows a scroll cue; the 总账's share column is on screen
-  without scrolling; every chart's legend is under its plot and its annotations inside the chart; the crossover
+  without scrolling; every chart's legend is under its plot and its annotations inside the chart, and no tick or
+  legend label is smaller than 11 px; every table that scrolls sideways keeps its first column (the row's name:
+  a model, a part) on screen and uncovered when scrolled to its right end; no select cuts off an option; the crossover
   chart's x axis ends at its last data point (also after another model is picked);
 - at 1280 px the per-layer tables print every tensor name on one line (also DeepSeek-V3's MoE layers) and hide no
   digit;
@@ -87,10 +89,60 @@ CHARTS_JS = """() => Array.from(document.querySelectorAll("figure.chart")).map((
                         && r.bottom <= plot.bottom + 1;
   return { label: f.getAttribute("aria-label"), drawn: f.classList.contains("drawn"),
            legend: legend && { below: legend.top >= area.bottom, inside: inside(legend) },
+           small: Array.from(f.querySelectorAll(".xtick text, .ytick text, .legendtext"))
+             .filter((t) => t.getBoundingClientRect().width && parseFloat(getComputedStyle(t).fontSize) < 11)
+             .map((t) => t.textContent + " " + getComputedStyle(t).fontSize),
            outside: Array.from(f.querySelectorAll(".annotation, .g-xtitle, .g-ytitle, .xtick, .ytick"))
              .filter((a) => a.getBoundingClientRect().width && !inside(a.getBoundingClientRect()))
              .map((a) => a.textContent) };
 })"""
+
+
+# every table that scrolls sideways, scrolled to its right end: each row's first cell (what names the row) lies
+# inside the screen and its box, and is what the screen shows at its middle (the columns scrolled under it do not
+# cover it); the box scrolled back after
+FIRST_COLUMN_JS = """() => {
+  const width = document.documentElement.clientWidth;
+  return Array.from(document.querySelectorAll(".lesson-body .table-scroll")).filter((r) => r.getClientRects().length
+      && r.scrollWidth > r.clientWidth + 1 && r.querySelector("table")).map((r) => {
+    r.scrollIntoView({ block: "start" });
+    r.scrollLeft = r.scrollWidth;
+    const box = r.getBoundingClientRect();
+    const cells = Array.from(r.querySelector("table").rows).map((row) => row.cells[0]).filter(Boolean);
+    const off = cells.filter((c) => {
+      const b = c.getBoundingClientRect();
+      if (b.left < Math.max(0, box.left) - 1 || b.right > Math.min(width, box.right) + 1) return true;
+      if (b.bottom < 0 || b.top > window.innerHeight) return false;   // below the screen: its place is checked
+      const y = (Math.max(b.top, 0) + Math.min(b.bottom, window.innerHeight)) / 2;
+      const seen = document.elementFromPoint((b.left + b.right) / 2, y);
+      return !(seen && c.contains(seen));
+    }).map((c) => c.textContent.trim().slice(0, 20));
+    const scrolled = r.scrollLeft;
+    r.scrollLeft = 0;
+    return { label: r.getAttribute("aria-label") || r.querySelector("th").textContent, rows: cells.length,
+             scrolled: scrolled, off: off };
+  });
+}"""
+
+# every option of every select, shown whole when chosen: a customizable select (appearance: base-select) wraps
+# its label and must not scroll; a native one shows one line in its content box less the ~20 px of its arrow
+# (Chromium's native select sized to its widest option leaves exactly that)
+SELECT_CUT_JS = """() => {
+  const ctx = document.createElement("canvas").getContext("2d");
+  return Array.from(document.querySelectorAll(".lesson-body select")).filter((s) => s.getClientRects().length)
+    .flatMap((s) => {
+      const st = getComputedStyle(s), was = s.value;
+      ctx.font = st.font;
+      const room = s.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight) - 20;
+      const cut = Array.from(s.options).filter((o) => {
+        if (st.appearance !== "base-select") return ctx.measureText(o.text).width > room + 1;
+        s.value = o.value;
+        return s.scrollWidth > s.clientWidth + 1;
+      }).map((o) => s.className + ": " + o.text);
+      s.value = was;
+      return cut;
+    });
+}"""
 
 
 @pytest.mark.parametrize("name", LESSONS)
@@ -114,6 +166,12 @@ def test_a_phone_gets_big_controls_and_nothing_cut_off(name, base, guarded_pages
         if chart["legend"]:
             assert chart["legend"] == {"below": True, "inside": True}, chart
         assert chart["outside"] == [], chart   # no label or annotation sticks out of its chart
+        assert chart["small"] == [], chart     # tick and legend labels at least 11 px
+
+    assert page.evaluate(SELECT_CUT_JS) == []
+    tables = page.evaluate(FIRST_COLUMN_JS)
+    for table in tables:
+        assert table["scrolled"] > 0 and table["rows"] >= 2 and table["off"] == [], table
 
 
 def test_a_phone_sees_the_ledgers_share_column_without_scrolling(base, guarded_pages):
