@@ -18,7 +18,8 @@ LESSON = Lesson(
                {"prompt": SPEAK_PROMPT, "temperature": 1, "top_k": 0, "top_p": 1, "seed": 0},
                script="train-c2.js", needs=("training.js", "charts.js"), states="widgets:speak_states",
                calls={"c2_speak": "widgets:speak", "c2_train_start": "widgets:train_start",
-                      "c2_train_step": "widgets:train_step", "c2_train_speak": "widgets:train_speak"}),
+                      "c2_train_step": "widgets:train_step", "c2_train_speak": "widgets:train_speak"},
+               script_keys=("line",)),   # the live run's log rows: the script writes each continuation
         Widget("c2-heads", "c2_heads.html", "widgets:heads_view", {}),
     ),
 )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from ...format import n, share
-from ...widget import OptionError, data_ref, uses
+from ...widget import data_ref, uses
 
 SPEAKER = data_ref("train_speaker")    # the whole stored document: the weights, the characters, the spec
 LIVE_BATCH, LIVE_SEQ, LIVE_LR, LIVE_WARMUP = 8, 32, 1e-2, 20
@@ -55,8 +55,8 @@ def speak(prompt, temperature, top_k, top_p, seed, stored) -> dict:
 def _doc(data) -> dict:
     doc = data.train_speaker
     if not doc:
-        raise OptionError("c2-speak", "data",
-                          "data/train_speaker.json (make it with: python -m experiments.train.runs --group speaker)")
+        raise data.option_error("data", "data/train_speaker.json (make it with: "
+                                "python -m experiments.train.runs --group speaker)")
     return doc
 
 

@@ -40,19 +40,20 @@
       resetB.disabled = s === "idle";
       if (note) stateText.textContent = note;
     }
-    function logLine(x) {   // one continuation of the live run, newest last
-      const li = document.createElement("li");
-      li.textContent = "第 " + x.step + " 步：" + x.prompt + x.text;
-      log.append(li);
-      root.dataset.spoken = String(log.children.length);
+    const lines = [];   // the live run's continuations, newest last, drawn as the template's rows
+    function logLine(x) {
+      lines.push({ line: "第 " + x.step + " 步：" + x.prompt + x.text });
+      W.rows(log, lines);
+      root.dataset.spoken = String(lines.length);
     }
+    function clearLog() { lines.length = 0; W.rows(log, lines); root.dataset.spoken = "0"; }
 
     const runner = trainer.run({
       text: root.dataset.text,
       startCall: (t) => ["c2_train_start", [t, 0]],
       stepCall: "c2_train_step",
       state: setState,
-      began: (r) => { session = r.session; log.replaceChildren(); root.dataset.spoken = "0"; },
+      began: (r) => { session = r.session; clearLog(); },
       steps: (rows) => {
         for (const s of rows) {
           out("step").textContent = String(s.step);
@@ -77,8 +78,7 @@
       session = null;
       out("step").textContent = "0";
       out("loss").textContent = "—";
-      log.replaceChildren();
-      root.dataset.spoken = "0";
+      clearLog();
       setState("idle", "（已重置：续写又交给构建时训练好的模型）");
       recompute({ label: "reset" });
     });
