@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from ...format import n, share
+from ...toolkit.stored import stored
 from ...widget import data_ref, uses
 
 SPEAKER = data_ref("train_speaker")    # the whole stored document: the weights, the characters, the spec
@@ -53,11 +54,7 @@ def speak(prompt, temperature, top_k, top_p, seed, stored) -> dict:
 
 
 def _doc(data) -> dict:
-    doc = data.train_speaker
-    if not doc:
-        raise data.option_error("data", "data/train_speaker.json (make it with: "
-                                "python -m experiments.train.runs --group speaker)")
-    return doc
+    return stored(data, "train_speaker")
 
 
 def speak_view(o: dict, data) -> dict:

@@ -9,6 +9,7 @@ from fractions import Fraction
 
 from ...format import format_value, n, sci
 from ...toolkit.scaling import non_embedding_params
+from ...toolkit.stored import stored
 from ...widget import uses
 from . import GPUS, calc, own_fit
 
@@ -110,11 +111,7 @@ def device_view(o: dict, data) -> dict:
 
 # -- the course's own IsoFLOP grid (data/train_isoflop.json) and its rerun in the page ------------------------------
 def _own_runs(data) -> dict:
-    grid = data.train_isoflop
-    if not grid:
-        raise data.option_error("data", "data/train_isoflop.json (make it with: "
-                                "python -m experiments.train.runs --group isoflop)")
-    return grid
+    return stored(data, "train_isoflop")
 
 
 def own_view(o: dict, data) -> dict:

@@ -11,6 +11,7 @@ import math
 
 from ...format import n
 from ...labels import tensor_label
+from ...toolkit.stored import stored
 from ...widget import uses
 from . import calc
 
@@ -22,13 +23,9 @@ EVERY = 3                       # the page's charts take every 3rd step (and the
 MAX_STEPS_PER_CALL = 20
 
 
-def _stored(data, name: str = "train_stability", group: str = "stability") -> dict:
+def _stored(data, name: str = "train_stability") -> dict:
     """A stored group of runs (data/<name>.json), or the option error naming the command that makes it."""
-    doc = getattr(data, name)
-    if not doc:
-        raise data.option_error("data", f"data/{name}.json (make it with: "
-                                f"python -m experiments.train.runs --group {group})")
-    return doc
+    return stored(data, name)
 
 
 def num_text(x, digits: int = 3) -> str:
@@ -207,7 +204,7 @@ def depth_rows(doc: dict) -> list[dict]:
 
 
 def lr_sweep_view(o: dict, data) -> dict:
-    doc = _stored(data, "train_lr_sweep", "lr_sweep")
+    doc = _stored(data, "train_lr_sweep")
     m, deep = doc["sweep"][f"none:{doc['lr_exponents'][0]}:{doc['seeds'][0]}"]["spec"]["model"], doc["depth"]
     return {"sweep_chart": lr_sweep_chart(doc), "steps": doc["steps"], "seeds": len(doc["seeds"]),
             "model": {"d": m["d_model"], "L": m["n_layers"]},

@@ -10,6 +10,7 @@ from fractions import Fraction
 from ...format import n, pct
 from ...ledger import training as T
 from ...toolkit import devices as DV
+from ...toolkit.stored import stored
 from ...widget import model_ref
 from . import calc
 
@@ -139,9 +140,10 @@ def korthikanti_view(o: dict, data) -> dict:
 
 
 def measured_view(o: dict, data) -> dict:
-    doc = data.train_memory
-    if not doc or "baseline" not in doc:
-        raise data.option_error("data", "data/train_memory.json (make it with: python -m experiments.train.memory)")
+    doc = stored(data, "train_memory")
+    if "baseline" not in doc:
+        raise data.option_error("data", "data/train_memory.json with a 'baseline' step (make it with: "
+                                "python -m experiments.train.memory)")
     recorded = doc["baseline"]
     _, mn = data.model(o["model"])
     if mn.id != "baseline":

@@ -33,13 +33,8 @@
       ? W.call("c2_speak", args().concat([model]))
       : trainer.call("c2_train_speak", [session].concat(args()))), show);
 
-    function setState(s, note) {
-      root.dataset.state = s;
-      startB.disabled = s === "running" || s === "loading" || s === "done";
-      pauseB.disabled = s !== "running" && s !== "loading";
-      resetB.disabled = s === "idle";
-      if (note) stateText.textContent = note;
-    }
+    const panel = { start: startB, pause: pauseB, reset: resetB, text: stateText };
+    const setState = (s, note) => trainer.showState(root, panel, s, note);
     const lines = [];   // the live run's continuations, newest last, drawn as the template's rows
     function logLine(x) {
       lines.push({ line: "第 " + x.step + " 步：" + x.prompt + x.text });

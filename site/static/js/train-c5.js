@@ -43,14 +43,8 @@
     if (saved.optimizer && opt.querySelector('option[value="' + saved.optimizer + '"]')) opt.value = saved.optimizer;
     if (saved.multiplier && lr.querySelector('option[value="' + saved.multiplier + '"]')) lr.value = saved.multiplier;
 
-    function setState(s, note) {
-      root.dataset.state = s;
-      startB.disabled = s === "running" || s === "loading" || s === "done";
-      pauseB.disabled = s !== "running" && s !== "loading";
-      resetB.disabled = s === "idle";
-      opt.disabled = lr.disabled = s === "running" || s === "loading";
-      stateText.textContent = note;
-    }
+    const panel = { start: startB, pause: pauseB, reset: resetB, locked: [opt, lr], text: stateText };
+    const setState = (s, note) => trainer.showState(root, panel, s, note);
 
     function draw(now) {   // the chart at most every 400 ms while running (Plotly redraws cost a frame or two)
       if (!series || series.x.length === drawn) return;

@@ -49,14 +49,8 @@
       draw();
       root.dispatchEvent(new CustomEvent("course:updated", { bubbles: true }));
     }
-    function setState(s, note) {
-      root.dataset.state = s;
-      startB.disabled = s === "running" || s === "loading" || s === "done";
-      pauseB.disabled = s !== "running" && s !== "loading";
-      resetB.disabled = s === "idle";
-      boxes.forEach((b) => { b.disabled = s === "running" || s === "loading"; });
-      stateText.textContent = note;
-    }
+    const panel = { start: startB, pause: pauseB, reset: resetB, locked: boxes, text: stateText };
+    const setState = (s, note) => trainer.showState(root, panel, s, note);
     const readout = ["loss", "grad_norm", "max_attn_logit"];
     const runner = trainer.run({
       text: root.dataset.text,

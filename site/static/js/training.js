@@ -1,6 +1,7 @@
 /*
  * training.js - the page's training worker, shared by the lessons that train a model in the page (C5, C8):
- * window.courseTrainer = {call(entryPoint, args), stop(), text(path), run(hooks), stats}; run drives a live run.
+ * window.courseTrainer = {call(entryPoint, args), stop(), text(path), run(hooks), stats, showState(root, parts, s,
+ * note)}; run drives a live run, showState draws its panel's buttons and status line.
  *
  * The worker is the course's worker.js started as worker.js#train (a third instance beside the widgets' and the
  * code cells' workers), so training never delays another widget's answer and the page never waits for it: a
@@ -142,5 +143,19 @@
     };
   }
 
-  window.courseTrainer = { call: trainer.call, stop: trainer.stop, text: text, run: run, stats: stats };
+  // A live-training panel's look in each state (idle, loading, running, paused, done, error): the widget's
+  // data-state; 开始 off while busy or done, 暂停 on only while busy, 重置 off while idle; the controls that choose
+  // the run (parts.locked) off while busy; parts.text says what is going on (a state without a note keeps it).
+  function showState(root, parts, s, note) {
+    const busy = s === "running" || s === "loading";
+    root.dataset.state = s;
+    parts.start.disabled = busy || s === "done";
+    parts.pause.disabled = !busy;
+    parts.reset.disabled = s === "idle";
+    (parts.locked || []).forEach((c) => { c.disabled = busy; });
+    if (note !== undefined) parts.text.textContent = note;
+  }
+
+  window.courseTrainer = { call: trainer.call, stop: trainer.stop, text: text, run: run, stats: stats,
+    showState: showState };
 })();

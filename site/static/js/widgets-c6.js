@@ -96,14 +96,8 @@
         root.dispatchEvent(new CustomEvent("course:updated", { bubbles: true }));
       });
     });
-    function setState(s, note) {
-      root.dataset.state = s;
-      startB.disabled = s === "running" || s === "loading" || s === "done";
-      pauseB.disabled = s !== "running" && s !== "loading";
-      resetB.disabled = s === "idle";
-      pick.disabled = s === "running" || s === "loading";
-      stateText.textContent = note;
-    }
+    const panel = { start: startB, pause: pauseB, reset: resetB, locked: [pick], text: stateText };
+    const setState = (s, note) => window.courseTrainer.showState(root, panel, s, note);
     const runner = window.courseTrainer.run({
       text: root.dataset.text,
       startCall: (t) => ["c6_own_start", [t, budgets[Number(pick.value)]]],

@@ -1,0 +1,295 @@
+"""Parallel training (chapter C10): the bytes each GPU sends per step and the memory it holds, for data, ZeRO,
+tensor, pipeline, expert and context parallelism and their combinations, from any config the ledger engine reads.
+
+Formulas and where they come from:
+
+- Ring collectives over n ranks on a buffer of S bytes (Patarasuk & Yuan 2009, "Bandwidth optimal all-reduce
+  algorithms for clusters of workstations"; NCCL's performance notes): reduce-scatter and all-gather each take
+  n - 1 steps in which every rank sends one chunk of S/n, (n - 1)/n · S per rank; all-reduce is a
+  reduce-scatter then an all-gather, 2(n - 1)/n · S. An all-to-all in which each rank holds S bytes, S/n for
+  every rank, sends (n - 1)/n · S. ``collective_bytes``; tests/test_parallel.py counts them in a simulated ring.
+- ZeRO (Rajbhandari et al. 2020, arXiv 1910.02054, section 7): with Ψ parameters plain data parallelism and
+  stages 1 and 2 move 2Ψ elements per rank per step (a reduce-scatter of the gradients and an all-gather of the
+  weights, the same as one all-reduce); stage 3 moves 3Ψ (the weights are all-gathered again for the backward
+  pass). ``dp_bytes``.
+- Megatron-LM tensor parallelism (Shoeybi et al. 2019, arXiv 1909.08053, section 3): per layer two all-reduces of
+  the b·s·h activations in the forward pass (after attention, after the MLP) and two in the backward pass; with
+  sequence parallelism (Korthikanti et al. 2022, arXiv 2205.05198, section 4.2.2) each all-reduce becomes an
+  all-gather plus a reduce-scatter of the same total volume. ``tp_bytes``.
+- Pipeline parallelism: the bubble of GPipe (Huang et al. 2019, arXiv 1811.06965) and of 1F1B with p stages and
+  m micro-batches is (p - 1)/(m + p - 1) of the step; the interleaved schedule with v model chunks per GPU makes
+  it (p - 1)/(v·m + p - 1) (Narayanan et al. 2021, arXiv 2104.04473, section 2.2). Under 1F1B the first stage
+  keeps at most p micro-batches' activations (same paper), so the first stage holds min(p, m)/p of one
+  micro-batch's activations for the whole model. Each stage sends one activation tensor forward and receives
+  one gradient back per micro-batch. ``bubble``, ``pp_bytes``.
+- Expert parallelism: each MoE layer dispatches every token to its top-k experts and combines the results, an
+  all-to-all each way in the forward pass and again in the backward pass. DeepSeek-V3 (arXiv 2412.19437,
+  section 3.2.2 and its config: n_group 8 groups of experts, one per node, topk_group 4) limits each token to
+  at most M = 4 nodes and sends it once per node over the network, then forwards it inside the node over NVLink.
+  ``ep_all_to_all_bytes_per_token``, ``ep_bytes``.
+- Context parallelism (Llama 3, arXiv 2407.21783, section 3.3.2): the sequence is split over cp ranks; each
+  attention layer all-gathers the keys and values in the forward pass and reduce-scatters their gradients in the
+  backward pass. ``cp_bytes``.
+- When communication hides behind compute (the Scaling Book, "How to Scale Your Model", chapter on rooflines and
+  on training): a step's communication can overlap its compute when compute time ≥ communication time, i.e. when
+  its FLOPs per byte sent exceed the device's FLOP/s per byte/s of the link. ``overlap_ratio``.
+
+Memory per GPU extends C9's ledger (experiments.ledger.training): the model states per rank are split over
+tp·pp (and the routed experts over ep), then ZeRO shards them over the data-parallel ranks (the routed experts
+over dp/ep, the ranks holding the same experts); the activations are the ledger's for one micro-batch of seq/cp
+tokens with tp (and sequence parallelism), times min(p, m)/p. Stages are taken as equal (ceil of layers / pp).
+All byte counts are exact Fractions or ints; nothing here reads a file.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from math import ceil, comb
+
+from ..ledger import Ledger
+from ..ledger.training import RECIPES, TrainSetup, training_memory
+from ..ledger.tree import Node
+from .devices import Device, fits
+
+KINDS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
+
+
+def collective_bytes(kind: str, size_bytes: int, n: int) -> Fraction:
+    """Bytes each of n ranks sends in a ring collective on a buffer of size_bytes (the whole buffer: the
+    all-reduced tensor, the gathered result, the scattered input, or one rank's all-to-all input)."""
+    if kind not in KINDS:
+        raise ValueError(f"kind: expected one of {KINDS}, got {kind!r}")
+    if n < 1:
+        raise ValueError(f"n: expected at least 1 rank, got {n!r}")
+    share = Fraction(n - 1, n) * size_bytes
+    return 2 * share if kind == "all_reduce" else share
+
+
+def bubble(p: int, m: int, v: int = 1) -> Fraction:
+    """The idle share of a pipeline step: (p - 1)/(v·m + p - 1) for p stages, m micro-batches, v chunks per GPU."""
+    return Fraction(p - 1, v * m + p - 1)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One way of spreading a training step over tp·pp·cp·dp GPUs; ep of the dp ranks share one MoE layer's
+    experts (ep divides dp). micro_batch sequences of seq_len tokens per micro-batch, micro_batches per step
+    (the pipeline's m, also the gradient-accumulation steps)."""
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1
+    ep: int = 1
+    cp: int = 1
+    zero: int = 0
+    seq_len: int = 4096
+    micro_batch: int = 1
+    micro_batches: int = 1
+    sp: bool = True             # sequence parallelism with tp > 1
+    recipe: str = "mixed_adamw"
+    recompute: str = "none"
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp * self.cp * self.dp
+
+    def problems(self) -> list[str]:
+        out = []
+        for key in ("tp", "pp", "dp", "ep", "cp", "seq_len", "micro_batch", "micro_batches"):
+            v = getattr(self, key)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                out.append(f"{key}: expected a positive integer, got {v!r}")
+        if not out and self.dp % self.ep:
+            out.append(f"ep: expected a divisor of dp = {self.dp}, got {self.ep}")
+        if not out and self.seq_len % self.cp:
+            out.append(f"cp: expected a divisor of seq_len = {self.seq_len}, got {self.cp}")
+        if self.zero not in (0, 1, 2, 3):
+            out.append(f"zero: expected 0, 1, 2 or 3, got {self.zero!r}")
+        return out
+
+    def validated(self) -> Layout:
+        problems = self.problems()
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
+# -- parameters ---------------------------------------------------------------------------------------------------
+def routed_params(ledger: Ledger, mtp: bool = True) -> int:
+    """Parameters of the routed experts (every copy of every MoE layer; the MTP modules' too unless mtp=False):
+    the tensors expert parallelism splits. 0 for a dense model."""
+    def go(node: Node, mult: int) -> int:
+        if node.kind == "mtp" and not mtp:
+            return 0
+        if node.n > 1 and node.n_active is not None:
+            return mult * node.count
+        return sum(go(c, mult * node.n) for c in node.children)
+    return go(ledger.root, 1)
+
+
+def state_bytes(ledger: Ledger, lay: Layout) -> int:
+    """Model-state bytes on one GPU: every tensor split tp·pp ways (1-D ones too: a simplification of under
+    0.1% for the models here), routed experts also ep ways; each component sharded over the data-parallel ranks
+    holding the same tensors once its ZeRO stage is reached (dp for the rest, dp/ep for the routed experts)."""
+    routed = routed_params(ledger)
+    rest = ledger.total - routed
+    shards = {"weights": 3, "grads": 2, "optimizer": 1}
+    total = Fraction(0)
+    for comp in RECIPES[lay.recipe]:
+        sharded = lay.zero >= shards[comp.shard]
+        for n, group in ((rest, lay.dp), (Fraction(routed, lay.ep), lay.dp // lay.ep)):
+            total += Fraction(n * comp.bytes, lay.tp * lay.pp * (group if sharded else 1))
+    return ceil(total)
+
+
+def activation_bytes(ledger: Ledger, lay: Layout) -> int:
+    """Activation bytes on the first pipeline stage (the one holding the most under 1F1B): C9's ledger for one
+    micro-batch of seq_len/cp tokens with tp and sequence parallelism, its layers' part times min(p, m)/p, plus
+    the loss part (taken on the same GPU: a bound for the last stage too)."""
+    mem = training_memory(ledger, TrainSetup(recipe=lay.recipe, micro_batch=lay.micro_batch,
+                                             seq_len=lay.seq_len // lay.cp, tp=lay.tp, sp=lay.sp and lay.tp > 1,
+                                             recompute=lay.recompute))
+    layers = Fraction(mem.part("activations") * min(lay.pp, lay.micro_batches), lay.pp)
+    return ceil(layers) + mem.part("loss")
+
+
+def memory_per_gpu(ledger: Ledger, lay: Layout) -> dict[str, int]:
+    states, acts = state_bytes(ledger, lay), activation_bytes(ledger, lay)
+    return {"states": states, "activations": acts, "total": states + acts}
+
+
+# -- communication per step ---------------------------------------------------------------------------------------
+def dp_bytes(params: Fraction | int, n: int, zero: int, grad_bytes: int = 2) -> Fraction:
+    """Bytes one data-parallel rank sends per step to keep `params` parameters in sync over n ranks: one
+    all-reduce of the gradients (2Ψ; ZeRO 1 and 2: reduce-scatter + all-gather, the same), ZeRO-3 3Ψ."""
+    volume = collective_bytes("all_reduce", 1, n) * params * grad_bytes
+    return volume * Fraction(3, 2) if zero == 3 else volume
+
+
+def tp_bytes(d_model: int, layers: int, tokens: int, tp: int, act_bytes: int = 2) -> Fraction:
+    """Bytes one tensor-parallel rank sends per micro-batch: 4 all-reduces (2 forward, 2 backward) of the
+    tokens·d_model activations per layer (with sequence parallelism the same volume as all-gathers and
+    reduce-scatters)."""
+    return 4 * layers * collective_bytes("all_reduce", tokens * d_model * act_bytes, tp)
+
+
+def pp_bytes(d_model: int, tokens: int, pp: int, tp: int = 1, act_bytes: int = 2) -> Fraction:
+    """Bytes one pipeline stage sends per micro-batch: its output activations forward and its input's gradient
+    back (tokens·d_model each; with tp the ranks of a stage split them tp ways, Megatron's scatter/gather)."""
+    if pp == 1:
+        return Fraction(0)
+    return Fraction(2 * tokens * d_model * act_bytes, tp)
+
+
+def cp_bytes(kv_elems_per_token: int, attn_layers: int, tokens: int, cp: int, act_bytes: int = 2) -> Fraction:
+    """Bytes one context-parallel rank sends per micro-batch: per attention layer an all-gather of the keys and
+    values (tokens·kv elements) forward and a reduce-scatter of their gradients backward."""
+    kv = tokens * kv_elems_per_token * act_bytes
+    return 2 * attn_layers * collective_bytes("all_gather", kv, cp)
+
+
+def expected_nodes(n_experts: int, nodes: int, k: int) -> Fraction:
+    """How many distinct nodes a token's k experts sit on, expected over uniform random choices of k of
+    n_experts (experts spread evenly over the nodes): nodes·(1 - C(E - E/nodes, k)/C(E, k))."""
+    per = n_experts // nodes
+    return nodes * (1 - Fraction(comb(n_experts - per, k), comb(n_experts, k)))
+
+
+def ep_all_to_all_bytes_per_token(config: dict, dispatch_bytes: int = 1, combine_bytes: int = 2) -> dict:
+    """The all-to-all bytes one token causes per MoE layer in the forward pass, from the config's keys:
+    hidden_size, num_experts_per_tok (k), and for node-limited routing n_group (groups = nodes) and topk_group
+    (M, the most nodes a token reaches). dispatch in FP8 (1 byte), combine in BF16 (2), as DeepSeek-V3
+    (section 3.3.2) does. Per token: `dispatch`/`combine` to every expert copy (k·h each); `cross_node_*` what
+    leaves the node with node-limited routing (once per node: M·h), `unlimited_nodes` the expected nodes
+    without the limit."""
+    h, k = config["hidden_size"], config["num_experts_per_tok"]
+    out = {"hidden_size": h, "top_k": k, "dispatch": k * h * dispatch_bytes, "combine": k * h * combine_bytes}
+    if config.get("n_group") and config.get("topk_group"):
+        m, groups = config["topk_group"], config["n_group"]
+        experts = int(config.get("n_routed_experts") or config["num_experts"])
+        out |= {"nodes_max": m, "groups": groups, "cross_node_dispatch": m * h * dispatch_bytes,
+                "cross_node_combine": m * h * combine_bytes,
+                "unlimited_nodes": expected_nodes(experts, groups, k)}
+    return out
+
+
+def ep_bytes(d_model: int, top_k: int, moe_layers: int, tokens: int, ep: int, act_bytes: int = 2) -> Fraction:
+    """Bytes one expert-parallel rank sends per micro-batch: per MoE layer 4 all-to-alls (dispatch and combine,
+    forward and backward) of its tokens' k copies, tokens·k·d_model elements; the (ep - 1)/ep share bound for
+    other ranks (uniform routing)."""
+    return 4 * moe_layers * collective_bytes("all_to_all", tokens * top_k * d_model * act_bytes, ep)
+
+
+def per_step_comm(ledger: Ledger, lay: Layout) -> dict[str, Fraction]:
+    """Bytes one GPU sends per optimiser step, by kind of parallelism, and their sum ("total")."""
+    lay = lay.validated()
+    arch = ledger.arch
+    layers = ceil(Fraction(arch.n_layers, lay.pp))
+    tokens = lay.micro_batch * lay.seq_len // lay.cp
+    m = lay.micro_batches
+    routed = routed_params(ledger)
+    rest = Fraction(ledger.total - routed, lay.tp * lay.pp)
+    experts = Fraction(routed, lay.tp * lay.pp * lay.ep)
+    out = {"dp": dp_bytes(rest, lay.dp, lay.zero) + dp_bytes(experts, lay.dp // lay.ep, lay.zero),
+           "tp": m * tp_bytes(arch.d_model, layers, tokens, lay.tp),
+           "pp": m * pp_bytes(arch.d_model, tokens, lay.pp, lay.tp),
+           "ep": Fraction(0), "cp": Fraction(0)}
+    if arch.moe is not None:
+        moe_layers = ceil(Fraction(arch.moe.n_moe_layers, lay.pp))
+        out["ep"] = m * ep_bytes(arch.d_model, arch.moe.top_k, moe_layers, tokens, lay.ep)
+    attn = ceil(Fraction(sum(t != "linear_attention" for t in arch.layer_types), lay.pp))
+    out["cp"] = m * cp_bytes(arch.kv_elems_per_token, attn, tokens, lay.cp)
+    out["total"] = sum(out.values(), Fraction(0))
+    return out
+
+
+def overlap_ratio(flops: int | Fraction, comm_bytes: int | Fraction, flops_per_s: int | Fraction,
+                  link_bytes_per_s: int | Fraction) -> Fraction:
+    """Compute time over communication time, (flops / comm_bytes) / (flops_per_s / link_bytes_per_s): at 1 or
+    more the communication can hide behind the compute (Scaling Book: arithmetic intensity per byte sent
+    against the device's FLOP/s per byte/s of the link)."""
+    return Fraction(flops) / Fraction(comm_bytes) / (Fraction(flops_per_s) / Fraction(link_bytes_per_s))
+
+
+# -- the planner --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Plan:
+    layout: Layout
+    memory: dict[str, int]
+    comm: dict[str, Fraction]
+    bubble: Fraction
+    fits: bool
+
+
+def _powers(top: int) -> list[int]:
+    return [1 << i for i in range(top.bit_length()) if 1 << i <= top]
+
+
+def plan(ledger: Ledger, gpus: int, dev: Device, seq_len: int, global_batch: int, micro_batch: int = 1,
+         tp_max: int = 8, cp_max: int = 16, zeros: tuple[int, ...] = (1, 2, 3), recompute: str = "none",
+         fitting_only: bool = True) -> list[Plan]:
+    """Candidate layouts for `gpus` GPUs (tp, pp, cp, ep powers of two; tp within a node of tp_max GPUs, cp up to
+    cp_max; ep a divisor of dp and of the expert count; global_batch sequences per step split into
+    dp·micro_batch-sized micro-batches), each with its memory per GPU and bytes per step; only those that fit unless fitting_only is
+    False. Sorted by bytes sent per step."""
+    arch = ledger.arch
+    n_experts = arch.moe.n_experts if arch.moe else 1
+    out = []
+    for tp in _powers(tp_max):
+        for pp in _powers(min(gpus // tp, arch.n_layers)):
+            for cp in _powers(min(gpus // (tp * pp), cp_max)):
+                if gpus % (tp * pp * cp) or seq_len % cp:
+                    continue
+                dp = gpus // (tp * pp * cp)
+                if global_batch % (dp * micro_batch):
+                    continue
+                m = global_batch // (dp * micro_batch)
+                for ep in (e for e in _powers(dp) if dp % e == 0 and n_experts % e == 0):
+                    for zero in zeros:
+                        lay = Layout(tp=tp, pp=pp, dp=dp, ep=ep, cp=cp, zero=zero, seq_len=seq_len,
+                                     micro_batch=micro_batch, micro_batches=m, recompute=recompute)
+                        mem = memory_per_gpu(ledger, lay)
+                        ok = fits(mem["total"], dev)
+                        if ok or not fitting_only:
+                            out.append(Plan(lay, mem, per_step_comm(ledger, lay), bubble(pp, m), ok))
+    return sorted(out, key=lambda p: p.comm["total"])
+
