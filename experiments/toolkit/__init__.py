@@ -22,6 +22,8 @@ lesson (tests/test_layers.py holds this, lazy imports inside functions included)
     scaling.py        published scaling-law fits, compute-optimal N and D, training FLOPs per token beyond 6N
     devices.py        the GPUs memory is weighed against, each with the bytes its driver reports and where that
                       figure comes from; the one unit rule of every "does it fit" (bytes against those bytes)
+    parallel.py       parallel training (C10): ring collectives' bytes, ZeRO/TP/PP/EP/CP bytes per step, the
+                      pipeline bubble, EP's all-to-all per token, memory per GPU and a planner of layouts that fit
     stored.py         a widget's derived data file (the stored runs, the measured step), or its error naming the
                       command that makes it
     bpe.py            byte-level BPE (train merge by merge, bounded; encode; decode), GPT-2's and Qwen's

@@ -269,8 +269,8 @@ def plan(ledger: Ledger, gpus: int, dev: Device, seq_len: int, global_batch: int
          fitting_only: bool = True) -> list[Plan]:
     """Candidate layouts for `gpus` GPUs (tp, pp, cp, ep powers of two; tp within a node of tp_max GPUs, cp up to
     cp_max; ep a divisor of dp and of the expert count; global_batch sequences per step split into
-    dp·micro_batch-sized micro-batches), each with its memory per GPU and bytes per step; only those that fit unless fitting_only is
-    False. Sorted by bytes sent per step."""
+    dp·micro_batch-sized micro-batches), each with its memory per GPU and bytes per step; only those that fit
+    unless fitting_only is False. Sorted by bytes sent per step."""
     arch = ledger.arch
     n_experts = arch.moe.n_experts if arch.moe else 1
     out = []
