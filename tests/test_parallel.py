@@ -233,3 +233,25 @@ def test_deepseek_v3_layout_is_among_the_plans_that_fit():
                for p in plans)
     bare = P.memory_per_gpu(ledger, P.Layout(pp=16, dp=128, ep=64, zero=1, seq_len=4096, micro_batches=120))
     assert bare["total"] > H100.bytes
+
+
+def test_tensor_pipeline_and_context_bytes_recounted_for_llama3_405b():
+    ledger = ledger_of(LLAMA3_405B)
+    s, h, m = 8192, 16384, 16
+    comm = P.per_step_comm(ledger, P.Layout(tp=8, pp=16, dp=128, zero=3, seq_len=s, micro_batches=m))
+    layers = 8    # 126 layers over 16 stages: the fullest stage holds 8
+    # Megatron: 4 all-reduces per layer and micro-batch (2 forward, 2 backward) of s·h bf16 values over 8 ranks
+    assert comm["tp"] == m * layers * 4 * 2 * Fraction(7, 8) * s * h * 2
+    # one activation forward and one gradient back per micro-batch, split over the stage's 8 tensor ranks
+    assert comm["pp"] == m * 2 * s * h * 2 // 8
+    assert comm["cp"] == 0 and comm["ep"] == 0
+    # context parallelism 16 on 128K tokens: an all-gather of K and V (8 KV heads x 128 x 2 per token, one head on
+    # each of the 8 tensor ranks) forward, a reduce-scatter of their gradients back; each rank sends 15 of 16 parts
+    cp = P.per_step_comm(ledger, P.Layout(tp=8, pp=16, cp=16, dp=8, zero=3, seq_len=131072, micro_batches=m))
+    assert cp["cp"] == m * layers * 2 * Fraction(15, 16) * 131072 * (2 * 1 * 128) * 2
+
+
+def test_layout_problems():
+    assert P.Layout(dp=8, ep=3).problems() == ["ep: expected a divisor of dp = 8, got 3"]
+    with pytest.raises(ValueError):
+        P.per_step_comm(ledger_of(LLAMA3_405B), P.Layout(seq_len=100, cp=3))

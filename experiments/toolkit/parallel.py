@@ -29,7 +29,7 @@ Formulas and where they come from:
   ``ep_all_to_all_bytes_per_token``, ``ep_bytes``.
 - Context parallelism (Llama 3, arXiv 2407.21783, section 3.3.2): the sequence is split over cp ranks; each
   attention layer all-gathers the keys and values in the forward pass and reduce-scatters their gradients in the
-  backward pass. ``cp_bytes``.
+  backward pass (split over tp like the heads). ``cp_bytes``.
 - When communication hides behind compute (the Scaling Book, "How to Scale Your Model", chapter on rooflines and
   on training): a step's communication can overlap its compute when compute time ≥ communication time, i.e. when
   its FLOPs per byte sent exceed the device's FLOP/s per byte/s of the link. ``overlap_ratio``.
@@ -180,11 +180,14 @@ def pp_bytes(d_model: int, tokens: int, pp: int, tp: int = 1, act_bytes: int = 2
     return Fraction(2 * tokens * d_model * act_bytes, tp)
 
 
-def cp_bytes(kv_elems_per_token: int, attn_layers: int, tokens: int, cp: int, act_bytes: int = 2) -> Fraction:
-    """Bytes one context-parallel rank sends per micro-batch: per attention layer an all-gather of the keys and
-    values (tokens·kv elements) forward and a reduce-scatter of their gradients backward."""
-    kv = tokens * kv_elems_per_token * act_bytes
-    return 2 * attn_layers * collective_bytes("all_gather", kv, cp)
+def cp_bytes(kv_elems_per_token: int, attn_layers: int, tokens: int, cp: int, tp: int = 1,
+             act_bytes: int = 2) -> Fraction:
+    """Bytes one context-parallel rank sends per micro-batch of `tokens` tokens (the whole sequences, split cp
+    ways): per attention layer an all-gather of the keys and values (tokens·kv elements, the cache's elements per
+    token: MLA's latent) forward and a reduce-scatter of their gradients backward; with tp the ranks of a
+    tensor-parallel group hold 1/tp of the heads' keys and values each."""
+    kv = Fraction(tokens * kv_elems_per_token * act_bytes, tp)
+    return 2 * attn_layers * collective_bytes("all_gather", 1, cp) * kv
 
 
 def expected_nodes(n_experts: int, nodes: int, k: int) -> Fraction:
@@ -237,7 +240,7 @@ def per_step_comm(ledger: Ledger, lay: Layout) -> dict[str, Fraction]:
         moe_layers = ceil(Fraction(arch.moe.n_moe_layers, lay.pp))
         out["ep"] = m * ep_bytes(arch.d_model, arch.moe.top_k, moe_layers, tokens, lay.ep)
     attn = ceil(Fraction(sum(t != "linear_attention" for t in arch.layer_types), lay.pp))
-    out["cp"] = m * cp_bytes(arch.kv_elems_per_token, attn, tokens, lay.cp)
+    out["cp"] = m * cp_bytes(arch.kv_elems_per_token, attn, lay.micro_batch * lay.seq_len, lay.cp, lay.tp)
     out["total"] = sum(out.values(), Fraction(0))
     return out
 
