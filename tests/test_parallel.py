@@ -294,3 +294,24 @@ def test_layout_problems():
     assert P.Layout(dp=8, ep=3).problems() == ["ep: expected a divisor of dp = 8, got 3"]
     with pytest.raises(ValueError):
         P.per_step_comm(ledger_of(LLAMA3_405B), P.Layout(seq_len=100, cp=3))
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "data/models").glob("*/config.json")), ids=lambda p: p.parent.name)
+def test_every_model_gets_memory_communication_and_its_all_to_all(path):
+    from experiments.ledger import unwrap
+    config = json.loads(path.read_text(encoding="utf-8"))
+    ledger = ledger_of(unwrap(config))
+    moe = ledger.arch.moe
+    ep = 8 if moe is not None and moe.n_experts % 8 == 0 else 1
+    lay = P.Layout(tp=2, pp=2, dp=8, ep=ep, cp=2, zero=1, seq_len=4096, micro_batches=4)
+    mem, comm = P.memory_per_gpu(ledger, lay), P.per_step_comm(ledger, lay)
+    assert mem["states"] > 0 and mem["activations"] > 0 and comm["dp"] > 0 and comm["tp"] > 0
+    assert (comm["ep"] > 0) == (ep > 1)
+    if moe is None:
+        with pytest.raises(ValueError):
+            P.ep_all_to_all_bytes_per_token(config)
+        return
+    a2a = P.ep_all_to_all_bytes_per_token(config)
+    assert a2a["dispatch"] == moe.top_k * ledger.arch.d_model
+    # only DeepSeek-V3 and V3.2 limit a token to some of the groups (GLM-5 and others set n_group 1: no limit)
+    assert ("nodes_max" in a2a) == (path.parent.name in ("deepseek-v3", "deepseek-v3.2"))

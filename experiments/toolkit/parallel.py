@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil, comb
 
-from ..ledger import Ledger
+from ..ledger import Ledger, ledger_of, unwrap
 from ..ledger.training import RECIPES, TrainSetup, training_memory
 from ..ledger.tree import Node
 from .devices import Device, fits
@@ -198,20 +198,25 @@ def expected_nodes(n_experts: int, nodes: int, k: int) -> Fraction:
 
 
 def ep_all_to_all_bytes_per_token(config: dict, dispatch_bytes: int = 1, combine_bytes: int = 2) -> dict:
-    """The all-to-all bytes one token causes per MoE layer in the forward pass, from the config's keys:
-    hidden_size, num_experts_per_tok (k), and for node-limited routing n_group (groups = nodes) and topk_group
-    (M, the most nodes a token reaches). dispatch in FP8 (1 byte), combine in BF16 (2), as DeepSeek-V3
-    (section 3.3.2) does. Per token: `dispatch`/`combine` to every expert copy (k·h each); `cross_node_*` what
-    leaves the node with node-limited routing (once per node: M·h), `unlimited_nodes` the expected nodes
-    without the limit."""
-    h, k = config["hidden_size"], config["num_experts_per_tok"]
-    out = {"hidden_size": h, "top_k": k, "dispatch": k * h * dispatch_bytes, "combine": k * h * combine_bytes}
-    if config.get("n_group") and config.get("topk_group"):
-        m, groups = config["topk_group"], config["n_group"]
-        experts = int(config.get("n_routed_experts") or config["num_experts"])
+    """The all-to-all bytes one token causes per MoE layer in the forward pass: the width h and the experts per
+    token k as the engine reads them (hidden_size and num_experts_per_tok for DeepSeek-V3), and for node-limited
+    routing the config's n_group (groups of experts = nodes) and topk_group (M, the most groups a token reaches;
+    n_group 1 means no limit). Dispatch in FP8 (1 byte), combine in BF16 (2), as DeepSeek-V3 (section 3.3.2)
+    does. Per token: `dispatch`/`combine` to every expert copy (k·h each); with node-limited routing
+    `cross_node_*`, what leaves the node sent once per node (M·h), and `unlimited_nodes`, the nodes a token's k
+    experts would sit on (expected, uniform routing) without the limit. A ValueError for a dense model."""
+    text = unwrap(config)
+    moe = ledger_of(text).arch.moe
+    if moe is None:
+        raise ValueError("这个模型没有路由专家")
+    h, k = ledger_of(text).arch.d_model, moe.top_k
+    keys = text.get("text_config", text)
+    out: dict = {"hidden_size": h, "top_k": k, "dispatch": k * h * dispatch_bytes, "combine": k * h * combine_bytes}
+    groups, m = keys.get("n_group") or 1, keys.get("topk_group") or 1
+    if groups > 1 and m < groups:
         out |= {"nodes_max": m, "groups": groups, "cross_node_dispatch": m * h * dispatch_bytes,
                 "cross_node_combine": m * h * combine_bytes,
-                "unlimited_nodes": expected_nodes(experts, groups, k)}
+                "unlimited_nodes": expected_nodes(moe.n_experts, groups, k)}
     return out
 
 
