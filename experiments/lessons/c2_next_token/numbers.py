@@ -17,8 +17,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from ...errors import CourseError
 from ...expr import RealDiv, Sym
+from ...toolkit.stored import document
 
 STORED = "课程训练代码在构建时训练好的小模型"     # data/train_speaker.json
 TRAINER = "课程的训练代码"
@@ -30,11 +30,7 @@ TIED_MODELS = ("gpt2", "gemma_2_9b", "llama7b", "qwen3_8b", "anchor")
 
 
 def _speaker(data) -> dict:
-    doc = (data or {}).get("train_speaker")
-    if not doc:
-        raise CourseError("data/train_speaker.json: missing or empty; make it with: "
-                          "python -m experiments.train.runs --group speaker")
-    return doc
+    return document(data, "train_speaker")
 
 
 def measure(doc: dict) -> dict:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from ...errors import CourseError
 from ...expr import Const, RealDiv, Sqrt, Sym
 from ...labels import tensor_label
+from ...toolkit.stored import document
 
 USABLE = Fraction(1, 10)      # a learning rate is usable when its final loss is within 10% of the sweep's best
 RUNS = "课程训练代码预先算好的训练记录"      # data/train_runs.json, by python -m experiments.train.runs
@@ -26,10 +26,7 @@ COMPUTE = {"e20": 10 ** 20, "e23": 10 ** 23}
 
 
 def _runs(data) -> dict:
-    runs = (data or {}).get("train_runs")
-    if not runs:
-        raise CourseError("data/train_runs.json: missing or empty; make it with: python -m experiments.train.runs")
-    return runs
+    return document(data, "train_runs")
 
 
 class _WithSources:

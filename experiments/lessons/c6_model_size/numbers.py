@@ -12,6 +12,7 @@ import math
 from ...expr import Const, Sym
 from ...toolkit import scaling as S
 from ...toolkit.model_numbers import LEDGER
+from ...toolkit.stored import document
 from . import BUDGETS, PLACED
 
 FIT_SRC = {"chinchilla": "Hoffmann 等 2022 的方法三拟合（四舍五入后的发表值），闭式解 N_opt = G·(C/6)^(β/(α+β))",
@@ -262,12 +263,8 @@ def _own(reg, cited, data) -> None:
     share of N that is the embedding, how far another seed moves a loss and the optimum)."""
     from fractions import Fraction
 
-    from ...errors import CourseError
     from . import own_fit
-    grid = data.get("train_isoflop")
-    if not grid:
-        raise CourseError("data/train_isoflop.json: missing or empty; make it with: "
-                          "python -m experiments.train.runs --group isoflop")
+    grid = document(data, "train_isoflop")
     runs = grid["runs"]
     f = own_fit.fit(runs)
     src = (OWN_SRC,)

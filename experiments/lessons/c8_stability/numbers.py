@@ -11,6 +11,7 @@ from fractions import Fraction
 
 from ...errors import CourseError
 from ...expr import Const, RealDiv, Sqrt, Sym
+from ...toolkit.stored import document
 from . import calc
 
 RUNS = "课程训练代码预先算好的稳定性训练记录"      # data/train_stability.json
@@ -40,11 +41,7 @@ def grid_key(toggles: list, on: tuple) -> str:
 
 
 def _runs(data) -> dict:
-    runs = (data or {}).get("train_stability")
-    if not runs:
-        raise CourseError("data/train_stability.json: missing or empty; make it with: "
-                          "python -m experiments.train.runs --group stability")
-    return runs
+    return document(data, "train_stability")
 
 
 def _f(x) -> Fraction:
@@ -71,10 +68,7 @@ def _lr_sweep(reg, data) -> None:
     """Final loss against learning rate for each fix (Wortsman et al. 2023's LR sensitivity and the range of lrs
     within LR_MARGIN of the best), and the deeper model's Post-LN runs with and without warmup."""
     from .widgets import DEPTH_ZH, FIX_ZH
-    doc = data.get("train_lr_sweep")
-    if not doc:
-        raise CourseError("data/train_lr_sweep.json: missing or empty; make it with: "
-                          "python -m experiments.train.runs --group lr_sweep")
+    doc = document(data, "train_lr_sweep")
     setting, lrs, seeds = SWEEP + "的设定", doc["lrs"], doc["seeds"]
     reg.add("c8.lrs.n", "学习率扫描里的学习率个数", value=len(lrs), sources=(setting,), kind="count")
     reg.add("c8.lrs.seeds", "学习率扫描每个设定重跑的随机种子数", value=len(seeds), sources=(setting,), kind="count")
