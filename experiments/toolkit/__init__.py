@@ -21,7 +21,10 @@ lesson (tests/test_layers.py holds this, lazy imports inside functions included)
     derivations.py    a config's generic numbers with the derivation rows a page shows
     scaling.py        published scaling-law fits, compute-optimal N and D, training FLOPs per token beyond 6N
     devices.py        the GPUs memory is weighed against, each with the bytes its driver reports and where that
-                      figure comes from; the one unit rule of every "does it fit" (bytes against those bytes)
+                      figure comes from; the one unit rule of every "does it fit" (bytes against those bytes);
+                      bandwidth and dense BF16/FP8 FLOP/s from the datasheets
+    serving.py        inference (C14): decode and prefill rooflines, the batch where decode turns compute-bound,
+                      KV cache beside the weights (paged), MoE experts a batch reads, BF16/FP8/INT8/INT4 weights
     parallel.py       parallel training (C10): ring collectives' bytes, ZeRO/TP/PP/EP/CP bytes per step, the
                       pipeline bubble, EP's all-to-all per token, memory per GPU and a planner of layouts that fit
     stored.py         a widget's derived data file (the stored runs, the measured step), or its error naming the

@@ -11,6 +11,11 @@ The figures, per device: the marketed capacity from NVIDIA's datasheet; memory.t
 that card (recent drivers, ECC on where the card has it), read from published nvidia-smi outputs; for the H100
 and the H200 also the byte count PyTorch reports (85,520,809,984 and 150,754,820,096, exactly those MiB).
 The table's key is the marketed GB, the value the pages' device choices send.
+
+Speed, for the inference roofline (toolkit/serving.py): peak memory bandwidth in bytes/s and dense (no 2:4
+sparsity) tensor-core FLOP/s in BF16 and in FP8, from the vendor's datasheet. NVIDIA's Hopper datasheets print
+tensor FLOP/s "with sparsity"; the dense figure is half of it (the datasheet's own footnote). None where the card has
+no such tensor-core path (V100: no BF16, no FP8; A100: no FP8). Bandwidth is TB/s = 10^12 bytes/s.
 """
 from __future__ import annotations
 
@@ -25,6 +30,10 @@ class Device:
     name: str           # the product, as the pages name it
     mib: int            # memory.total the driver reports (nvidia-smi), MiB
     source: str         # where the marketed figure and the reported one come from (shown with the numbers)
+    bandwidth: int      # peak memory bandwidth, bytes/s (datasheet)
+    bf16_flops: int | None   # dense BF16 tensor-core FLOP/s (datasheet); None: the card has none
+    fp8_flops: int | None    # dense FP8 tensor-core FLOP/s (datasheet); None: the card has none
+    speed_source: str   # where bandwidth and FLOP/s come from (URL and what it prints)
 
     @property
     def bytes(self) -> int:
@@ -37,16 +46,36 @@ class Device:
 
 
 _SMI = "nvidia-smi 报告的 memory.total"
+_T = 10**12
+_HOPPER_NOTE = "（数据手册印的是含 2:4 稀疏的峰值，稠密为其一半）"
 DEVICES: dict[str, Device] = {d.key: d for d in (
-    Device("16", "V100 SXM2 16GB", 16384, f"NVIDIA V100 数据手册：16GB HBM2；{_SMI} 为 16,384 MiB"),
-    Device("24", "GeForce RTX 4090", 24564, f"NVIDIA GeForce RTX 4090 规格：24GB GDDR6X；{_SMI} 为 24,564 MiB"),
-    Device("40", "A100 SXM4 40GB", 40960, f"NVIDIA A100 数据手册：40GB HBM2；{_SMI} 为 40,960 MiB"),
+    Device("16", "V100 SXM2 16GB", 16384, f"NVIDIA V100 数据手册：16GB HBM2；{_SMI} 为 16,384 MiB",
+           900 * 10**9, None, None,
+           "NVIDIA V100 数据手册 https://images.nvidia.com/content/technologies/volta/pdf/"
+           "volta-v100-datasheet-update-us-1165301-r5.pdf ：带宽 900 GB/s；张量核只有 FP16（125 TFLOPS），"
+           "没有 BF16、FP8"),
+    Device("24", "GeForce RTX 4090", 24564, f"NVIDIA GeForce RTX 4090 规格：24GB GDDR6X；{_SMI} 为 24,564 MiB",
+           1008 * 10**9, 165_200 * 10**9, 330_300 * 10**9,
+           "NVIDIA Ada Lovelace 架构白皮书 https://images.nvidia.com/aem-dam/Solutions/geforce/ada/"
+           "nvidia-ada-gpu-architecture.pdf 附录表：RTX 4090 带宽 1,008 GB/s；BF16 张量（FP32 累加）"
+           "165.2 TFLOPS、FP8 张量（FP32 累加）330.3 TFLOPS，均为稠密"),
+    Device("40", "A100 SXM4 40GB", 40960, f"NVIDIA A100 数据手册：40GB HBM2；{_SMI} 为 40,960 MiB",
+           1555 * 10**9, 312 * _T, None,
+           "NVIDIA A100 数据手册 https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
+           "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf ：A100 40GB SXM 带宽 1,555 GB/s；BF16 张量 "
+           "312 TFLOPS（稀疏 624）；没有 FP8"),
     Device("80", "H100 SXM 80GB", 81559,
            f"NVIDIA H100 数据手册：H100 SXM 80GB HBM3；{_SMI} 为 81,559 MiB"
-           "（PyTorch 的 total_memory 为 85,520,809,984 字节）"),
+           "（PyTorch 的 total_memory 为 85,520,809,984 字节）",
+           3350 * 10**9, 989 * _T, 1979 * _T,
+           "NVIDIA H100 数据手册 https://www.nvidia.com/en-us/data-center/h100/ ：H100 SXM 带宽 3.35 TB/s；"
+           f"BF16 张量 1,979 TFLOPS、FP8 张量 3,958 TFLOPS{_HOPPER_NOTE}，即稠密 989 与 1,979 TFLOPS"),
     Device("141", "H200 141GB", 143771,
            f"NVIDIA H200 数据手册：141GB HBM3e；{_SMI} 为 143,771 MiB"
-           "（PyTorch 的 total_memory 为 150,754,820,096 字节）"),
+           "（PyTorch 的 total_memory 为 150,754,820,096 字节）",
+           4800 * 10**9, 989 * _T, 1979 * _T,
+           "NVIDIA H200 数据手册 https://www.nvidia.com/en-us/data-center/h200/ ：H200 SXM 带宽 4.8 TB/s；"
+           f"BF16 张量 1,979 TFLOPS、FP8 张量 3,958 TFLOPS{_HOPPER_NOTE}，即稠密 989 与 1,979 TFLOPS"),
 )}
 H100 = DEVICES["80"]
 

@@ -1,0 +1,218 @@
+"""Serving arithmetic (C14 推理): how long prefill and decode take on a device, where decode stops being limited
+by memory bandwidth, how many sequences' KV cache fit beside the weights, and what quantization changes.
+
+Every figure is a roofline (Williams, Waterman & Patterson 2009, "Roofline: an insightful visual performance model
+for multicore architectures", CACM 52(4)): a step takes at least bytes moved / memory bandwidth and at least FLOPs /
+peak FLOP/s, and the larger of the two is its time and names its bound. It is a lower bound, no kernel launch,
+no overlap loss, no communication, one device. The decode and prefill bookkeeping follows Pope et al. 2022
+(arXiv 2211.05102) and the Scaling Book's inference chapter (https://jax-ml.github.io/scaling-book/inference/):
+
+- decode, batch B, each sequence with T cached tokens: one step reads every weight matrix the step's tokens touch
+  once (toolkit.decode.StepWeights: all of a dense model; for an MoE, the top-k plus the expected further experts
+  B tokens touch, E·(1 − (1 − k/E)^B) per MoE layer under uniform independent routing, as in C11) and the B
+  sequences' KV cache (views.cache_bytes_per_sequence: min(T, window) tokens per layer plus any fixed recurrent
+  state); it does B·(2·active matmul weights + attention score FLOPs at T) (views.param_flops_per_token,
+  views.attention_score_flops). Every user gets one token per step: step time is the time per token a user
+  waits; B / step time is the device's tokens per second.
+- the crossover batch: the smallest B at which the step's FLOP time reaches its byte time. For a dense model at
+  short context it is peak FLOP/s × bytes per weight / (2 × bandwidth) (Scaling Book: decode is bandwidth-bound
+  below about that batch); the KV cache read, which grows with B·T, pushes it up, and can keep the step
+  bandwidth-bound at every batch.
+- prefill of B prompts of T tokens: weights read once (every expert touched, in practice), the cache written once,
+  FLOPs B·(T·2·active weights + Σ_{t=1..T} score FLOPs at t): causal attention over the prompt.
+- KV cache beside the weights: device bytes (what the driver reports, toolkit.devices) minus the weights'
+  bytes, divided by one sequence's cache at T tokens, allocated in blocks of 16 tokens as vLLM's PagedAttention
+  does (Kwon et al. 2023, arXiv 2309.06180; 16 is vLLM's default block size).
+- quantization: the weight matrices (views.matmul_weights; embedding table and norms stay in BF16) stored in
+  BF16, FP8, INT8 or INT4. INT8 and INT4 carry one BF16 scale per group of g weights (GPTQ / AWQ style, g = 128
+  by default): 16/g extra bits per weight, 0.125 bits at g = 128. FP8 here is per-tensor scaled (no group
+  overhead). FP8 weights multiply on FP8 tensor cores; INT8/INT4 weights are weight-only, dequantized and
+  multiplied at BF16 FLOP/s. The KV cache is stored in BF16 or FP8 (1 byte per element).
+
+Counts stay exact (ints and Fractions); seconds are Fractions too, so the browser's Python gives the same digits.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ..ledger import views
+from .decode import step_weights
+from .devices import Device
+
+SCHEMES = ("BF16", "FP8", "INT8", "INT4")     # weight storage this module weighs
+GROUPED = ("INT8", "INT4")                    # schemes with a per-group scale
+SCALE_BITS = 16                               # the group scale is stored in BF16
+KV_BYTES = {"BF16": 2, "FP8": 1}              # bytes per cache element
+PAGE_TOKENS = 16                              # vLLM's default KV block size, tokens
+CONTEXTS = (4096, 32768, 131072)              # the contexts the chapter weighs: 4K, 32K, 128K
+MAX_BATCH = 2 ** 14                           # crossover search gives up beyond this batch (16,384)
+
+
+def _check(scheme: str, kv: str) -> None:
+    if scheme not in SCHEMES:
+        raise ValueError(f"权重精度 {scheme!r} 未知（可选：{'、'.join(SCHEMES)}）")
+    if kv not in KV_BYTES:
+        raise ValueError(f"KV 缓存精度 {kv!r} 未知（可选：{'、'.join(KV_BYTES)}）")
+
+
+def bits_per_weight(scheme: str, group_size: int = 128) -> Fraction:
+    """Stored bits per weight of a matrix: the value's bits plus, for INT8/INT4, a BF16 scale shared by
+    `group_size` weights."""
+    _check(scheme, "BF16")
+    bits = Fraction(views.DTYPE_BITS[scheme])
+    if scheme in GROUPED:
+        if group_size < 1:
+            raise ValueError(f"分组大小应为正整数，实际是 {group_size!r}")
+        bits += Fraction(SCALE_BITS, group_size)
+    return bits
+
+
+def peak_flops(device: Device, scheme: str) -> int:
+    """The FLOP/s a step's matmuls run at: FP8 tensor cores for FP8 weights, BF16 for the rest (INT8/INT4 are
+    weight-only: dequantized to BF16 before the multiply). A ValueError in Chinese if the card has no such path."""
+    flops = device.fp8_flops if scheme == "FP8" else device.bf16_flops
+    if flops is None:
+        raise ValueError(f"{device.name} 没有 {'FP8' if scheme == 'FP8' else 'BF16'} 张量核")
+    return flops
+
+
+def text_params(ledger) -> int:
+    """Every parameter of the text model (the vision tower, if any, is not served per token)."""
+    return ledger.root.find("text").sum_where(lambda leaf, kinds: True)
+
+
+def quantized_weight_bytes(ledger, scheme: str = "BF16", group_size: int = 128) -> Fraction:
+    """Bytes the text model's weights take: matrices in `scheme` (with group scales for INT8/INT4), the rest
+    (embedding table, norms, biases the engine does not count as matmul weights) in BF16."""
+    matrices = views.matmul_weights(ledger, active=False)
+    return matrices * bits_per_weight(scheme, group_size) / 8 + (text_params(ledger) - matrices) * 2
+
+
+def kv_bytes(ledger, context: int, kv: str = "BF16") -> int:
+    """One sequence's cache at `context` tokens (fixed recurrent state included)."""
+    _check("BF16", kv)
+    return views.cache_bytes_per_sequence(ledger, context, KV_BYTES[kv])
+
+
+def roofline(ledger, device: Device, batch: int = 1, context: int = 4096, scheme: str = "BF16",
+             kv: str = "BF16", group_size: int = 128) -> dict:
+    """One decode step of `batch` sequences with `context` cached tokens each: bytes (weights, KV cache), FLOPs,
+    the time each bound sets, the step's time, its bound, and tokens per second per device and per user."""
+    _check(scheme, kv)
+    if batch < 1 or context < 0:
+        raise ValueError(f"批大小应 ≥ 1、上下文应 ≥ 0，实际是 {batch!r}、{context!r}")
+    w = step_weights(ledger)
+    bpw = bits_per_weight(scheme, group_size) / 8
+    weight_read = w.read(batch) * bpw
+    cache_read = batch * kv_bytes(ledger, context, kv)
+    flops = batch * (views.param_flops_per_token(ledger) + views.attention_score_flops(ledger, context))
+    t_mem = (weight_read + cache_read) / device.bandwidth
+    t_flop = Fraction(flops, peak_flops(device, scheme))
+    step = max(t_mem, t_flop)
+    return {"batch": batch, "context": context, "scheme": scheme, "kv": kv,
+            "weight_bytes": weight_read, "kv_bytes": cache_read, "flops": flops,
+            "memory_time": t_mem, "compute_time": t_flop, "step_time": step,
+            "bound": "memory" if t_mem >= t_flop else "compute",
+            "tokens_per_s": batch / step, "tokens_per_s_per_user": 1 / step}
+
+
+def prefill(ledger, device: Device, prompt: int, batch: int = 1, scheme: str = "BF16", kv: str = "BF16",
+            group_size: int = 128) -> dict:
+    """Prefill of `batch` prompts of `prompt` tokens: weights read once (all experts touched at batch·prompt
+    tokens), the cache written once, causal attention FLOPs summed over positions; time per prompt token."""
+    _check(scheme, kv)
+    if batch < 1 or prompt < 1:
+        raise ValueError(f"批大小和提示长度应 ≥ 1，实际是 {batch!r}、{prompt!r}")
+    tokens = batch * prompt
+    nbytes = (step_weights(ledger).read(tokens) * bits_per_weight(scheme, group_size) / 8
+              + batch * kv_bytes(ledger, prompt, kv))
+    flops = batch * (prompt * views.param_flops_per_token(ledger) + causal_score_flops(ledger, prompt))
+    t_mem = nbytes / device.bandwidth
+    t_flop = Fraction(flops, peak_flops(device, scheme))
+    t = max(t_mem, t_flop)
+    return {"batch": batch, "prompt": prompt, "bytes": nbytes, "flops": flops, "memory_time": t_mem,
+            "compute_time": t_flop, "time": t, "time_per_token": t / tokens,
+            "bound": "memory" if t_mem >= t_flop else "compute"}
+
+
+def causal_score_flops(ledger, T: int) -> int:
+    """Σ_{t=1..T} of the score FLOPs of a token attending to t tokens (itself included): each layer attends to
+    min(t, window) of them, so a windowed layer's sum is W(W+1)/2 + (T − W)·W once T passes W."""
+    total = 0
+    for m, k in ledger.arch.mixer_counts:
+        W = T if m.window is None else min(T, m.window)
+        total += 2 * m.score_width * k * (W * (W + 1) // 2 + (T - W) * W)
+    return total
+
+
+def crossover_batch(ledger, device: Device, context: int = 0, scheme: str = "BF16", kv: str = "BF16",
+                    group_size: int = 128) -> int | None:
+    """The smallest batch at which a decode step's FLOP time reaches its byte time; None if the step stays
+    bandwidth-bound up to MAX_BATCH (the KV cache read grows as fast as the FLOPs). FLOP time minus byte time is
+    convex in the batch (the experts read saturate), so once it turns positive it stays so: doubling, then
+    bisection."""
+    def compute_bound(b: int) -> bool:
+        r = roofline(ledger, device, b, context, scheme, kv, group_size)
+        return r["compute_time"] >= r["memory_time"]
+
+    if compute_bound(1):
+        return 1
+    lo, hi = 1, 2
+    while not compute_bound(hi):
+        if hi >= MAX_BATCH:
+            return None
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if compute_bound(mid) else (mid, hi)
+    return hi
+
+
+def fits_kv(ledger, device: Device, context: int, scheme: str = "BF16", kv: str = "BF16",
+            group_size: int = 128, page: int = PAGE_TOKENS) -> dict:
+    """How many sequences of `context` tokens have room for their KV cache beside the weights on one device: the
+    cache allocated in pages of `page` tokens (PagedAttention), against the bytes the driver reports."""
+    _check(scheme, kv)
+    weights = quantized_weight_bytes(ledger, scheme, group_size)
+    paged = -(-context // page) * page
+    per_seq = kv_bytes(ledger, paged, kv)
+    free = device.bytes - weights
+    seqs = int(free // per_seq) if free > 0 else 0
+    return {"context": context, "weights": weights, "free": free, "per_sequence": per_seq,
+            "sequences": seqs, "weights_fit": free >= 0}
+
+
+def batch_curve(ledger, device: Device, batches, context: int = 4096, scheme: str = "BF16",
+                kv: str = "BF16") -> list[dict]:
+    """Tokens per second per device and per user as the batch grows (one roofline per batch), each marked with
+    whether that many sequences' cache fits beside the weights."""
+    room = fits_kv(ledger, device, context, scheme, kv)["sequences"]
+    return [{**roofline(ledger, device, b, context, scheme, kv), "fits": b <= room} for b in batches]
+
+
+def quantization_table(ledger, device: Device, batch: int = 1, context: int = 4096,
+                       group_size: int = 128) -> list[dict]:
+    """Per weight scheme: bits per weight, weight bytes, and one decode step (BF16 cache) at `batch` and
+    `context`, with its speed-up over BF16."""
+    base = roofline(ledger, device, batch, context, "BF16")["step_time"]
+    rows = []
+    for s in SCHEMES:
+        if s == "FP8" and device.fp8_flops is None:
+            continue
+        r = roofline(ledger, device, batch, context, s, "BF16", group_size)
+        rows.append({"scheme": s, "bits": bits_per_weight(s, group_size),
+                     "weights": quantized_weight_bytes(ledger, s, group_size),
+                     "step_time": r["step_time"], "tokens_per_s_per_user": r["tokens_per_s_per_user"],
+                     "speedup": base / r["step_time"], "bound": r["bound"]})
+    return rows
+
+
+def kv_fp8_effect(ledger, device: Device, context: int, batch: int, scheme: str = "BF16") -> dict:
+    """What an FP8 cache changes at `context`: sequences that fit, and the decode step at `batch`."""
+    out = {}
+    for kv in KV_BYTES:
+        f = fits_kv(ledger, device, context, scheme, kv)
+        r = roofline(ledger, device, batch, context, scheme, kv)
+        out[kv] = {"sequences": f["sequences"], "per_sequence": f["per_sequence"], "step_time": r["step_time"],
+                   "bound": r["bound"]}
+    return out
