@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.ledger import build_ledger
+from experiments.ledger import build_ledger, views
 from experiments.toolkit import devices as DV
 from experiments.toolkit import serving as S
 
@@ -164,3 +164,33 @@ def test_bad_inputs_are_refused_in_chinese():
         S.fits_kv(led, H100, 1, kv="INT4")
     with pytest.raises(ValueError, match="批大小"):
         S.roofline(led, H100, 0, 0)
+
+
+@pytest.mark.parametrize("model_id", ("gemma-2-9b", "mistral-7b-v0.1", "qwen3.8-27b"))
+def test_prefill_attention_is_the_sum_over_positions(model_id):
+    """The closed form (windowed layers: W(W+1)/2 + (T − W)·W) against a token-by-token sum, past the window."""
+    led = build_ledger(config(model_id))
+    for T in (1000, 5000):
+        assert S.causal_score_flops(led, T) == sum(views.attention_score_flops(led, t) for t in range(1, T + 1))
+
+
+ALL = sorted(p.name for p in (ROOT / "data" / "models").iterdir() if (p / "config.json").exists())
+
+
+@pytest.mark.parametrize("model_id", ALL)
+def test_every_config_is_served(model_id):
+    """Every model: the crossover is where the bound flips (or the step stays bandwidth-bound), fewer sequences
+    fit at longer contexts, each lower-precision scheme stores fewer bytes than the one before (INT8's group
+    scales make it a little larger than FP8), and the H100's numbers are finite and positive."""
+    led = build_ledger(config(model_id))
+    xo = S.crossover_batch(led, H100, 0)
+    if xo is None:
+        assert S.roofline(led, H100, S.MAX_BATCH, 0)["bound"] == "memory"
+    else:
+        assert S.roofline(led, H100, xo, 0)["bound"] == "compute"
+        assert xo == 1 or S.roofline(led, H100, xo - 1, 0)["bound"] == "memory"
+    seqs = [S.fits_kv(led, H100, T)["sequences"] for T in S.CONTEXTS]
+    assert seqs == sorted(seqs, reverse=True) and min(seqs) >= 0
+    w = {q["scheme"]: q["weights"] for q in S.quantization_table(led, H100)}
+    assert w["BF16"] > w["INT8"] > w["FP8"] > w["INT4"] > 0
+    assert S.prefill(led, H100, 4096)["time_per_token"] > 0
