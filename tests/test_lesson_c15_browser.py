@@ -107,7 +107,7 @@ def test_code_cell_builds_a_card(page):
     cell.locator(".code-run").click()
     wait_update(page, "code-cell", before)
     out = cell.locator(".code-output").inner_text()
-    assert "gqa × 36 层" in out and "词表： 151936 不共享" in out
+    assert "GQA × 36 层" in out and "词表： 151,936（占 15.2%），输入输出不共享" in out
 
 
 def test_answers_before_python(module_guard, site):

@@ -52,7 +52,7 @@ def _check(scheme: str, kv: str) -> None:
     if scheme not in SCHEMES:
         raise ValueError(f"权重精度 {scheme!r} 未知（可选：{'、'.join(SCHEMES)}）")
     if kv not in KV_BYTES:
-        raise ValueError(f"KV 缓存精度 {kv!r} 未知（可选：{'、'.join(KV_BYTES)}）")
+        raise ValueError(f"KV cache 精度 {kv!r} 未知（可选：{'、'.join(KV_BYTES)}）")
 
 
 def bits_per_weight(scheme: str, group_size: int = 128) -> Fraction:
