@@ -160,7 +160,7 @@ def test_bad_inputs_are_refused_in_chinese():
     led = build_ledger(config("llama-2-7b"))
     with pytest.raises(ValueError, match="权重精度"):
         S.roofline(led, H100, 1, 0, "INT3")
-    with pytest.raises(ValueError, match="KV 缓存精度"):
+    with pytest.raises(ValueError, match="KV cache 精度"):
         S.fits_kv(led, H100, 1, kv="INT4")
     with pytest.raises(ValueError, match="批大小"):
         S.roofline(led, H100, 0, 0)

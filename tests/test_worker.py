@@ -9,6 +9,7 @@ module fails if anything logged a console error, threw, or asked a host other th
 from __future__ import annotations
 
 import functools
+import html
 import json
 import re
 import shutil
@@ -216,6 +217,9 @@ def calls_without_numpy(out: Path) -> list[tuple[str, list]]:
               ("c11_batch_read", [moe, 16]), ("c11_batch_chart", [moe]),
               ("ffn_prefill_decode", [anchor, "BF16", "3.35", "989", "1024", "8"]), ("ffn_share_chart", [3, "1", []]),
               ("ledger_views", [anchor]), ("crossover_at", [anchor, 4096]), ("byo_views", [json.dumps(moe)])]
+    c6 = (out / "c6-model-size.html").read_text("utf-8")   # C6's refit: the page's own stored runs and token count
+    runs = json.loads(html.unescape(re.search(r'class="c6-own-runs">(.*?)</script>', c6, re.S).group(1)))
+    calls.append(("c6_own_refit", [runs, int(re.search(r'data-train-tokens="(\d+)"', c6).group(1))]))
     return calls
 
 
@@ -232,8 +236,10 @@ def test_the_widgets_worker_is_ready_before_numpy_and_only_marked_calls_wait_for
         guarded_page.wait_for_timeout(50)             # (polls, letting Playwright deliver the route)
     assert len(held) == 1 and guarded_page.evaluate("courseRuntime.packages") is None
     assert marked_calls() == {"ffn_int4_probe", "baseline_forward", "baseline_prepare", "c6_device_speed",
-                              "c5_first_step", "c5_train_start", "c5_train_step", "c8_train_start",
-                              "c8_train_step", "c9_measure", "c9_predicted", "c11_recall"}
+                              "c5_first_step", "c5_train_start", "c5_train_step", "c5_train_speak",
+                              "c6_own_start", "c6_own_step", "c8_train_start", "c8_train_step", "c9_measure",
+                              "c9_predicted", "c11_recall", "c2_speak", "c2_train_start", "c2_train_step",
+                              "c2_train_speak"}
 
     guarded_page.evaluate("""() => { window.__int4 = null;
         courseRuntime.call("experiments.api:ffn_int4_probe", []).then((r) => { window.__int4 = r; }); }""")

@@ -129,11 +129,12 @@ def own_isoflop(runs: list, train_tokens: int) -> dict:
                        "text": [f"{label}：d = {r['width']}，N = {r['N']:,}，训练 {r['steps']:,} 步（D = {r['D']:,}），"
                                 f"留出损失 {r['held_out']:.4f}" for r in pts]})
         xs, ys = parabola_curve(opt)
-        series.append({"name": f"{label} 的抛物线", "mode": "lines", "color": color, "x": xs,
+        # (parameter counts drawn as whole numbers: exp/log's last bits differ between the browser's libm and CPython's)
+        series.append({"name": f"{label} 的抛物线", "mode": "lines", "color": color, "x": [round(x) for x in xs],
                        "y": [round(y, 5) for y in ys], "text": [f"{label} 的拟合：N = {_params_text(x)}，损失 {y:.4f}"
                                                                  for x, y in zip(xs, ys)]})
         series.append({"name": f"{label} 的最低点", "mode": "markers", "color": color, "size": 16, "symbol": "diamond",
-                       "x": [opt["N"]],
+                       "x": [round(opt["N"])],
                        "y": [round(opt["loss"], 5)],
                        "text": [f"{label} 的最优：N* = {_params_text(opt['N'])}，D* = {opt['D']:,.0f}，"
                                 f"拟合损失 {opt['loss']:.4f}"]})

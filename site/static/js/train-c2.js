@@ -40,6 +40,7 @@
       lines.push({ line: "第 " + x.step + " 步：" + x.prompt + x.text });
       W.rows(log, lines);
       root.dataset.spoken = String(lines.length);
+      root.dispatchEvent(new CustomEvent("course:updated", { bubbles: true }));
     }
     function clearLog() { lines.length = 0; W.rows(log, lines); root.dataset.spoken = "0"; }
 

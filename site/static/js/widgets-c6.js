@@ -138,6 +138,8 @@
     pick.addEventListener("change", () => {
       W.setState(ns, "budget", pick.value === pick.querySelector("option[selected]").value ? null : pick.value);
       if (runner.started()) reset();
+      // the choice changes nothing drawn until a rerun starts: the status line says what 开始重跑 will run
+      setState("idle", "（将重跑 " + pick.selectedOptions[0].textContent + "；点开始重跑）");
     });
     startB.addEventListener("click", () => { W.showError(root, ""); runner.start(); });
     pauseB.addEventListener("click", () => { runner.pause(); setState("paused", "（已暂停；点开始重跑继续）"); });
