@@ -1,7 +1,7 @@
 """Derived data: the files in data/ that a command makes from other inputs, each recording what it was made from.
 
-Three files are derived, not written by hand (DERIVED): C5's training runs (data/train_runs.json), C8's stability
-runs (data/train_stability.json) and C9's measured trainer step (data/train_memory.json). Each is made by one
+The files in DERIVED are not written by hand: the groups of precomputed training runs (C5's, C8's stability grid and
+learning-rate sweep, C6's IsoFLOP grid, C2's speaking model) and C9's measured trainer step. Each is made by one
 command from data files (the course text, the baseline config) and from the trainer's code. Every such file stores
 
     "inputs": {"<path>": "<sha256>", ...}      # each input: a data file's bytes; a module's code (code_of)
@@ -10,11 +10,13 @@ command from data files (the course text, the baseline config) and from the trai
 so the command can skip a file whose inputs did not change, and the build (build.py) can refuse a stale one by
 name: `problems` says which file is stale, which of its inputs changed and the one command that remakes it.
 
-This module reads files (the commands and the build call it); nothing the browser runs imports it.
+This module reads files (the commands and the build call it); in the page only toolkit/stored.py reaches it, to
+name a command in an error.
 """
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -96,12 +98,20 @@ def input_hashes(d: Derived, root: Path) -> dict[str, str]:
     for rel in d.inputs:
         path = (PACKAGE_ROOT if rel in d.code else Path(root)) / rel
         try:
-            data = path.read_bytes()
+            stat = path.stat()
         except OSError:
             out[rel] = "missing"
             continue
-        out[rel] = hashlib.sha256(code_of(data.decode("utf-8")) if rel.endswith(".py") else data).hexdigest()
+        out[rel] = _file_hash(str(path), stat.st_mtime_ns, stat.st_size)
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _file_hash(path: str, mtime_ns: int, size: int) -> str:
+    """One input's sha256 (a module's by code_of), computed once while the file is unchanged: the trainer's modules
+    are inputs of every group, and a build checks every derived file (mtime_ns and size key the cache)."""
+    data = Path(path).read_bytes()
+    return hashlib.sha256(code_of(data.decode("utf-8")) if path.endswith(".py") else data).hexdigest()
 
 
 def provenance(d: Derived, root: Path) -> dict:

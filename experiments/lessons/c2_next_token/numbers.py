@@ -29,10 +29,6 @@ PROMPTS = {"ziyue": "子曰", "junzi": "君子"}
 TIED_MODELS = ("gpt2", "gemma_2_9b", "llama7b", "qwen3_8b", "anchor")
 
 
-def _speaker(data) -> dict:
-    return document(data, "train_speaker")
-
-
 def measure(doc: dict) -> dict:
     """The stage's figures on the stored model (floats): finite-difference error of the cross-entropy gradient,
     the one-hot product's error, and per prompt the top probability and the top-p nucleus size."""
@@ -81,7 +77,7 @@ def register(reg, models, course=None, data=None) -> None:
     from ...train.runs_stability import PALM_Z
     if data is None:
         return
-    doc = _speaker(data)
+    doc = document(data, "train_speaker")
     m = doc["spec"]["model"]
     V = m["vocab_size"]
     src = (STORED,)

@@ -53,12 +53,8 @@ def speak(prompt, temperature, top_k, top_p, seed, stored) -> dict:
     return out
 
 
-def _doc(data) -> dict:
-    return stored(data, "train_speaker")
-
-
 def speak_view(o: dict, data) -> dict:
-    doc = _doc(data)
+    doc = stored(data, "train_speaker")
     x = speak(o["prompt"], o["temperature"], o["top_k"], o["top_p"], o["seed"], doc)
     if x["notes"]:
         raise data.option_error("prompt/temperature/top_k/top_p", "values in range", "; ".join(x["notes"]))

@@ -25,10 +25,6 @@ DS_SRC = ("DeepSeek-AI 2024（DeepSeek LLM，arXiv 2401.02954）3.1 节的拟合
 COMPUTE = {"e20": 10 ** 20, "e23": 10 ** 23}
 
 
-def _runs(data) -> dict:
-    return document(data, "train_runs")
-
-
 class _WithSources:
     """reg.add with a default source: a number derived from others here says so (every number on a page names
     where it comes from)."""
@@ -60,7 +56,7 @@ def register(reg, models, course=None, data=None) -> None:
     from ...train.runs import BASELINE, live_config
     if data is None:          # a caller with no data files (a test of another lesson's numbers): nothing to read
         return
-    runs = _runs(data)
+    runs = document(data, "train_runs")
     reg = _WithSources(reg)
 
     base = runs["baseline"]

@@ -14,7 +14,8 @@ import math
 
 from ...format import n
 from ...labels import tensor_label
-from ...widget import OptionError, data_ref, uses
+from ...toolkit.stored import stored
+from ...widget import data_ref, uses
 
 OPT_ZH = {"sgd": "SGD（动量）", "adam": "Adam", "adamw": "AdamW", "muon": "Muon"}
 COLORS = {"sgd": "#8c564b", "adam": "#ff7f0e", "adamw": "#1f77b4", "muon": "#2ca02c", "live": "#d62728",
@@ -49,13 +50,6 @@ def lr_text(x: float) -> str:
 
 def multiplier_text(k: int) -> str:
     return "×1" if k == 0 else (f"×{3 ** k}" if k > 0 else f"×1/{3 ** -k}")
-
-
-def _runs(data, widget: str) -> dict:
-    runs = data.train_runs
-    if not runs:
-        raise OptionError(widget, "data", "data/train_runs.json (make it with: python -m experiments.train.runs)")
-    return runs
 
 
 def _every(seq, k):
@@ -98,7 +92,7 @@ RACE_RUNS = data_ref("train_runs/race")     # what the race's calls send: the st
 
 
 def race_view(o: dict, data) -> dict:
-    runs = _runs(data, "c5-race")
+    runs = stored(data, "train_runs")
     ks = runs["race"]["multipliers"]
     k = int(o["multiplier"])
     if k not in ks:
@@ -110,7 +104,7 @@ def race_view(o: dict, data) -> dict:
 
 def race_states(o: dict, data) -> list:
     """Every stop of the lr slider (the race's one control), answered by the build from the stored runs."""
-    return [("c5_race", [k, RACE_RUNS]) for k in _runs(data, "c5-race")["race"]["multipliers"]]
+    return [("c5_race", [k, RACE_RUNS]) for k in stored(data, "train_runs")["race"]["multipliers"]]
 
 
 # -- schedule explorer (the trainer's own Schedule, computed in Python) --------------------------------------------
@@ -193,7 +187,7 @@ def _baseline_shapes():
 
 
 def first_step_view(o: dict, data) -> dict:
-    runs = _runs(data, "c5-first-step")
+    runs = stored(data, "train_runs")
     r = runs["baseline"]["warmup0"]
     cfg, shapes, stds = _baseline_shapes()
     return {"rows": first_step_rows(r["first_step"]["update_ratio"], shapes, stds), "optimizer": "adamw",
@@ -227,7 +221,7 @@ def first_step(text: str, optimizer: str = "adamw", lr: float = 3e-3) -> dict:
 
 # -- the live run ------------------------------------------------------------------------------------------------------
 def live_view(o: dict, data) -> dict:
-    runs = _runs(data, "c5-live")
+    runs = stored(data, "train_runs")
     series = []
     for key in ("warmup30", "warmup0"):
         r = runs["baseline"][key]

@@ -110,13 +110,9 @@ def device_view(o: dict, data) -> dict:
 
 
 # -- the course's own IsoFLOP grid (data/train_isoflop.json) and its rerun in the page ------------------------------
-def _own_runs(data) -> dict:
-    return stored(data, "train_isoflop")
-
-
 def own_view(o: dict, data) -> dict:
     from ...train.runs import TEXT_FILE
-    grid = _own_runs(data)
+    grid = stored(data, "train_isoflop")
     budgets = [float(b) for b in grid["budgets"]]
     if o["budget"] not in range(len(budgets)):
         raise data.option_error("budget", f"the index of one of the grid's {len(budgets)} budgets", o["budget"])

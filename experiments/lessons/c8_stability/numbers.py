@@ -40,10 +40,6 @@ def grid_key(toggles: list, on: tuple) -> str:
     return "-".join(f"{t}{int(t in on)}" for t in toggles)
 
 
-def _runs(data) -> dict:
-    return document(data, "train_stability")
-
-
 def _f(x) -> Fraction:
     return Fraction(str(x))
 
@@ -151,7 +147,7 @@ def _lr_sweep(reg, data) -> None:
 def register(reg, models, course=None, data=None) -> None:
     if data is None:
         return
-    runs = _runs(data)
+    runs = document(data, "train_stability")
     _c5_logit_growth(reg, data)
     _lr_sweep(reg, data)
     for name, (value, label, src, style) in CITED.items():

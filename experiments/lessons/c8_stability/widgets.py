@@ -23,11 +23,6 @@ EVERY = 3                       # the page's charts take every 3rd step (and the
 MAX_STEPS_PER_CALL = 20
 
 
-def _stored(data, name: str = "train_stability") -> dict:
-    """A stored group of runs (data/<name>.json), or the option error naming the command that makes it."""
-    return stored(data, name)
-
-
 def num_text(x, digits: int = 3) -> str:
     return "—" if x is None or not math.isfinite(x) else f"{x:.{digits}g}"
 
@@ -84,7 +79,7 @@ def chart_spec(metric: str, title: str, log: bool, runs_series: list) -> dict:
 
 def break_fix_view(o: dict, data) -> dict:
     from ...train.runs import TEXT_FILE
-    runs = _stored(data)
+    runs = stored(data, "train_stability")
     toggles = runs["toggles"]
     for name in toggles:
         if o[name] not in (0, 1):
@@ -204,7 +199,7 @@ def depth_rows(doc: dict) -> list[dict]:
 
 
 def lr_sweep_view(o: dict, data) -> dict:
-    doc = _stored(data, "train_lr_sweep")
+    doc = stored(data, "train_lr_sweep")
     m, deep = doc["sweep"][f"none:{doc['lr_exponents'][0]}:{doc['seeds'][0]}"]["spec"]["model"], doc["depth"]
     return {"sweep_chart": lr_sweep_chart(doc), "steps": doc["steps"], "seeds": len(doc["seeds"]),
             "model": {"d": m["d_model"], "L": m["n_layers"]},
