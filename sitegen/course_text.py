@@ -50,9 +50,8 @@ def normalise(text: str) -> str:
 
 def differences(text: str) -> list[tuple[int, str, str]]:
     """(line number, character, what normalise makes of it) for each character the normalisation changes."""
-    out = []
-    for number, line in enumerate(text.split("\n"), 1):
-        converted = normalise(line)
+    out = []   # (normalise converts line by line and keeps every line break, so the lines pair up)
+    for number, (line, converted) in enumerate(zip(text.split("\n"), normalise(text).split("\n")), 1):
         if converted != line:
             out += [(number, a, b) for a, b in zip(line, converted) if a != b] or [(number, line, converted)]
     return out
