@@ -100,22 +100,21 @@ def script_problems(widgets: Mapping, js_dir: Path, rel: str = "site/static/js")
     return problems
 
 
-def key_paths(value, prefix: str = "") -> set[str]:
+def key_paths(value) -> set[str]:
     """Every key path a fill() can read from value, and every tail of one: a script fills a part of its widget
     with a part of an answer (fill(part, answer.diff) reads "sentence" from "diff.sentence"), a data-each row
     with one item of a list, and a path may index a list ("bars.0.bytes")."""
     out: set[str] = set()
-    if isinstance(value, Mapping):
-        items = [(str(k), v) for k, v in value.items()]
-    elif isinstance(value, (list, tuple)):
-        items = [(str(i), v) for i, v in enumerate(value)]
-    else:
-        return out
-    for k, v in items:
-        out.add(prefix + k)
-        out |= key_paths(v, f"{prefix}{k}.")
-        if prefix:
-            out |= key_paths(v, f"{k}.") | {k}
+
+    def walk(v, parts: tuple[str, ...]) -> None:
+        out.update(".".join(parts[i:]) for i in range(len(parts)))
+        if isinstance(v, Mapping):
+            for k, x in v.items():
+                walk(x, parts + (str(k),))
+        elif isinstance(v, (list, tuple)):
+            for i, x in enumerate(v):
+                walk(x, parts + (str(i),))
+    walk(value, ())
     return out
 
 
