@@ -9,12 +9,20 @@ Besides the few generic functions below, NAME is any browser entry point a lesso
 declared function with the args as positional arguments and returns its result as JSON. A null argument means
 "the function's own default" for that parameter. Ledgers come from experiments.ledger.ledger_of (a small LRU keyed
 by the config's canonical JSON), so a widget that sends the same config on every slider tick builds it once.
+
+A built-in model travels as its id, ``{"$model": alias}`` (experiments.widget.model_ref; the folder's id works
+too): the worker hands this module data/models.json once (use_models), and each entry point gets that model's
+config in the placeholder's place, a fresh copy per call. An id it does not know is refused in Chinese
+(UnknownModel). Only a config a learner pasted travels whole.
 """
 from __future__ import annotations
 
 import inspect
 import json
 import sys
+
+from .errors import CourseError
+from .widget import with_refs
 
 
 def ping(args_json: str) -> str:
@@ -70,6 +78,33 @@ def warm_modules(args_json: str = "[]") -> str:
     return _dumps(modules)
 
 
+_MODELS: dict[str, str] = {}   # alias and folder id -> the built-in model's config as JSON text (use_models)
+
+
+class UnknownModel(CourseError, LookupError):
+    """A {"$model": id} that names no built-in model (the message is the learner's, in Chinese)."""
+
+
+def use_models(args_json: str) -> str:
+    """[the text of data/models.json (alias -> {id, name, config})] -> the aliases now known. The worker calls it
+    once, before the first call that names a model by its id; a config is kept as its JSON text, so each call gets
+    a copy of its own (an entry point may change what it is given)."""
+    (text,) = _args(args_json)
+    _MODELS.clear()
+    models = json.loads(text)
+    for alias, m in models.items():
+        _MODELS[alias] = _MODELS[m["id"]] = json.dumps(m["config"])
+    return _dumps(sorted(models))
+
+
+def model_config(model_id: str):
+    """The config of the built-in model {"$model": model_id} names (an alias or its folder's id)."""
+    if not isinstance(model_id, str) or model_id not in _MODELS:
+        raise UnknownModel(f"没有这个内置模型：{model_id}（课程的模型列表里没有它）" if _MODELS
+                           else "内置模型的配置还没有载入，请刷新页面再试")
+    return json.loads(_MODELS[model_id])
+
+
 def _with_defaults(fn, args: list) -> tuple[list, dict]:
     """Positional args, where a null (None) means the parameter's own default."""
     params = list(inspect.signature(fn).parameters.values())
@@ -86,12 +121,15 @@ def _with_defaults(fn, args: list) -> tuple[list, dict]:
     return positional, named
 
 
-def entry_point(name: str):
-    """The JSON-string wrapper of a widget's declared entry point `name`."""
+def entry_point(name: str, declared: dict | None = None):
+    """The JSON-string wrapper of a widget's declared entry point `name`, looked up in `declared` (name -> (Widget,
+    "module:function"): the build passes the entry points of the lessons it builds) or, by default, in every
+    lesson's (experiments.lessons.entry_points(): in the browser, the lessons its bundle ships)."""
     from .lessons import entry_points
-    if name not in entry_points():
+    declared = entry_points() if declared is None else declared
+    if name not in declared:
         raise AttributeError(f"module 'experiments.api' has no attribute {name!r}")
-    widget, ref = entry_points()[name]
+    widget, ref = declared[name]
     fn = widget.resolve(ref)
 
     def with_args(args: list) -> str:
@@ -99,7 +137,7 @@ def entry_point(name: str):
         return _dumps(fn(*positional, **named))
 
     def call(args_json: str = "[]") -> str:
-        return with_args(_args(args_json))
+        return with_args(with_refs(_args(args_json), model_config))
     call.with_args = with_args   # type: ignore[attr-defined]  # the same on args already parsed (the build: its own configs, not re-serialised)
     call.__name__ = call.__qualname__ = name
     call.__doc__ = fn.__doc__

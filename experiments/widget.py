@@ -10,7 +10,7 @@ discovers every such package, so nothing is listed by hand anywhere else. From t
 - the worker warms the modules those entry points live in (api.warm_modules), in declaration order;
 - the build answers ahead of time what the widget's enumerable controls can ask (``states``): states(options,
   data) -> [(entry point name, args), ...], args plain JSON where ``{"$model": alias}`` stands for that model's
-  config; sitegen/widgets.py calls each entry point with those args (through experiments.api, as the browser
+  config (the page sends the same placeholder, and the browser's Python resolves it: model_ref); sitegen/widgets.py calls each entry point with those args (through experiments.api, as the browser
   would) and embeds the answers in the page, where widgets.js's call() finds them before Python is loaded.
 
 Function references are "module:function" strings relative to the lesson package (or absolute,
@@ -106,12 +106,14 @@ def uses(*packages: str) -> Callable[[Callable], Callable]:
     return mark
 
 
-MODEL_REF = "$model"              # {"$model": alias} in a precomputed call's args: that model's config
+MODEL_REF = "$model"              # {"$model": alias} in a call's args: that built-in model's config
 
 
 def model_ref(alias: str) -> dict:
-    """The placeholder a states() function writes for a built-in model's config (the browser sends the config of
-    data/models.json; both sides key the answer by the alias)."""
+    """The placeholder for a built-in model's config, wherever the page and Python talk: a states() function
+    writes it, the page's script sends it (widgets.js model(alias)), the build keys its answer by it, and the
+    browser's Python puts the config in its place (experiments.api, from data/models.json, read once). Only a
+    config the learner pasted travels whole."""
     return {MODEL_REF: alias}
 
 
@@ -124,6 +126,21 @@ def data_ref(path: str) -> dict:
     placeholder; the browser sends the placeholder, and only when Python has to answer does widgets.js fetch the
     document (the build publishes it as data/<document>.json) and send the part instead."""
     return {DATA_REF: path}
+
+
+def with_refs(value: Any, model: Callable[[str], Any], data: Callable[[str], Any] | None = None) -> Any:
+    """value (a call's args, plain JSON) with every {"$model": id} replaced by model(id) and every {"$data": path}
+    by data(path) (left as it is when data is None): the one walk over a call's placeholders, for the build
+    (sitegen/widgets.py, both kinds) and for the browser's Python (experiments/api.py, the models)."""
+    if isinstance(value, dict):
+        if set(value) == {MODEL_REF}:
+            return model(value[MODEL_REF])
+        if set(value) == {DATA_REF} and data is not None:
+            return data(value[DATA_REF])
+        return {k: with_refs(v, model, data) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [with_refs(v, model, data) for v in value]
+    return value
 
 
 def data_part(files: Mapping[str, Any], path: str) -> Any:

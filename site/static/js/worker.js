@@ -31,6 +31,12 @@
  *                {warm: [entry point names]}   (no reply: which modules to import ahead of the first call)
  * Requests that arrive before the runtime is ready are queued and answered in order (but a call that waits for a
  * package is answered once the package is in, after later calls that need none).
+ *
+ * A built-in model travels as its id, {"$model": alias}, in a call's args (experiments.widget.model_ref): the worker
+ * fetches data/models.json once (the build writes it beside py/ and pyodide/) and hands it to Python
+ * (experiments.api:use_models), which puts the config in the placeholder's place. A call that names a model waits
+ * for that; the widgets' worker starts it once ready when its page has widgets (a {warm} list). So the page never
+ * sends a built-in config, only a config the learner pasted.
  */
 "use strict";
 
@@ -41,6 +47,7 @@ const EXPERIMENTS_ZIP = new URL("experiments.zip", BASE).href;
 const PY_DIR = "/course";  // where the experiments package is unpacked in Pyodide's file system
 const CELLS = self.location.hash === "#cells";
 const PACKAGES = ["numpy"];   // in the lock file; loaded before "ready" (cells) or right after it (widgets)
+const MODELS_URL = new URL("../../data/models.json", BASE).href;   // the built-in models (build.py write_browser_models)
 
 // Start-up: the course's own zip is requested once Pyodide's wasm has been instantiated (fetchExperiments, called
 // from watchWasm's callback, before Python's own start-up begins on this thread; or, failing that, once
@@ -358,12 +365,36 @@ function answer(req, msg) {
   }
 }
 
+// The built-in models handed to Python once (experiments.api:use_models): a Promise, dropped again if it failed
+// (a later call tries once more). The reason of a failure (an address, an HTTP status) is for the console.
+let builtIn = null;
+function builtInModels() {
+  if (!builtIn) {
+    builtIn = fetch(MODELS_URL).then((resp) => {
+      if (!resp.ok) throw new Error(MODELS_URL + ": HTTP " + resp.status);
+      return resp.text();
+    }).then((text) => callFunction({ id: 0, fn: "experiments.api:use_models", args: [text] })).then((reply) => {
+      if (!reply.ok) throw new Error(reply.error);
+    });
+    builtIn.catch((e) => { console.warn("built-in models:", e); builtIn = null; });
+  }
+  return builtIn;
+}
+
+function namesModel(req) {   // does the call name a built-in model by its id ({"$model": alias})?
+  return JSON.stringify(req.args || []).includes('"$model"');
+}
+
 function handle(req) {
   if (state === "error") {
     const e = "RuntimeError: Python 运行时加载失败：" + loadError;
     answer(req, req.run !== undefined ? { id: req.id, ok: false, stdout: "", stderr: "", error: e } : { id: req.id, ok: false, error: e });
   } else if (req.run !== undefined) {   // (runs go to the cells' worker, which has its packages from "ready" on)
     Promise.resolve(packages && packages.catch(() => {})).then(() => answer(req, runSource(req)));
+  } else if (namesModel(req)) {
+    builtInModels().then(() => callFunction(req),
+      () => ({ id: req.id, ok: false, error: "RuntimeError: 课程内置模型的配置未能载入，请刷新页面再试" }))
+      .then((msg) => answer(req, msg));
   } else {
     Promise.resolve(callFunction(req)).then((msg) => answer(req, msg));
   }
@@ -383,6 +414,7 @@ init().then(
     while (queue.length) handle(queue.shift());
     setTimeout(() => {
       if (!warmCalls.length) return;
+      builtInModels().catch(() => {});   // (a page with widgets: its first call naming a model need not wait)
       Promise.resolve(callFunction({ id: 0, fn: "experiments.api:warm_modules", args: [warmCalls] })).then((names) => {
         if (names.ok) warmUp(["experiments.api"].concat(names.result));
       });
