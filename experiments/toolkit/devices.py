@@ -16,6 +16,15 @@ Speed, for the inference roofline (toolkit/serving.py): peak memory bandwidth in
 sparsity) tensor-core FLOP/s in BF16 and in FP8, from the vendor's datasheet. NVIDIA's Hopper datasheets print
 tensor FLOP/s "with sparsity"; the dense figure is half of it (the datasheet's own footnote). None where the card has
 no such tensor-core path (V100: no BF16, no FP8; A100: no FP8). Bandwidth is TB/s = 10^12 bytes/s.
+
+Links, for the parallel-training time model (toolkit/parallel.py): a ``Fabric`` is a node of GPUs joined by NVLink
+and the network between nodes, each as the bytes per second one GPU sends in one direction (what a ring
+collective's per-rank bytes are divided by). H100 SXM: NVIDIA's datasheet prints NVLink 900 GB/s, the sum of both
+directions over its 18 links, so 450 GB/s each way; between nodes one 400 Gb/s NIC per GPU (ConnectX-7, the DGX
+H100's eight compute ports; the Llama 3 report, arXiv 2407.21783 section 3.3.1: "400 Gbps interconnects between
+GPUs"), 50 GB/s. H800: the DeepSeek-V3 report (arXiv 2412.19437 section 3.2.2) gives the figures it plans with,
+NVLink 160 GB/s and InfiniBand 50 GB/s per GPU; the H800's memory and tensor cores are the H100 SXM's (same
+GH100 chip and 80 GB HBM3), so memory and FLOP/s come from the device table's H100.
 """
 from __future__ import annotations
 
@@ -85,6 +94,34 @@ def device(key) -> Device:
     if str(key) not in DEVICES:
         raise ValueError(f"显卡：应为 {'、'.join(f'{k} GB' for k in DEVICES)} 之一，实际是 {key!r}")
     return DEVICES[str(key)]
+
+
+@dataclass(frozen=True)
+class Fabric:
+    key: str            # the value a page's choice sends
+    name: str           # as the pages name it
+    gpus_per_node: int  # GPUs joined by NVLink
+    nvlink: int         # bytes/s one GPU sends inside its node, one direction
+    network: int        # bytes/s one GPU sends to other nodes, one direction
+    source: str         # where both figures come from (shown with the numbers)
+
+
+FABRICS: dict[str, Fabric] = {f.key: f for f in (
+    Fabric("h100", "H100 SXM 节点（NVLink 4，每卡一块 400 Gb/s 网卡）", 8, 450 * 10**9, 50 * 10**9,
+           "NVIDIA H100 数据手册 https://www.nvidia.com/en-us/data-center/h100/ ：NVLink 900 GB/s（18 条链路、"
+           "两个方向之和，单向 450 GB/s）；节点之间每卡 400 Gb/s（Llama 3 报告 3.3.1 节：GPU 之间 400 Gbps），"
+           "即 50 GB/s"),
+    Fabric("h800", "H800 节点（DeepSeek-V3 的集群）", 8, 160 * 10**9, 50 * 10**9,
+           "DeepSeek-V3 技术报告 https://arxiv.org/abs/2412.19437 3.2.2 节：节点内 NVLink 160 GB/s，"
+           "节点间 InfiniBand 50 GB/s，约为前者的 1/3.2"),
+)}
+
+
+def fabric(key) -> Fabric:
+    """The fabric a page's choice names; a ValueError in Chinese otherwise."""
+    if str(key) not in FABRICS:
+        raise ValueError(f"互联：应为 {'、'.join(FABRICS)} 之一，实际是 {key!r}")
+    return FABRICS[str(key)]
 
 
 def fits(nbytes: int, dev: Device) -> bool:

@@ -38,6 +38,19 @@ Memory per GPU extends C9's ledger (experiments.ledger.training): the model stat
 tp·pp (and the routed experts over ep), then ZeRO shards them over the data-parallel ranks (the routed experts
 over dp/ep, the ranks holding the same experts); the activations are the ledger's for one micro-batch of seq/cp
 tokens with tp (and sequence parallelism), times min(p, m)/p. Stages are taken as equal (ceil of layers / pp).
+The time model (``step_time``), so the planner ranks layouts by estimated time, not bytes: a step does the
+model's FLOPs (experiments.ledger.training.recompute_flops: 3 forward passes' worth, matmuls and the score block,
+plus what recomputation redoes) spread evenly over the GPUs at the device's dense BF16 peak. Each kind of
+parallelism's bytes per GPU cross the link its group sits on (devices.Fabric): ranks are numbered tensor first,
+then context, pipeline, data (the Llama 3 report's order [TP, CP, PP, DP], arXiv 2407.21783 section 3.3.2; the
+expert ranks are data ranks of stride tp·cp·pp), so a group of size g whose inner groups multiply to s lies inside
+one node when s·g ≤ GPUs per node (NVLink) and crosses the network otherwise. Tensor, context, pipeline and expert
+communication sit inside the layers' critical path and add to the compute; the pipeline's bubble stretches that
+busy time by 1/(1 - bubble); the data-parallel gradient and weight traffic overlaps the backward pass (as ZeRO's
+and FSDP's implementations schedule it), so the step takes max(busy/(1 - bubble), data-parallel time). MFU is the
+model's FLOPs without recomputation over (GPUs × peak × step time) (PaLM, arXiv 2204.02311, appendix B). This is a
+ceiling: matmuls at peak, links at their datasheet rate, no latency, no overlap beyond the data-parallel one
+(DeepSeek-V3's DualPipe also hides the expert all-to-all, which this model does not).
 All byte counts are exact Fractions or ints; nothing here reads a file.
 """
 from __future__ import annotations
@@ -47,9 +60,9 @@ from fractions import Fraction
 from math import ceil, comb
 
 from ..ledger import Ledger, ledger_of, unwrap
-from ..ledger.training import RECIPES, TrainSetup, training_memory
+from ..ledger.training import RECIPES, TrainSetup, recompute_flops, training_memory
 from ..ledger.tree import Node
-from .devices import Device, fits
+from .devices import FABRICS, Device, Fabric, fits
 
 KINDS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
 
@@ -68,6 +81,12 @@ def collective_bytes(kind: str, size_bytes: int, n: int) -> Fraction:
 def bubble(p: int, m: int, v: int = 1) -> Fraction:
     """The idle share of a pipeline step: (p - 1)/(v·m + p - 1) for p stages, m micro-batches, v chunks per GPU."""
     return Fraction(p - 1, v * m + p - 1)
+
+
+# Upper bounds, so that every count stays an exact integer of bounded size and every plan is bounded work.
+MAX_GPUS = 1 << 17
+LIMITS = {"tp": 1 << 10, "pp": 1 << 10, "dp": MAX_GPUS, "ep": MAX_GPUS, "cp": 1 << 10, "seq_len": 1 << 24,
+          "micro_batch": 1 << 16, "micro_batches": 1 << 20}
 
 
 @dataclass(frozen=True)
@@ -98,6 +117,10 @@ class Layout:
             v = getattr(self, key)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 out.append(f"{key}: expected a positive integer, got {v!r}")
+            elif v > LIMITS[key]:
+                out.append(f"{key}: expected at most {LIMITS[key]}, got {v!r}")
+        if not out and self.gpus > MAX_GPUS:
+            out.append(f"tp·pp·cp·dp: expected at most {MAX_GPUS} GPUs, got {self.gpus}")
         if not out and self.dp % self.ep:
             out.append(f"ep: expected a divisor of dp = {self.dp}, got {self.ep}")
         if not out and self.seq_len % self.cp:
@@ -258,6 +281,63 @@ def overlap_ratio(flops: int | Fraction, comm_bytes: int | Fraction, flops_per_s
     return Fraction(flops) / Fraction(comm_bytes) / (Fraction(flops_per_s) / Fraction(link_bytes_per_s))
 
 
+# -- time ----------------------------------------------------------------------------------------------------------
+SERIAL = ("tp", "cp", "pp", "ep")      # inside the layers' critical path
+OVERLAPPED = ("dp",)                   # hidden behind the backward pass when there is compute enough
+
+
+def group_links(lay: Layout, fab: Fabric) -> dict[str, str]:
+    """"nvlink" or "network" for each kind's group: ranks numbered tp fastest, then cp, pp, dp (ep: dp ranks of
+    stride tp·cp·pp); a group lies inside a node when its inner groups' product times its size ≤ GPUs per node."""
+    out, stride = {}, 1
+    for kind, size in (("tp", lay.tp), ("cp", lay.cp), ("pp", lay.pp), ("dp", lay.dp)):
+        out[kind] = "nvlink" if stride * size <= fab.gpus_per_node else "network"
+        stride *= size
+    out["ep"] = "nvlink" if lay.tp * lay.cp * lay.pp * lay.ep <= fab.gpus_per_node else "network"
+    return out
+
+
+def step_flops(ledger: Ledger, lay: Layout) -> tuple[int, int]:
+    """(the model's FLOPs per optimiser step over all GPUs, the FLOPs recomputation adds): C9's per-sequence
+    count (experiments.ledger.training.recompute_flops) times the sequences of a step, dp·micro_batch·m."""
+    extra, base = recompute_flops(ledger, TrainSetup(recipe=lay.recipe, micro_batch=1, seq_len=lay.seq_len,
+                                                     recompute=lay.recompute))
+    seqs = lay.dp * lay.micro_batch * lay.micro_batches
+    return base * seqs, extra * seqs
+
+
+@dataclass(frozen=True)
+class Timing:
+    compute: Fraction             # seconds of matmul work per GPU at peak (recomputation included)
+    comm: dict[str, Fraction]     # seconds each kind's bytes take on its link
+    links: dict[str, str]
+    bubble: Fraction
+    step: Fraction                # estimated seconds per optimiser step
+    mfu: Fraction                 # model FLOPs / (GPUs · peak · step)
+    flops: int                    # the model's FLOPs per step (no recomputation)
+
+
+def step_time(ledger: Ledger, lay: Layout, dev: Device, fab: Fabric, comm: dict[str, Fraction] | None = None,
+              chunks: int = 1, hidden: tuple[str, ...] = OVERLAPPED) -> Timing:
+    """The estimated step time and MFU of a layout (the module's docstring: compute at peak, serial traffic added,
+    the bubble with `chunks` interleaved model chunks per GPU, the `hidden` kinds' traffic overlapped: the
+    data-parallel one by default; ("dp", "ep") for a schedule that also hides the all-to-all, as DualPipe does)."""
+    lay = lay.validated()
+    if dev.bf16_flops is None:
+        raise ValueError(f"{dev.name} 没有 BF16 张量核，估不出训练时间")
+    comm = per_step_comm(ledger, lay) if comm is None else comm
+    flops, extra = step_flops(ledger, lay)
+    peak = dev.bf16_flops
+    compute = Fraction(flops + extra, lay.gpus * peak)
+    links = group_links(lay, fab)
+    bw = {"nvlink": fab.nvlink, "network": fab.network}
+    secs = {k: Fraction(comm[k]) / bw[links[k]] for k in SERIAL + OVERLAPPED}
+    bub = bubble(lay.pp, lay.micro_batches, chunks)
+    busy = (compute + sum((secs[k] for k in secs if k not in hidden), Fraction(0))) / (1 - bub)
+    step = max(busy, sum((secs[k] for k in hidden), Fraction(0)))
+    return Timing(compute, secs, links, bub, step, Fraction(flops, lay.gpus * peak) / step, flops)
+
+
 # -- the planner --------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Plan:
@@ -266,6 +346,7 @@ class Plan:
     comm: dict[str, Fraction]
     bubble: Fraction
     fits: bool
+    timing: Timing
 
 
 def _powers(top: int) -> list[int]:
@@ -274,13 +355,20 @@ def _powers(top: int) -> list[int]:
 
 def plan(ledger: Ledger, gpus: int, dev: Device, seq_len: int, global_batch: int, micro_batch: int = 1,
          tp_max: int = 8, cp_max: int = 16, zeros: tuple[int, ...] = (1, 2, 3), recompute: str = "none",
-         fitting_only: bool = True) -> list[Plan]:
+         fitting_only: bool = True, fab: Fabric = FABRICS["h100"]) -> list[Plan]:
     """Candidate layouts for `gpus` GPUs (tp, pp, cp, ep powers of two; tp within a node of tp_max GPUs, cp up to
     cp_max; ep a divisor of dp and of the expert count; global_batch sequences per step split into
-    dp·micro_batch-sized micro-batches), each with its memory per GPU and bytes per step; only those that fit
-    unless fitting_only is False. Sorted by bytes sent per step."""
+    dp·micro_batch-sized micro-batches), each with its memory per GPU, bytes per step and estimated time; only
+    those that fit unless fitting_only is False. Sorted by estimated step time, then bytes sent. At most
+    MAX_GPUS GPUs and 2^20 sequences per step: a few thousand candidates at most (tp 4 × pp 8 × cp 5 × ep 18 ×
+    3 stages), the activations computed once per (tp, pp, cp, m)."""
+    if not (isinstance(gpus, int) and 1 <= gpus <= MAX_GPUS):
+        raise ValueError(f"gpus: expected 1 to {MAX_GPUS}, got {gpus!r}")
+    if not (isinstance(global_batch, int) and 1 <= global_batch <= 1 << 20):
+        raise ValueError(f"global_batch: expected 1 to {1 << 20}, got {global_batch!r}")
     arch = ledger.arch
     n_experts = arch.moe.n_experts if arch.moe else 1
+    acts: dict[tuple, int] = {}
     out = []
     for tp in _powers(tp_max):
         for pp in _powers(min(gpus // tp, arch.n_layers)):
@@ -295,9 +383,14 @@ def plan(ledger: Ledger, gpus: int, dev: Device, seq_len: int, global_batch: int
                     for zero in zeros:
                         lay = Layout(tp=tp, pp=pp, dp=dp, ep=ep, cp=cp, zero=zero, seq_len=seq_len,
                                      micro_batch=micro_batch, micro_batches=m, recompute=recompute)
-                        mem = memory_per_gpu(ledger, lay)
+                        key = (tp, pp, cp, m)
+                        if key not in acts:
+                            acts[key] = activation_bytes(ledger, lay)
+                        states = state_bytes(ledger, lay)
+                        mem = {"states": states, "activations": acts[key], "total": states + acts[key]}
                         ok = fits(mem["total"], dev)
                         if ok or not fitting_only:
-                            out.append(Plan(lay, mem, per_step_comm(ledger, lay), bubble(pp, m), ok))
-    return sorted(out, key=lambda p: p.comm["total"])
-
+                            comm = per_step_comm(ledger, lay)
+                            out.append(Plan(lay, mem, comm, bubble(pp, m), ok,
+                                            step_time(ledger, lay, dev, fab, comm)))
+    return sorted(out, key=lambda p: (p.timing.step, p.comm["total"]))
