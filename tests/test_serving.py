@@ -194,3 +194,31 @@ def test_every_config_is_served(model_id):
     w = {q["scheme"]: q["weights"] for q in S.quantization_table(led, H100)}
     assert w["BF16"] > w["INT8"] > w["FP8"] > w["INT4"] > 0
     assert S.prefill(led, H100, 4096)["time_per_token"] > 0
+
+
+def test_paging_against_contiguous_reservation(model):
+    """A request that uses 1,000 tokens of a 32K reservation: contiguous reservation holds 32,768 tokens of cache
+    for it, paging 1,008 (63 blocks of 16); the sequences that fit and the unused shares, recounted by hand."""
+    _, led, r = model
+    per_token = 2 * r["kv_per_token"]
+    g = S.paging(led, H100, 1000, 32768)
+    free = 85_520_809_984 - (r["all"] + r["other"]) * 2
+    assert g["block_bytes"] == 16 * per_token and g["needed"] == 1000 * per_token
+    assert g["contiguous"]["tokens"] == 32768 and g["paged"]["tokens"] == 1008
+    assert g["contiguous"]["sequences"] == free // (32768 * per_token)
+    assert g["paged"]["sequences"] == free // (1008 * per_token)
+    assert g["contiguous"]["waste"] == 1 - Fraction(1000, 32768) and g["paged"]["waste"] == Fraction(8, 1008)
+    assert g["paged"]["sequences"] > 30 * g["contiguous"]["sequences"]
+    full = S.paging(led, H100, 32768, 32768)        # a request that fills its reservation: nothing to save
+    assert full["paged"]["sequences"] == full["contiguous"]["sequences"] and full["paged"]["waste"] == 0
+    with pytest.raises(ValueError, match="实际长度"):
+        S.paging(led, H100, 5000, 4096)
+
+
+def test_paging_on_a_sliding_window_model():
+    """Gemma 2's local layers keep at most 4,096 tokens: past the window their cache stops growing, so the paged
+    bytes are the engine's per-sequence count at the paged length, not a multiple of one token's."""
+    led = build_ledger(config("gemma-2-9b"))
+    g = S.paging(led, H100, 10000, 131072)
+    assert g["paged"]["per_sequence"] == views.cache_bytes_per_sequence(led, 10000, 2)      # 10,000 = 625 blocks
+    assert g["paged"]["per_sequence"] < 10000 * S.kv_bytes(led, 1)

@@ -23,6 +23,12 @@ no overlap loss, no communication, one device. The decode and prefill bookkeepin
 - KV cache beside the weights: device bytes (what the driver reports, toolkit.devices) minus the weights'
   bytes, divided by one sequence's cache at T tokens, allocated in blocks of 16 tokens as vLLM's PagedAttention
   does (Kwon et al. 2023, arXiv 2309.06180; 16 is vLLM's default block size).
+- paged KV memory (Kwon et al. 2023, §3 and §4.1): a server that reserves each request's cache for the longest
+  context it may reach holds `reserved` tokens per sequence while the request uses `used` of them; PagedAttention
+  allocates blocks of PAGE_TOKENS tokens as the sequence grows, so a sequence wastes at most one block's unused
+  slots. `paging` weighs both on the bytes left beside the weights: sequences that fit and the share of the cache
+  reserved but unused (the internal fragmentation and reservation of the paper's Fig. 3, with no external
+  fragmentation counted: a lower bound of what contiguous reservation wastes).
 - quantization: the weight matrices (views.matmul_weights; embedding table and norms stay in BF16) stored in
   BF16, FP8, INT8 or INT4. INT8 and INT4 carry one BF16 scale per group of g weights (GPTQ / AWQ style, g = 128
   by default): 16/g extra bits per weight, 0.125 bits at g = 128. FP8 here is per-tensor scaled (no group
@@ -180,6 +186,25 @@ def fits_kv(ledger, device: Device, context: int, scheme: str = "BF16", kv: str 
     seqs = int(free // per_seq) if free > 0 else 0
     return {"context": context, "weights": weights, "free": free, "per_sequence": per_seq,
             "sequences": seqs, "weights_fit": free >= 0}
+
+
+def paging(ledger, device: Device, used: int, reserved: int, scheme: str = "BF16", kv: str = "BF16",
+           group_size: int = 128, page: int = PAGE_TOKENS) -> dict:
+    """Sequences using `used` tokens each, when every one reserves `reserved` tokens of contiguous cache against
+    paged allocation in blocks of `page` tokens: one block's bytes, the bytes per sequence, the sequences that fit
+    beside the weights and the share of the cache held but unused, each way."""
+    _check(scheme, kv)
+    if not 1 <= used <= reserved or page < 1:
+        raise ValueError(f"实际长度应在 1 到预留长度之间、块大小应 ≥ 1，实际是 {used!r}、{reserved!r}、{page!r}")
+    free = device.bytes - quantized_weight_bytes(ledger, scheme, group_size)
+    need = kv_bytes(ledger, used, kv)
+    out = {"used": used, "reserved": reserved, "page": page, "free": free, "needed": need,
+           "block_bytes": kv_bytes(ledger, page, kv) - kv_bytes(ledger, 0, kv)}
+    for way, tokens in (("contiguous", reserved), ("paged", -(-used // page) * page)):
+        held = kv_bytes(ledger, tokens, kv)
+        out[way] = {"tokens": tokens, "per_sequence": held, "sequences": int(free // held) if free > 0 else 0,
+                    "waste": 1 - Fraction(need, held)}
+    return out
 
 
 def batch_curve(ledger, device: Device, batches, context: int = 4096, scheme: str = "BF16",

@@ -1,8 +1,9 @@
 """Derived data: the files in data/ that a command makes from other inputs, each recording what it was made from.
 
 The files in DERIVED are not written by hand: the groups of precomputed training runs (C5's, C8's stability grid and
-learning-rate sweep, C6's IsoFLOP grid, C2's speaking model) and C9's measured trainer step. Each is made by one
-command from data files (the course text, the baseline config) and from the trainer's code. Every such file stores
+learning-rate sweep, C6's IsoFLOP grid, C2's speaking model, C14's speculative-sampling draft and measurement) and
+C9's measured trainer step. Each is made by one command from data files (the course text, the baseline config) and
+from the trainer's code. Every such file stores
 
     "inputs": {"<path>": "<sha256>", ...}      # each input: a data file's bytes; a module's code (code_of)
     "inputs_sha256": "<sha256 over all of them, in order>"
@@ -65,6 +66,8 @@ DERIVED = (
               ("runs_stability.py", "runs_lr_sweep.py")),
     run_group("speaker", "data/train_speaker.json", "runs_speaker:compute", (TEXT_FILE,),
               ("runs_speaker.py", "generate.py")),
+    run_group("speculative", "data/train_speculative.json", "runs_speculative:compute", (TEXT_FILE,),
+              ("runs_speaker.py", "generate.py", "speculative.py", "runs_speculative.py")),
     Derived("data/train_memory.json", "python -m experiments.train.memory",
             (BASELINE_CONFIG,), TRAINER + ("experiments/train/memory.py",)),
 )
