@@ -104,33 +104,38 @@
 
   function valueOf(c) { return c.type === "checkbox" ? c.checked : c.value.trim(); }
 
-  // Controls kept in the URL as <ns>.<key>: {key: selector}. A key's default is the wrapper's option of that name
-  // (when set), else the control's build-time value. values() gives each control's text (checkboxes: booleans),
-  // which is what Python gets: it parses and range-checks them itself.
+  // Controls kept in the URL as <ns>.<key>: {key: selector}, or {key: [selector, stops]} for a range input over a
+  // list of values (position i stands for stops[i]: its value is stops[i], and the URL's that as text). A key's
+  // default is the wrapper's option of that name (when set), else the control's build-time value. values() gives
+  // each control's text (checkboxes: booleans), which is what Python gets: it parses and range-checks them itself.
+  // A model picker restored from a URL that names the model by its folder's id (deepseek-v3) takes its alias.
   function bind(root, ns, spec) {
     const opts = options(root);
-    const c = {}, dflt = {};
+    const c = {}, dflt = {}, stops = {};
     Object.entries(spec).forEach(([key, sel]) => {
+      if (Array.isArray(sel)) { stops[key] = sel[1]; sel = sel[0]; }
       c[key] = root.querySelector(sel);
       const o = opts[key];
       const x = c[key];
-      const own = o === null || o === undefined || typeof o === "object" ||   // (a select whose values are not
-        (x.tagName === "SELECT" && !Array.from(x.options).some((op) => op.value === String(o)));   // the option's)
-      dflt[key] = own ? builtValue(x) : x.type === "checkbox" ? Boolean(o) : String(o);
+      const own = stops[key] || o === null || o === undefined || typeof o === "object" ||   // (a select whose
+        (x.tagName === "SELECT" && !Array.from(x.options).some((op) => op.value === String(o)));   // values are
+      dflt[key] = own ? read(key, builtValue(x)) : x.type === "checkbox" ? Boolean(o) : String(o);   // not the option's)
     });
-    function text(key, v) { return c[key].type === "checkbox" ? (v ? "1" : "0") : v; }
+    function read(key, raw) { return stops[key] ? stops[key][Number(raw)] : raw; }
+    function value(key) { return read(key, valueOf(c[key])); }
+    function text(key, v) { return c[key].type === "checkbox" ? (v ? "1" : "0") : String(v); }
     return {
       c: c,
       values() {
         const out = {};
-        Object.keys(c).forEach((k) => { out[k] = valueOf(c[k]); });
+        Object.keys(c).forEach((k) => { out[k] = value(k); });
         return out;
       },
-      isDefault(key) { return valueOf(c[key]) === dflt[key]; },
+      isDefault(key) { return value(key) === dflt[key]; },
       record(skip) {   // skip: keys not to keep (e.g. bandwidth while a preset GPU sets it)
         const out = {};
         Object.keys(c).forEach((k) => {
-          out[ns + "." + k] = (skip && skip.includes(k)) || valueOf(c[k]) === dflt[k] ? null : text(k, valueOf(c[k]));
+          out[ns + "." + k] = (skip && skip.includes(k)) || value(k) === dflt[k] ? null : text(k, value(k));
         });
         setParams(out);
       },
@@ -139,11 +144,13 @@
       restore(keys) {
         let any = false;
         (keys || Object.keys(c)).forEach((k) => {
-          const v = getState(ns, k);
+          let v = getState(ns, k);
           if (v === null) return;
           const x = c[k], before = valueOf(x);
+          if (stops[k]) v = stops[k].map(String).includes(v) ? String(stops[k].map(String).indexOf(v)) : null;
+          else if (x.tagName === "SELECT") v = pickAlias(x, v);
+          if (v === null) { setState(ns, k, null); return; }
           if (x.type === "checkbox") x.checked = v === "1";
-          else if (x.tagName === "SELECT" && !Array.from(x.options).some((o) => o.value === v)) { setState(ns, k, null); return; }
           else {
             x.value = v;
             if (x.value !== v || (x.validity && !x.validity.valid)) { x.value = before; setState(ns, k, null); return; }
@@ -178,6 +185,78 @@
     }
     return { s: s, update: update };
   }
+
+  // -- widgets wired by declaration ------------------------------------------------------------------------------
+  // declare({name: spec}) sets up every widget of that name (as mount does) from what its spec says; the core binds
+  // its controls, keeps them in the URL (defaults left out) and restores the URL's state at once, asks again on each
+  // change with the latest state only (latest: busy, waiting for Python, errors in Chinese, timings), answers from
+  // the build's table before Python (call), and enables the controls. Fields (all optional but call):
+  //   controls  {key: selector} or {key: [selector, stops]} (bind): a change records them all and asks again; a
+  //             range input does both as it moves
+  //   call      the entry point that answers: "name"; ["a", "b"] for several (the answer is then [a's, b's]); or
+  //             (v, w, arg) => "name" when the state decides
+  //   args      (v, w, arg) => the call's args (several calls: one list each, null for one not asked; null alone:
+  //             nothing is asked). v: each control's value. A built-in model is model(alias), never its config. It
+  //             may throw an Error in Chinese: the widget shows it as it shows Python's
+  //   answer    selector of the part the answer fills (fill; several calls: their answers merged); default the
+  //             widget's root, null: nothing is filled
+  //   show      (x, w, arg) => what else the answer draws, after the fill (chart(w.root, x.chart), another part)
+  //   whenReady selector of controls that wait for Python, enabled once it is ready (the bound controls are live at
+  //             once: what the build did not answer waits for Python, visibly); live: other controls live at once
+  //   on        {key: (w) => ...} when that control changes, before it is recorded (returning false: not asked)
+  //   skip      (w) => [keys] left out of the URL;  restored (w) => ... after the URL's state is set
+  //   setup     (w) => ... anything else, last (a button: w.update({label: "run"}))
+  // w = {root, ns, c: {key: control}, values(), update(arg), record()}: update asks again (arg.label names the
+  // recompute in timings), record writes the URL.
+  function declared(spec) {
+    return (root, ns) => {
+      const s = bind(root, ns, spec.controls || {});
+      const target = spec.answer === null ? null : spec.answer ? root.querySelector(spec.answer) : root;
+      const w = { root: root, ns: ns, c: s.c, values: s.values, record: () => s.record(spec.skip && spec.skip(w)) };
+      w.update = latest(root, ns, (arg) => ask(spec, w, arg), (x, arg) => {
+        if (!x) return;   // (nothing was asked)
+        if (target) fill(target, x.several ? Object.assign({}, ...x.answer.filter(Boolean)) : x.answer);
+        if (spec.show) spec.show(x.answer, w, arg);
+      });
+      const on = spec.on || {};
+      Object.entries(s.c).forEach(([key, c]) => c.addEventListener(c.type === "range" ? "input" : "change", () => {
+        const again = !on[key] || on[key](w) !== false;
+        w.record();
+        if (again) w.update({ label: key });
+      }));
+      live(root, Object.values(spec.controls || {}).map((x) => (Array.isArray(x) ? x[0] : x))
+        .concat(spec.live ? [spec.live] : []).join(", ") || ":not(*)");
+      if (spec.whenReady) whenReady(root, spec.whenReady);
+      if (s.restore()) {
+        if (spec.restored) spec.restored(w);
+        w.record();
+        w.update({ label: "restore" });
+      }
+      if (spec.setup) spec.setup(w);
+    };
+  }
+
+  // What a declared widget asks for its state: {answer, several} or null (its args said: nothing to ask).
+  function ask(spec, w, arg) {
+    const v = w.values();
+    const name = typeof spec.call === "function" ? spec.call(v, w, arg) : spec.call;
+    return Promise.resolve(spec.args ? spec.args(v, w, arg) : []).then((args) => {
+      if (args === null) return null;
+      if (!Array.isArray(name)) return call(name, args).then((x) => ({ answer: x, several: false }));
+      return Promise.all(name.map((n, i) => (args[i] === null ? null : call(n, args[i]))))
+        .then((xs) => ({ answer: xs, several: true }));
+    });
+  }
+
+  function declare(table) {   // {widget name: spec}
+    const setupsOf = {};
+    Object.entries(table).forEach(([name, spec]) => { setupsOf[name] = declared(spec); });
+    mount(setupsOf);
+  }
+
+  // A built-in model in a call's args: its id, never its config (experiments.widget.model_ref). The build keys its
+  // answers by it and the browser's Python puts the config in its place (worker.js, experiments.api).
+  function model(alias) { return { $model: alias }; }
 
   // -- small helpers ---------------------------------------------------------------------------------------------
   function models() {   // data/models.json: alias -> {id, name, config}; written by the build
@@ -555,6 +634,7 @@
     whenParsed: whenParsed, models: models, el: el, whenReady: whenReady, live: live, pickAlias: pickAlias, showError: showError,
     latest: latest, chart: chart, call: call, bind: bind, wire: wire, fill: fill, make: make, rows: rows,
     options: options, learnerMessage: learnerMessage,
+    declare: declare, model: model,
   };
   // A page whose widgets need the models at once preloads data/models.json from <head> (sitegen/widgets.py): read it
   // now, while the head is parsed, so that it is in hand when the first widget is used, not queued behind the parser.
