@@ -26,6 +26,7 @@ from markupsafe import Markup
 
 from experiments.numbers import format_number
 
+from . import messages
 from .markdown import Lesson, derivation, derivation_id
 from .runtime import plan_runtime
 from .scripts import ScriptBundles
@@ -81,9 +82,11 @@ def environment(templates: Path) -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
     # runtime: the versioned URLs of the Python runtime (sitegen.runtime.plan_runtime), used by base.html;
-    # script_bundle: each page's scripts as one file (sitegen.scripts), made as the pages are rendered
+    # script_bundle: each page's scripts as one file (sitegen.scripts), made as the pages are rendered, each headed
+    # by the learner message table of the course the templates belong to (sitegen.messages)
     js = templates.parent / "static" / "js"
-    env.globals.update(csp=CSP, root="", runtime=plan_runtime(js / "worker.js"), script_bundle=ScriptBundles(js))
+    env.globals.update(csp=CSP, root="", runtime=plan_runtime(js / "worker.js"),
+                       script_bundle=ScriptBundles(js, messages.load(templates.parent.parent)))
     return env
 
 

@@ -15,9 +15,10 @@ of its bytes, so a page that needs the same parts shares it and a changed part g
 IIFE of its own, run in a try block of its own (one that throws does not stop the next, as with separate files; a
 syntax error still stops the file); document.currentScript is the one <script> for all of them (runtime-client.js
 reads data-worker and data-warm from it, charts.js finds Plotly next to its src, prefetch-runtime.js reads
-data-urls).
+data-urls). Ahead of the parts, every file starts with the learner message table and messages.js
+(sitegen/messages.py), which is no part: every script may use it, whatever the page's parts.
 
-    bundles = ScriptBundles(Path("site/static/js"))     # a Jinja global (sitegen.pages.environment)
+    bundles = ScriptBundles(Path("site/static/js"), table)   # a Jinja global (sitegen.pages.environment)
     bundles(["runtime-client.js", "widgets.js"])        # -> "page-0123456789ab.js", made once per parts
     bundles.files()                                     # {"static/js/page-0123456789ab.js": text, ...}
 """
@@ -27,7 +28,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from . import minify
+from . import messages, minify
 from .errors import CourseError
 
 JS_DIR = "static/js"
@@ -38,8 +39,9 @@ HEADER = ("/* {parts}: site/static/js/*.js, in this order, one file for the page
 class ScriptBundles:
     """Makes (once per distinct list of parts) and remembers the pages' script files."""
 
-    def __init__(self, js_dir: Path):
+    def __init__(self, js_dir: Path, table: dict[str, str] | None = None):
         self.js_dir = Path(js_dir)
+        self.table = table or {}         # the learner messages (sitegen/messages.py), at the head of every file
         self.made: dict[tuple[str, ...], tuple[str, str]] = {}   # parts -> (file name, text)
 
     def __call__(self, parts) -> str:
@@ -49,7 +51,7 @@ class ScriptBundles:
         return self.made[parts][0]
 
     def _make(self, parts: tuple[str, ...]) -> tuple[str, str]:
-        chunks = [HEADER.format(parts=" + ".join(parts))]
+        chunks = [HEADER.format(parts=" + ".join(parts)), messages.prelude(self.table, self.js_dir)]
         for part in parts:
             path = self.js_dir / part
             if not path.is_file():

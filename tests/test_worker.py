@@ -24,6 +24,7 @@ from browser_fixtures import CHROMIUM, CHROMIUM_ARGS, DRAW_TIMEOUT_MS, PageGuard
 from experiments import api
 from experiments.lessons import entry_points
 from experiments.widget import DATA_REF, MODEL_REF, data_part
+from sitegen import messages
 from sitegen.dist import IMMUTABLE
 from sitegen.runtime import install_site_runtime, plan_runtime
 from sitegen.serve import StaticHandler
@@ -35,6 +36,7 @@ CPYTHON_VALUE = 393216 * 262144  # 103079215104: what the same numpy expression 
 PAGE = """<!doctype html>
 <html lang="zh-CN"><head><meta charset="utf-8"><title>runtime test</title>
 <link rel="icon" href="data:,">
+<script defer src="static/js/messages.js"></script>
 <script defer src="static/js/runtime-client.js" data-worker="{worker}" data-preload='{preload}'></script>
 </head><body>
 <p class="runtime-status" data-testid="pyodide-status" role="status" aria-live="polite"></p>
@@ -56,6 +58,12 @@ new MutationObserver((records) => {
 """
 
 
+def write_messages(site: Path) -> None:
+    """The learner message table and messages.js, which every page's script file starts with (sitegen/scripts.py)."""
+    (site / "static" / "js" / "messages.js").write_text(
+        messages.prelude(messages.load(ROOT), ROOT / "site" / "static" / "js"), encoding="utf-8")
+
+
 @pytest.fixture(scope="module")
 def worker_site(tmp_path_factory) -> Path:
     """The tiny site's root folder (the site itself is its course/ folder)."""
@@ -65,6 +73,7 @@ def worker_site(tmp_path_factory) -> Path:
     install_site_runtime(site, plan=plan)
     (site / "static" / "js").mkdir(parents=True)
     shutil.copyfile(ROOT / "site" / "static" / "js" / "runtime-client.js", site / "static" / "js" / "runtime-client.js")
+    write_messages(site)
     (site / "index.html").write_text(PAGE.replace("{worker}", plan.worker_url)
                                      .replace("{preload}", json.dumps(plan.preloads())), encoding="utf-8")
     return root
@@ -432,6 +441,7 @@ def test_load_failure_is_shown_and_calls_fail_fast(browser, tmp_path, http_serve
     (site / "static" / "js").mkdir(parents=True)
     for name in ("worker.js", "runtime-client.js"):
         shutil.copyfile(ROOT / "site" / "static" / "js" / name, site / "static" / "js" / name)
+    write_messages(site)
     (site / "index.html").write_text(PAGE.replace("{worker}", "static/js/worker.js").replace("{preload}", "[]"),
                                      encoding="utf-8")
     guard = PageGuard(browser.new_context())

@@ -11,6 +11,7 @@
  */
 (function () {
   "use strict";
+  const msg = window.courseMessages.msg;   // axis titles and trace names it writes: the learner message table
 
   const script = document.currentScript;
   const plotlyUrl = new URL("../vendor/plotly.min.js", script.src);
@@ -48,7 +49,7 @@
   // A long category label on two lines: before a bracket, or at the one space of "嵌入 embedding".
   function wrap(label) {
     const s = String(label);
-    if (/\s*[（(]/.test(s.slice(1))) return s.replace(/(.)\s*([（(])/, "$1<br>$2");
+    if (/\s*[\uff08(]/.test(s.slice(1))) return s.replace(/(.)\s*([\uff08(])/, "$1<br>$2");
     const words = s.split(" ");
     return words.length === 2 && s.length > 8 ? words.join("<br>") : s;
   }
@@ -69,7 +70,7 @@
     if (spec.kind === "bar") {   // horizontal: one bar per part, in the table's order, labels on the left (xtitle: the axis, default 参数)
       return { data: [{ type: "bar", orientation: "h", y: spec.labels.map(wrap), x: spec.values, text: spec.hover,
         textposition: "none", hovertemplate: hover, marker: { color: "#3b7dd8" } }],
-        layout: Object.assign(layout, { showlegend: false, xaxis: axis({ title: { text: spec.xtitle || "参数" } }),
+        layout: Object.assign(layout, { showlegend: false, xaxis: axis({ title: { text: spec.xtitle || msg("chart.params") } }),
           yaxis: axis({ autorange: "reversed" }) }) };
     }
     if (spec.kind === "stacked") {   // one horizontal bar per model, its parts stacked to 100 %
@@ -79,13 +80,13 @@
         y: spec.series.map(wrap), x: spec.values.map((v) => v[i] * 100), text: spec.hover.map((h) => h[i]),
         textposition: "none", hovertemplate: hover }));
       return { data: data, layout: Object.assign(layout, { barmode: "stack", showlegend: true,
-        xaxis: axis({ title: { text: "占全部参数 %" }, range: [0, 100] }), yaxis: axis({ autorange: "reversed" }) }) };
+        xaxis: axis({ title: { text: msg("chart.params_share") }, range: [0, 100] }), yaxis: axis({ autorange: "reversed" }) }) };
     }
     if (spec.kind === "crossover") {
       const last = spec.T.length - 1;
       const data = [
         { type: "scatter", mode: "lines", name: "FFN", x: spec.T, y: spec.ffn, text: spec.hover_ffn, hovertemplate: hover },
-        { type: "scatter", mode: "lines", name: "全注意力打分", x: spec.T, y: spec.attention,
+        { type: "scatter", mode: "lines", name: msg("chart.attention_scores"), x: spec.T, y: spec.attention,
           text: spec.hover_attention, hovertemplate: hover },
       ];
       // shapes use data coordinates on log axes; annotations use log10 of them. The x axis ends at the last
@@ -95,7 +96,7 @@
       const bottom = Math.min(spec.attention[0], spec.ffn[0]);
       if (spec.crossover) {
         const right = log10(spec.crossover) > (log10(spec.T[0]) + log10(spec.T[last])) / 2;
-        data.push({ type: "scatter", mode: "markers", name: "交叉点", x: [spec.crossover], y: [spec.ffn[0]],
+        data.push({ type: "scatter", mode: "markers", name: msg("chart.crossover"), x: [spec.crossover], y: [spec.ffn[0]],
           text: [spec.crossover_label], hovertemplate: hover, marker: { color: RED, size: 10 } });
         shapes.push({ type: "line", x0: spec.crossover, x1: spec.crossover, yref: "paper", y0: 0, y1: 1,
           line: { dash: "dot", color: RED } });
@@ -109,8 +110,8 @@
       const T = Math.min(spec.current || spec.t_max, spec.t_max);  // the slider's T (grey line, moved by mark())
       shapes.push({ type: "line", x0: T, x1: T, yref: "paper", y0: 0, y1: 1, line: { dash: "dash", color: "#888", width: 1 } });
       return { data: data, layout: Object.assign(layout, { shapes: shapes, annotations: annotations, showlegend: true,
-        xaxis: axis({ type: "log", range: [log10(spec.T[0]), log10(spec.T[last])], title: { text: "上下文长度 T（对数）" } }),
-        yaxis: axis({ type: "log", range: [log10(bottom) - 0.2, log10(top) + 0.7], title: { text: "每 token FLOPs" } }) }) };
+        xaxis: axis({ type: "log", range: [log10(spec.T[0]), log10(spec.T[last])], title: { text: msg("chart.context_log") } }),
+        yaxis: axis({ type: "log", range: [log10(bottom) - 0.2, log10(top) + 0.7], title: { text: msg("chart.flops_per_token") } }) }) };
     }
     if (spec.kind === "lines") {   // several named series over one x axis: {x, series: [{name, y}], xlog, xtitle, ytitle}
       const data = spec.series.map((s) => ({ type: "scatter", mode: "lines+markers", name: s.name, x: spec.x, y: s.y }));
@@ -157,7 +158,7 @@
     byColor.forEach((traces) => {
       let common = traces[0].name;
       traces.forEach((t) => { while (!t.name.startsWith(common)) common = common.slice(0, -1); });
-      common = common.replace(/[\s（(·:：，,]+$/, "");
+      common = common.replace(/[\s\uff08(\u00b7:\uff1a\uff0c,]+$/, "");
       if (traces.length < 2 || common.length < 2) return;
       traces.forEach((t, i) => Object.assign(t, { legendgroup: common, showlegend: i === 0 }));
       traces[0].name = common;

@@ -21,6 +21,7 @@
 
   const rt = window.courseRuntime;
   const cw = window.courseWidgets;
+  const msg = cw.msg;   // the learner message table (messages.js)
   const INDENT = "    ";
   const idle = window.requestIdleCallback || ((f) => setTimeout(f, 200));
 
@@ -83,10 +84,10 @@
       const t0 = performance.now();
       const mine = rt.cells.submit(src.value, (state) => {
         root.dataset.run = state;
-        if (state === "pending") show("等待 Python 运行时就绪，就绪后自动运行…", false, "等待运行");
-        else show("运行中…", false, "运行中…");
+        if (state === "pending") show(msg("cell.waiting"), false, msg("cell.waiting_status"));
+        else show(msg("cell.running"), false, msg("cell.running"));
       }, (stdout, stderr) => {   // output so far: drawn at most once a frame
-        printed = afterOutput(stdout + stderr, "运行中…");
+        printed = afterOutput(stdout + stderr, msg("cell.running"));
         if (!frame) frame = requestAnimationFrame(() => {
           frame = 0;
           if (root.dataset.run === "running") out.textContent = printed;
@@ -96,11 +97,12 @@
       mine.done.then((r) => {
         if (r.stopped) {
           const text = afterOutput((r.stdout || "") + (r.stderr || ""), r.error);
-          show(text, r.stopped === "timeout", r.stopped === "timeout" ? "运行超时，已停止" : r.error);
+          show(text, r.stopped === "timeout", r.stopped === "timeout" ? msg("cell.timeout_status") : r.error);
         } else {
           const text = (r.stdout || "") + (r.stderr || "") + (r.error || "");
           const last = (r.error || r.stdout || "").trim().split("\n").pop();
-          show(text || "（没有输出）", r.error, r.error ? "运行出错：" + last : "运行完成" + (last ? "：" + last : "，没有输出"));
+          show(text || msg("cell.no_output"), r.error, r.error ? msg("cell.failed_status", { last: last })
+            : last ? msg("cell.done_status", { last: last }) : msg("cell.done_silent_status"));
           cw.timings.push({ widget: "code", ms: performance.now() - t0 });
         }
       }).finally(() => {

@@ -154,8 +154,9 @@
     if (nums.length < 2) return null;
     const span = document.createElement("span");
     span.className = "drv-hint";
-    span.textContent = "← → 同" + (groupOf(num).tagName === "TABLE" ? "表" : "段") + "其他数字（"
-      + (nums.indexOf(num) + 1) + " / " + nums.length + "）";
+    const M = window.courseMessages, at = nums.indexOf(num) + 1, of = nums.length;   // (messages.js)
+    span.textContent = groupOf(num).tagName === "TABLE" ? M.msg("popover.hint_table", { at: at, of: of })
+      : M.msg("popover.hint_paragraph", { at: at, of: of });
     return span;
   }
 

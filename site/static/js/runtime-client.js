@@ -73,12 +73,13 @@
     });
   }
 
+  const msg = window.courseMessages.msg;   // the learner messages (messages.js, at the head of this file)
   const TEXT = {
-    loading: (d) => "正在加载 Python 运行时…" + (d ? "（" + d + "）" : ""),
-    ready: () => "Python 运行时已就绪",
+    loading: (d) => (d ? msg("runtime.loading_detail", { detail: d }) : msg("runtime.loading")),
+    ready: () => msg("runtime.ready"),
     // a detail in the course's words (Chinese) is shown; a browser's or Python's own (a file's address, an
     // exception's name) is not: it stays in the console (paint)
-    error: (d) => "运行时加载失败：" + (/[\u4e00-\u9fff]/.test(d || "") ? d : "请刷新页面再试"),
+    error: (d) => msg("runtime.error", { detail: /[\u4e00-\u9fff]/.test(d || "") ? d : msg("runtime.error_retry") }),
   };
 
   // One worker and the requests waiting for its answers. onStatus({state, detail, timings}) on every status change
@@ -87,12 +88,12 @@
   function startWorker(onStatus, role) {
     const pending = new Map(); // id -> {resolve, reject, kind}
     let nextId = 1;
-    let dead = workerUrl ? null : "页面没有指明 Python 运行时的位置";
+    let dead = workerUrl ? null : msg("runtime.no_location");
     let worker = null;
     try {
       worker = workerUrl ? new Worker(role ? new URL("#" + role, workerUrl) : workerUrl) : null;
     } catch (e) {   // e.g. a page opened from the file system: the widgets keep the build's answers
-      dead = "浏览器不允许在这个页面上启动 Python 运行时";
+      dead = msg("runtime.not_allowed");
     }
 
     function answer(p, msg) {
@@ -128,7 +129,7 @@
       // The worker script itself failed (404, syntax error): nothing will ever answer.
       worker.onerror = (event) => {
         event.preventDefault();
-        const detail = event.message || "无法启动 Python 运行时的线程";
+        const detail = event.message || msg("runtime.thread_failed");
         end(detail, null);
         onStatus({ state: "error", detail: detail });
       };
@@ -227,8 +228,7 @@
     current = job;
     job.onState("running");
     const limit = cells.timeLimitMs;
-    timer = setTimeout(() => restart(job, "timeout",
-      "运行超过 " + seconds(limit) + " 秒，已自动停止。请检查是否有死循环，或把计算规模改小后再运行。"), limit);
+    timer = setTimeout(() => restart(job, "timeout", msg("cell.timeout", { seconds: seconds(limit) })), limit);
     runner.send({ run: job.source }, "run", (part) => {
       job.stdout += part.stdout;
       job.stderr += part.stderr;
@@ -275,8 +275,8 @@
       return {
         done: done,
         stop() {
-          if (job === current) restart(job, "stopped", "已停止运行。");
-          else if (queue.includes(job)) settle(job, { ok: false, stdout: "", stderr: "", error: "已取消运行。",
+          if (job === current) restart(job, "stopped", msg("cell.stopped"));
+          else if (queue.includes(job)) settle(job, { ok: false, stdout: "", stderr: "", error: msg("cell.cancelled"),
                                                        stopped: "stopped" });
         },
       };

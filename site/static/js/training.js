@@ -1,7 +1,10 @@
 /*
  * training.js - the page's training worker, shared by the lessons that train a model in the page (C5, C8):
- * window.courseTrainer = {call(entryPoint, args), stop(), text(path), run(hooks), stats, showState(root, parts, s,
- * note)}; run drives a live run, showState draws its panel's buttons and status line.
+ * window.courseTrainer = {call(entryPoint, args), stop(), text(path), run(hooks), panel(root, options), stats,
+ * showState(root, parts, s, note)}: run drives a live run; panel wires the one live-training panel
+ * (site/templates/widgets/training_panel.html: 开始 / 暂停 / 重置, step counter, readout, speed, status line, the
+ * live loss curve) that every lesson which trains uses, configured by the lesson's script; showState draws its
+ * buttons and status line. Every text it shows is a key of the learner message table (messages.js).
  *
  * The worker is the course's worker.js started as worker.js#train (a third instance beside the widgets' and the
  * code cells' workers), so training never delays another widget's answer and the page never waits for it: a
@@ -14,6 +17,7 @@
  */
 (function () {
   "use strict";
+  const msg = window.courseMessages.msg;   // every text shown: the learner message table (messages.js)
   const stats = { state: "idle", steps: 0, busyMs: 0, inflight: 0 };
   window.courseTraining = stats;
 
@@ -32,11 +36,11 @@
     function start() {
       if (worker || failed) return;
       const u = url();
-      if (!u) { fail("页面没有指明 Python 运行时的位置"); return; }
+      if (!u) { fail(msg("runtime.no_location")); return; }
       try {
         worker = new Worker(u);
       } catch (e) {
-        fail("浏览器不允许在这个页面上启动 Python 运行时");
+        fail(msg("runtime.not_allowed"));
         return;
       }
       stats.state = "loading";
@@ -44,11 +48,11 @@
         const m = event.data || {};
         if (m.type === "status") {
           stats.state = m.state;
-          if (m.state === "error") fail("Python 运行时加载失败：" + (m.detail || ""));
+          if (m.state === "error") fail(msg("runtime.load_failed", { detail: m.detail || "" }));
           return;
         }
         if (m.type === "packages") {
-          if (m.error) fail("numpy 未能加载：" + m.error);
+          if (m.error) fail(msg("train.numpy_failed", { detail: m.error }));
           return;
         }
         const p = pending.get(m.id);
@@ -56,7 +60,7 @@
         pending.delete(m.id);
         if (m.ok) p.resolve(m.result); else p.reject(new Error(m.error));
       };
-      worker.onerror = (event) => { event.preventDefault(); fail(event.message || "训练线程启动失败"); };
+      worker.onerror = (event) => { event.preventDefault(); fail(event.message || msg("train.thread_failed")); };
     }
     function call(name, args) {
       start();
@@ -71,7 +75,7 @@
     function stop() {
       if (worker) worker.terminate();
       worker = null;
-      fail("训练已停止");
+      fail(msg("train.stopped"));
       failed = null;
       stats.state = "idle";
     }
@@ -83,7 +87,7 @@
   function text(path) {   // the course's training text, fetched once
     if (!texts.has(path)) {
       texts.set(path, fetch(new URL(path, document.baseURI)).then((r) => {
-        if (!r.ok) throw new Error("训练文本下载失败（HTTP " + r.status + "）");
+        if (!r.ok) throw new Error(msg("train.text_failed", { status: r.status }));
         return r.text();
       }));
       texts.get(path).catch(() => texts.delete(path));
@@ -116,7 +120,7 @@
       const gen = generation;
       try {
         if (session === null) {
-          h.state("loading", "（正在启动训练线程、加载 Python 和 numpy，第一次要几秒…）");
+          h.state("loading", msg("train.loading"));
           const t = await text(h.text);
           if (gen !== generation) return;
           const [name, args] = h.startCall(t);
@@ -126,7 +130,7 @@
           h.began(r);
         }
         if (!running) return;
-        h.state("running", "（训练中）");
+        h.state("running", msg("train.running"));
         await loop(gen);
       } catch (e) {
         if (gen !== generation) return;
@@ -145,17 +149,159 @@
 
   // A live-training panel's look in each state (idle, loading, running, paused, done, error): the widget's
   // data-state; 开始 off while busy or done, 暂停 on only while busy, 重置 off while idle; the controls that choose
-  // the run (parts.locked) off while busy; parts.text says what is going on (a state without a note keeps it).
+  // the run (parts.locked) off while busy; parts.text says what is going on (a state without a note keeps it). A
+  // button that goes off while it has the focus hands it to the one that took over (暂停 -> 开始), so a keyboard
+  // user's focus never drops to the page.
   function showState(root, parts, s, note) {
     const busy = s === "running" || s === "loading";
+    const had = [parts.start, parts.pause, parts.reset].find((b) => b === document.activeElement);
     root.dataset.state = s;
     parts.start.disabled = busy || s === "done";
     parts.pause.disabled = !busy;
     parts.reset.disabled = s === "idle";
     (parts.locked || []).forEach((c) => { c.disabled = busy; });
     if (note !== undefined) parts.text.textContent = note;
+    if (had && had.disabled) {
+      const next = [parts.pause, parts.start, parts.reset].find((b) => !b.disabled);
+      if (next) next.focus();
+    }
+  }
+
+  // Steps per second and tokens per second over the last SPEED_WINDOW answers while running (a pause starts the
+  // count afresh): measured here, in the page, so formatted here (one decimal below 10 steps/s; whole tokens with
+  // thousands separators, as the course writes counts).
+  const SPEED_WINDOW = 20;
+  function speedometer() {
+    let marks = [];   // [time, steps so far]
+    let total = 0;
+    return {
+      restart() { marks = []; },
+      add(steps) {
+        total += steps;
+        marks.push([performance.now(), total]);
+        if (marks.length > SPEED_WINDOW) marks.shift();
+      },
+      rate() {   // steps per second, or null before two answers
+        if (marks.length < 2) return null;
+        const [t0, n0] = marks[0], [t1, n1] = marks[marks.length - 1];
+        return t1 > t0 ? (n1 - n0) * 1000 / (t1 - t0) : null;
+      },
+    };
+  }
+  function speedText(perSecond, tokensPerStep) {
+    if (perSecond === null) return "—";
+    return msg("train.speed", { steps: perSecond < 10 ? perSecond.toFixed(1) : String(Math.round(perSecond)),
+      tokens: Math.round(perSecond * (tokensPerStep || 0)).toLocaleString("en-US") });
+  }
+
+  // The live-training panel (site/templates/widgets/training_panel.html, inside a widget's root): panel(root, o)
+  // wires its 开始 / 暂停 / 重置, step counter, readout, speed, status line and live curves over run(). The lesson's
+  // script says what to train and what to show beside the loss:
+  //   o.startCall(text) -> [entry point, args]   the run's first request; its answer has the run's session and
+  //                                              tokens_per_step (and whatever o.began reads)
+  //   o.stepCall                                 each step's entry point: (session, 1) -> {steps: [row], done}
+  //   o.fields(row) -> {output name: text}       the readout's outputs besides the step (default: loss)
+  //   o.curves: [{figure, base, metric}]         charts that draw the live curve of row[metric] (row[metric +
+  //                                              "_text"] in its hover) in front of the base spec's series
+  //                                              (default: the widget's chart, loss); o.draw(live) draws instead
+  //   o.name(began answer) -> the live curve's name (default: the table's train.live)
+  //   o.locked                                   controls that choose the run: off while it is busy; changing one
+  //                                              resets a run that has begun
+  //   o.notes: {paused, done, diverged, failed, reset}   status texts that differ from the table's train.*
+  //   o.began(answer), o.step(row), o.done(rows), o.reset()   the lesson's own additions
+  // -> {start(), pause(), reset(), started(), session(), state(s, note)}. The status line's first text (the
+  // template's) is the idle note, shown again on reset unless o.notes.reset says otherwise.
+  function panel(root, o) {
+    const W = window.courseWidgets;
+    const box = root.querySelector(".training-panel");
+    const q = (name) => box.querySelector(".train-" + name);
+    const out = (name) => box.querySelector('output[name="' + name + '"]');
+    const parts = { start: q("start"), pause: q("pause"), reset: q("reset"), text: q("state"), locked: o.locked || [] };
+    const idle = parts.text.textContent;
+    const notes = Object.assign({ paused: msg("train.paused"), done: msg("train.done"),
+      diverged: msg("train.diverged"), failed: msg("train.failed"), reset: idle }, o.notes || {});
+    const fields = o.fields || ((row) => ({ loss: row.loss_text }));
+    const blanks = Array.from(box.querySelectorAll(".train-readout output")).map((n) => [n, n.textContent]);
+    const curves = o.curves || [{ figure: root, metric: "loss",
+      base: JSON.parse(root.querySelector("figure.chart script.chart-spec").textContent) }];
+    const speed = speedometer();
+    let live = null, session = null, tokensPerStep = 0, drawTimer = 0;
+    const state = (s, note) => showState(root, parts, s, note);
+
+    function drawNow() {
+      clearTimeout(drawTimer);
+      drawTimer = 0;
+      if (o.draw) { o.draw(live); return; }
+      curves.forEach((c) => W.chart(c.figure, Object.assign({}, c.base,
+        { series: (live ? [live[c.metric]] : []).concat(c.base.series) })));   // (the live curve under the others)
+    }
+    function draw(now) {   // at most every 400 ms while running (a chart's redraw costs a frame or two)
+      if (now) drawNow(); else if (!drawTimer) drawTimer = setTimeout(drawNow, 400);
+    }
+
+    const runner = run({
+      text: o.text || root.dataset.text,
+      startCall: o.startCall,
+      stepCall: o.stepCall,
+      state: (s, note) => { if (s === "running") speed.restart(); state(s, note); },
+      began: (r) => {
+        session = r.session;
+        tokensPerStep = r.tokens_per_step;
+        const name = o.name ? o.name(r) : msg("train.live");
+        live = {};
+        curves.forEach((c) => { live[c.metric] = { name: name, mode: "lines", color: "#d62728", x: [], y: [], text: [] }; });
+        if (o.began) o.began(r);
+      },
+      steps: (rows, running) => {
+        speed.add(rows.length);
+        for (const row of rows) {
+          Object.entries(live).forEach(([metric, series]) => {
+            series.x.push(row.step);
+            series.y.push(row[metric]);
+            series.text.push(msg("train.point", { name: series.name, step: row.step, value: row[metric + "_text"] }));
+          });
+          out("step").textContent = String(row.step);
+          Object.entries(fields(row)).forEach(([k, v]) => { if (v !== undefined && v !== null) out(k).textContent = v; });
+          if (o.step) o.step(row);
+        }
+        out("speed").textContent = speedText(speed.rate(), tokensPerStep);
+        draw(!running);               // (paused during this step: draw it now, the run stops here)
+      },
+      done: (rows) => {
+        const last = rows[rows.length - 1];
+        state("done", last && last.loss === null ? notes.diverged : notes.done);
+        draw(true);
+        if (o.done) o.done(rows);
+      },
+      failed: (e) => {
+        W.showError(root, W.learnerMessage(e));
+        state("error", notes.failed);
+      },
+    });
+
+    function reset() {
+      runner.reset();
+      session = null;
+      live = null;
+      blanks.forEach(([n, text]) => { n.textContent = text; });
+      W.showError(root, "");
+      state("idle", notes.reset);
+      draw(true);
+      if (o.reset) o.reset();
+    }
+    parts.start.addEventListener("click", () => { W.showError(root, ""); runner.start(); });
+    parts.pause.addEventListener("click", () => {
+      runner.pause();
+      state("paused", notes.paused);
+      draw(true);
+    });
+    parts.reset.addEventListener("click", reset);
+    parts.locked.forEach((c) => c.addEventListener("change", () => { if (runner.started()) reset(); }));
+    state("idle");
+    return { start: runner.start, pause: runner.pause, reset: reset, started: runner.started,
+      session: () => session, state: state };
   }
 
   window.courseTrainer = { call: trainer.call, stop: trainer.stop, text: text, run: run, stats: stats,
-    showState: showState };
+    showState: showState, panel: panel };
 })();

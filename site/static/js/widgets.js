@@ -40,15 +40,7 @@
   const timings = [];
   const answered = { build: 0, python: 0, tables: 0 };   // tables: precomputed scripts inflated so far
   const BUSY_MS = 100;
-  const TEXT = {
-    loading: "需要 Python 运行时，正在加载…",
-    queued: "需要 Python 运行时，正在加载…这次计算已排队，加载完成后自动进行。",
-    failed: "Python 运行时加载失败，这些设定暂时无法计算。",
-    busy: "计算中…",
-    error: "计算失败：",
-    stale: "（下面显示的仍是上一次成功计算的结果，与当前设定不符）",
-    internal: "内部错误，无法完成这次计算",
-  };
+  const msg = window.courseMessages.msg;   // every text shown is a key of the learner message table (messages.js)
   let modelsPromise = null;
 
   // -- URL state -------------------------------------------------------------------------------------------------
@@ -192,7 +184,7 @@
   // change with the latest state only (latest: busy, waiting for Python, errors in Chinese, timings), answers from
   // the build's table before Python (call), and enables the controls. Fields (all optional but call):
   //   controls  {key: selector} or {key: [selector, stops]} (bind): a change records them all and asks again; a
-  //             range input does both as it moves
+  //             range input does both as it moves. (root) => {...} when it needs the widget's data (stops)
   //   call      the entry point that answers: "name"; ["a", "b"] for several (the answer is then [a's, b's]); or
   //             (v, w, arg) => "name" when the state decides
   //   args      (v, w, arg) => the call's args (several calls: one list each, null for one not asked; null alone:
@@ -201,31 +193,34 @@
   //   answer    selector of the part the answer fills (fill; several calls: their answers merged); default the
   //             widget's root, null: nothing is filled
   //   show      (x, w, arg) => what else the answer draws, after the fill (chart(w.root, x.chart), another part)
-  //   whenReady selector of controls that wait for Python, enabled once it is ready (the bound controls are live at
-  //             once: what the build did not answer waits for Python, visibly); live: other controls live at once
+  //   whenReady selector of controls that wait for Python, enabled once it is ready (the other bound controls are
+  //             live at once: what the build did not answer waits for Python, visibly); live: more controls live at once
   //   on        {key: (w) => ...} when that control changes, before it is recorded (returning false: not asked)
   //   skip      (w) => [keys] left out of the URL;  restored (w) => ... after the URL's state is set
   //   setup     (w) => ... anything else, last (a button: w.update({label: "run"}))
   // w = {root, ns, c: {key: control}, values(), update(arg), record()}: update asks again (arg.label names the
-  // recompute in timings), record writes the URL.
+  // recompute in timings; args and show get the same arg), record writes the URL.
   function declared(spec) {
     return (root, ns) => {
-      const s = bind(root, ns, spec.controls || {});
+      const controls = typeof spec.controls === "function" ? spec.controls(root) : spec.controls || {};
+      const s = bind(root, ns, controls);
       const target = spec.answer === null ? null : spec.answer ? root.querySelector(spec.answer) : root;
       const w = { root: root, ns: ns, c: s.c, values: s.values, record: () => s.record(spec.skip && spec.skip(w)) };
-      w.update = latest(root, ns, (arg) => ask(spec, w, arg), (x, arg) => {
+      const update = latest(root, ns, (arg) => ask(spec, w, arg), (x, arg) => {
         if (!x) return;   // (nothing was asked)
         if (target) fill(target, x.several ? Object.assign({}, ...x.answer.filter(Boolean)) : x.answer);
         if (spec.show) spec.show(x.answer, w, arg);
       });
+      w.update = (arg) => update(arg || {});   // (arg: the request's own object; args() may note on it what show needs)
       const on = spec.on || {};
       Object.entries(s.c).forEach(([key, c]) => c.addEventListener(c.type === "range" ? "input" : "change", () => {
         const again = !on[key] || on[key](w) !== false;
         w.record();
         if (again) w.update({ label: key });
       }));
-      live(root, Object.values(spec.controls || {}).map((x) => (Array.isArray(x) ? x[0] : x))
-        .concat(spec.live ? [spec.live] : []).join(", ") || ":not(*)");
+      const waiting = (c) => Boolean(spec.whenReady) && c.matches(spec.whenReady);
+      enable(Object.values(s.c).concat(spec.live ? Array.from(root.querySelectorAll(spec.live)) : []).filter((c) => !waiting(c)));
+      note(root);
       if (spec.whenReady) whenReady(root, spec.whenReady);
       if (s.restore()) {
         if (spec.restored) spec.restored(w);
@@ -351,10 +346,14 @@
 
   // Controls work at once: what the build did not answer waits for Python, and the widget says so.
   function live(root, selector) {
-    root.querySelectorAll(selector).forEach((b) => { b.disabled = false; });
+    enable(root.querySelectorAll(selector));
+    note(root);
+  }
+  function enable(controls) { controls.forEach((b) => { b.disabled = false; }); }
+  function note(root) {   // (while Python loads, beside a widget with controls that need it)
     if (rt.state !== "ready" && root.querySelector("[data-needs-python]")) {
-      status(root, "note", TEXT.loading);
-      rt.ready.then(() => status(root, "note", ""), () => status(root, "note", TEXT.failed));
+      status(root, "note", msg("widget.loading"));
+      rt.ready.then(() => status(root, "note", ""), () => status(root, "note", msg("widget.failed")));
     }
   }
 
@@ -389,7 +388,7 @@
     if (message) root.dataset.stale = "true"; else delete root.dataset.stale;
     if (!box) return;
     box.hidden = !message;
-    box.textContent = message ? TEXT.error + message + TEXT.stale : "";
+    box.textContent = message ? msg("widget.error", { message: message }) : "";
   }
 
   // A Python error as the learner reads it: the course's messages are Chinese after the exception's class name
@@ -400,7 +399,7 @@
     const rest = (m ? m[1] : text).trim();
     if (/[\u4e00-\u9fff]/.test(rest)) return rest;
     console.warn("widget call:", text);
-    return TEXT.internal;
+    return msg("widget.internal");
   }
 
   // Runs job(arg) with at most one call in flight: while one runs, only the newest request waits (a slider drag
@@ -420,7 +419,7 @@
       const slow = setTimeout(() => {   // (the build's answers take a few ms: a wait this long is Python's)
         if (id !== seq) return;
         if (rt.state !== "ready") root.dataset.pending = "python";
-        status(root, "busy", root.dataset.pending ? TEXT.queued : TEXT.busy);
+        status(root, "busy", root.dataset.pending ? msg("widget.queued") : msg("widget.busy"));
       }, BUSY_MS);
       Promise.resolve().then(() => job(arg)).then((answer) => {
         if (id !== seq) return;
@@ -544,7 +543,7 @@
 
   function python(fn, args) {
     return rt.ready.then(() => withData(args || []).then((a) => rt.call("experiments.api:" + fn, a)),
-      () => { throw new Error(TEXT.failed); })
+      () => { throw new Error(msg("widget.failed")); })
       .then((r) => { answered.python += 1; return r; }, (e) => { throw new Error(learnerMessage(e)); });
   }
 
@@ -633,7 +632,7 @@
     timings: timings, answered: answered, mount: mount, getState: getState, setState: setState, setParams: setParams,
     whenParsed: whenParsed, models: models, el: el, whenReady: whenReady, live: live, pickAlias: pickAlias, showError: showError,
     latest: latest, chart: chart, call: call, bind: bind, wire: wire, fill: fill, make: make, rows: rows,
-    options: options, learnerMessage: learnerMessage,
+    options: options, learnerMessage: learnerMessage, msg: msg,
     declare: declare, model: model,
   };
   // A page whose widgets need the models at once preloads data/models.json from <head> (sitegen/widgets.py): read it
