@@ -198,14 +198,16 @@
   //   on        {key: (w) => ...} when that control changes, before it is recorded (returning false: not asked)
   //   skip      (w) => [keys] left out of the URL;  restored (w) => ... after the URL's state is set
   //   setup     (w) => ... anything else, last (a button: w.update({label: "run"}))
-  // w = {root, ns, c: {key: control}, values(), update(arg), record()}: update asks again (arg.label names the
-  // recompute in timings; args and show get the same arg), record writes the URL.
+  // w = {root, ns, c: {key: control}, values(), update(arg), record(), restore(keys)}: update asks again (arg.label
+  // names the recompute in timings; args and show get the same arg), record writes the URL, restore sets controls
+  // from it again.
   function declared(spec) {
     return (root, ns) => {
       const controls = typeof spec.controls === "function" ? spec.controls(root) : spec.controls || {};
       const s = bind(root, ns, controls);
       const target = spec.answer === null ? null : spec.answer ? root.querySelector(spec.answer) : root;
-      const w = { root: root, ns: ns, c: s.c, values: s.values, record: () => s.record(spec.skip && spec.skip(w)) };
+      const w = { root: root, ns: ns, c: s.c, values: s.values, restore: s.restore,
+                  record: () => s.record(spec.skip && spec.skip(w)) };
       const update = latest(root, ns, (arg) => ask(spec, w, arg), (x, arg) => {
         if (!x) return;   // (nothing was asked)
         if (target) fill(target, x.several ? Object.assign({}, ...x.answer.filter(Boolean)) : x.answer);
