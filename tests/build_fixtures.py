@@ -11,7 +11,7 @@ fixture copy (the repo copy, fixture_lessons=False, keeps everything).
         root = copy_course(tmp_path)        # then edit files under root
         result = run_build(root)            # python build.py --root ROOT --out ROOT/_site, in this process
         assert result.returncode == 0, result.stderr
-    build_in_temp_copy(tmp_path)            # both in one call
+    build_in_temp_copy(tmp_path)            # both in one call, the build must succeed
 
 run_build calls build.main(argv) in the test's own process, capturing what it prints: the same exit status and
 lines as the command, without a fresh interpreter importing numpy, Jinja2 and the engine for every build (a
@@ -124,12 +124,13 @@ def run_build_command(root: Path, out: Path | None = None) -> BuildResult:
     return BuildResult(Path(root), out, proc.returncode, proc.stdout, proc.stderr)
 
 
-def build_in_temp_copy(tmp: Path, *, fixture_lessons: bool = True, runtime: bool = True,
-                       command: bool = False) -> BuildResult:
-    """copy_course + run_build (or run_build_command); the build must succeed (else the test fails showing its
-    stderr)."""
-    root = copy_course(tmp, fixture_lessons=fixture_lessons)
-    result = run_build_command(root) if command else run_build(root, runtime=runtime)
+def build_in_temp_copy(tmp: Path, *, fixture_lessons: bool = True, runtime: bool = True) -> BuildResult:
+    """copy_course + run_build; the build must succeed (else the test fails showing its stderr)."""
+    return succeeded(run_build(copy_course(tmp, fixture_lessons=fixture_lessons), runtime=runtime))
+
+
+def succeeded(result: BuildResult) -> BuildResult:
+    """The result of a build that succeeded; else the test fails, showing the build's stderr."""
     if result.returncode != 0:
         pytest.fail(f"build failed (exit {result.returncode}):\n{result.stderr}", pytrace=False)
     return result
@@ -146,7 +147,7 @@ def tree_digest(folder: Path) -> dict[str, str]:
 def built_site(tmp_path_factory) -> BuildResult:
     """One successful build of the fixture course, shared by the whole session (treat it as read-only); the one
     build run as the command, `python build.py`, in a subprocess."""
-    return build_in_temp_copy(tmp_path_factory.mktemp("built-site"), command=True)
+    return succeeded(run_build_command(copy_course(tmp_path_factory.mktemp("built-site"))))
 
 
 @pytest.fixture(scope="session")
