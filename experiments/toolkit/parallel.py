@@ -11,7 +11,8 @@ Formulas and where they come from:
 - ZeRO (Rajbhandari et al. 2020, arXiv 1910.02054, section 7): with Ψ parameters plain data parallelism and
   stages 1 and 2 move 2Ψ elements per rank per step (a reduce-scatter of the gradients and an all-gather of the
   weights, the same as one all-reduce); stage 3 moves 3Ψ (the weights are all-gathered again for the backward
-  pass). ``dp_bytes``.
+  pass; with m micro-batches per step ZeRO-3 gathers them before every micro-batch's forward and backward,
+  (2m + 1)Ψ, as FSDP does by default). ``dp_bytes``.
 - Megatron-LM tensor parallelism (Shoeybi et al. 2019, arXiv 1909.08053, section 3): per layer two all-reduces of
   the b·s·h activations in the forward pass (after attention, after the MLP) and two in the backward pass; with
   sequence parallelism (Korthikanti et al. 2022, arXiv 2205.05198, section 4.2.2) each all-reduce becomes an
@@ -137,9 +138,24 @@ class Layout:
 
 
 # -- parameters ---------------------------------------------------------------------------------------------------
+_ROUTED: dict[tuple[int, bool], tuple[Ledger, int]] = {}     # id(ledger) -> (the ledger, kept alive; its count)
+
+
 def routed_params(ledger: Ledger, mtp: bool = True) -> int:
     """Parameters of the routed experts (every copy of every MoE layer; the MTP modules' too unless mtp=False):
-    the tensors expert parallelism splits. 0 for a dense model."""
+    the tensors expert parallelism splits. 0 for a dense model. Counted once per ledger (the planner asks for
+    every layout)."""
+    key = (id(ledger), mtp)
+    if key in _ROUTED and _ROUTED[key][0] is ledger:
+        return _ROUTED[key][1]
+    if len(_ROUTED) > 64:
+        _ROUTED.clear()
+    count = _routed_params(ledger, mtp)
+    _ROUTED[key] = (ledger, count)
+    return count
+
+
+def _routed_params(ledger: Ledger, mtp: bool) -> int:
     def go(node: Node, mult: int) -> int:
         if node.kind == "mtp" and not mtp:
             return 0
@@ -181,11 +197,13 @@ def memory_per_gpu(ledger: Ledger, lay: Layout) -> dict[str, int]:
 
 
 # -- communication per step ---------------------------------------------------------------------------------------
-def dp_bytes(params: Fraction | int, n: int, zero: int, grad_bytes: int = 2) -> Fraction:
+def dp_bytes(params: Fraction | int, n: int, zero: int, grad_bytes: int = 2, micro_batches: int = 1) -> Fraction:
     """Bytes one data-parallel rank sends per step to keep `params` parameters in sync over n ranks: one
-    all-reduce of the gradients (2Ψ; ZeRO 1 and 2: reduce-scatter + all-gather, the same), ZeRO-3 3Ψ."""
-    volume = collective_bytes("all_reduce", 1, n) * params * grad_bytes
-    return volume * Fraction(3, 2) if zero == 3 else volume
+    all-reduce of the gradients (2Ψ; ZeRO 1 and 2: reduce-scatter + all-gather, the same), ZeRO-3 3Ψ for one
+    micro-batch. ZeRO-3 keeps only its shard between uses (PyTorch FSDP's default, reshard after forward), so
+    the weights are all-gathered before each micro-batch's forward and again before its backward: (2m + 1)Ψ."""
+    share = collective_bytes("all_gather", 1, n) * params * grad_bytes
+    return share * (2 * micro_batches + 1) if zero == 3 else 2 * share
 
 
 def tp_bytes(d_model: int, layers: int, tokens: int, tp: int, act_bytes: int = 2) -> Fraction:
@@ -260,7 +278,8 @@ def per_step_comm(ledger: Ledger, lay: Layout) -> dict[str, Fraction]:
     routed = routed_params(ledger)
     rest = Fraction(ledger.total - routed, lay.tp * lay.pp)
     experts = Fraction(routed, lay.tp * lay.pp * lay.ep)
-    out = {"dp": dp_bytes(rest, lay.dp, lay.zero) + dp_bytes(experts, lay.dp // lay.ep, lay.zero),
+    out = {"dp": dp_bytes(rest, lay.dp, lay.zero, micro_batches=m)
+           + dp_bytes(experts, lay.dp // lay.ep, lay.zero, micro_batches=m),
            "tp": m * tp_bytes(arch.d_model, layers, tokens, lay.tp),
            "pp": m * pp_bytes(arch.d_model, tokens, lay.pp, lay.tp),
            "ep": Fraction(0), "cp": Fraction(0)}
@@ -318,15 +337,16 @@ class Timing:
 
 
 def step_time(ledger: Ledger, lay: Layout, dev: Device, fab: Fabric, comm: dict[str, Fraction] | None = None,
-              chunks: int = 1, hidden: tuple[str, ...] = OVERLAPPED) -> Timing:
+              chunks: int = 1, hidden: tuple[str, ...] = OVERLAPPED, flops: tuple[int, int] | None = None) -> Timing:
     """The estimated step time and MFU of a layout (the module's docstring: compute at peak, serial traffic added,
     the bubble with `chunks` interleaved model chunks per GPU, the `hidden` kinds' traffic overlapped: the
-    data-parallel one by default; ("dp", "ep") for a schedule that also hides the all-to-all, as DualPipe does)."""
+    data-parallel one by default; ("dp", "ep") for a schedule that also hides the all-to-all, as DualPipe does).
+    `flops`: step_flops(ledger, lay) when the caller has it already (the planner: the same for every layout)."""
     lay = lay.validated()
     if dev.bf16_flops is None:
         raise ValueError(f"{dev.name} 没有 BF16 张量核，估不出训练时间")
     comm = per_step_comm(ledger, lay) if comm is None else comm
-    flops, extra = step_flops(ledger, lay)
+    flops, extra = step_flops(ledger, lay) if flops is None else flops
     peak = dev.bf16_flops
     compute = Fraction(flops + extra, lay.gpus * peak)
     links = group_links(lay, fab)
@@ -346,7 +366,7 @@ class Plan:
     comm: dict[str, Fraction]
     bubble: Fraction
     fits: bool
-    timing: Timing
+    timing: Timing | None       # None for a layout that does not fit (unless the planner was asked for all)
 
 
 def _powers(top: int) -> list[int]:
@@ -355,11 +375,12 @@ def _powers(top: int) -> list[int]:
 
 def plan(ledger: Ledger, gpus: int, dev: Device, seq_len: int, global_batch: int, micro_batch: int = 1,
          tp_max: int = 8, cp_max: int = 16, zeros: tuple[int, ...] = (1, 2, 3), recompute: str = "none",
-         fitting_only: bool = True, fab: Fabric = FABRICS["h100"]) -> list[Plan]:
+         fitting_only: bool = True, fab: Fabric = FABRICS["h100"], timed: bool = True) -> list[Plan]:
     """Candidate layouts for `gpus` GPUs (tp, pp, cp, ep powers of two; tp within a node of tp_max GPUs, cp up to
     cp_max; ep a divisor of dp and of the expert count; global_batch sequences per step split into
     dp·micro_batch-sized micro-batches), each with its memory per GPU, bytes per step and estimated time; only
-    those that fit unless fitting_only is False. Sorted by estimated step time, then bytes sent. At most
+    those that fit unless fitting_only is False (timed=False: those that do not fit get no timing). The ones that
+    fit first, sorted by estimated step time, then bytes sent. At most
     MAX_GPUS GPUs and 2^20 sequences per step: a few thousand candidates at most (tp 4 × pp 8 × cp 5 × ep 18 ×
     3 stages), the activations computed once per (tp, pp, cp, m)."""
     if not (isinstance(gpus, int) and 1 <= gpus <= MAX_GPUS):
@@ -369,6 +390,7 @@ def plan(ledger: Ledger, gpus: int, dev: Device, seq_len: int, global_batch: int
     arch = ledger.arch
     n_experts = arch.moe.n_experts if arch.moe else 1
     acts: dict[tuple, int] = {}
+    flops: tuple[int, int] | None = None        # the same for every layout: the step's sequences are global_batch
     out = []
     for tp in _powers(tp_max):
         for pp in _powers(min(gpus // tp, arch.n_layers)):
@@ -380,7 +402,7 @@ def plan(ledger: Ledger, gpus: int, dev: Device, seq_len: int, global_batch: int
                     continue
                 m = global_batch // (dp * micro_batch)
                 for ep in (e for e in _powers(dp) if dp % e == 0 and n_experts % e == 0):
-                    for zero in zeros:
+                    for zero in (zeros if dp > 1 else zeros[:1]):      # one data-parallel rank: nothing to shard
                         lay = Layout(tp=tp, pp=pp, dp=dp, ep=ep, cp=cp, zero=zero, seq_len=seq_len,
                                      micro_batch=micro_batch, micro_batches=m, recompute=recompute)
                         key = (tp, pp, cp, m)
@@ -391,6 +413,8 @@ def plan(ledger: Ledger, gpus: int, dev: Device, seq_len: int, global_batch: int
                         ok = fits(mem["total"], dev)
                         if ok or not fitting_only:
                             comm = per_step_comm(ledger, lay)
-                            out.append(Plan(lay, mem, comm, bubble(pp, m), ok,
-                                            step_time(ledger, lay, dev, fab, comm)))
-    return sorted(out, key=lambda p: (p.timing.step, p.comm["total"]))
+                            if flops is None:
+                                flops = step_flops(ledger, lay)
+                            timing = step_time(ledger, lay, dev, fab, comm, flops=flops) if ok or timed else None
+                            out.append(Plan(lay, mem, comm, bubble(pp, m), ok, timing))
+    return sorted(out, key=lambda p: (not p.fits, p.timing.step if p.timing else 0, p.comm["total"]))
