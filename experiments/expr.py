@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from fractions import Fraction
 
 _SUPERSCRIPT = {2: "²", 3: "³"}
@@ -255,7 +256,7 @@ def lift(x) -> Expr:
     return x if isinstance(x, Expr) else Const(x)
 
 
-def total(terms: list[Expr]) -> Expr:
+def total(terms: Sequence[Expr]) -> Expr:
     """Left-folded sum of several terms (keeps the order the learner reads them in)."""
     out = lift(terms[0])
     for t in terms[1:]:

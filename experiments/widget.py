@@ -10,8 +10,9 @@ discovers every such package, so nothing is listed by hand anywhere else. From t
 - the worker warms the modules those entry points live in (api.warm_modules), in declaration order;
 - the build answers ahead of time what the widget's enumerable controls can ask (``states``): states(options,
   data) -> [(entry point name, args), ...], args plain JSON where ``{"$model": alias}`` stands for that model's
-  config (the page sends the same placeholder, and the browser's Python resolves it: model_ref); sitegen/widgets.py calls each entry point with those args (through experiments.api, as the browser
-  would) and embeds the answers in the page, where widgets.js's call() finds them before Python is loaded.
+  config (the page sends the same placeholder, and the browser's Python resolves it: model_ref);
+  sitegen/widgets.py calls each entry point with those args (through experiments.api, as the browser would) and
+  embeds the answers in the page, where widgets.js's call() finds them before Python is loaded.
 
 Function references are "module:function" strings relative to the lesson package (or absolute,
 "experiments.x:f"), resolved only when first used, so importing the declarations costs nothing: the browser's
@@ -25,10 +26,11 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import CourseError
 
+F = TypeVar("F", bound=Callable[..., Any])   # a function, kept as its own type by a decorator
 CORE_SCRIPT = "widgets.js"        # the shared mount / call / error / URL-state helpers, before any widget script
 LAST_SCRIPTS = ("charts.js",)     # draw after every widget has set its charts up
 
@@ -63,7 +65,7 @@ class Widget:
         core = (CORE_SCRIPT,) if own else ()
         return tuple(dict.fromkeys(first + core + own + last))
 
-    def options(self, given: Mapping[str, Any]) -> dict:
+    def options(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """The defaults overlaid with a lesson's options; an option the widget does not know is an error."""
         unknown = sorted(set(given) - set(self.defaults))
         if unknown:
@@ -71,7 +73,7 @@ class Widget:
                               else "no options (this widget takes none)")
         return {**self.defaults, **given}
 
-    def resolve(self, ref: str) -> Callable:
+    def resolve(self, ref: str) -> Callable[..., Any]:
         return resolve(ref, self.package)
 
 
@@ -82,25 +84,26 @@ class Lesson:
     numbers: str | None = None                  # "module:function": register(reg, models, course)
     package: str = ""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "widgets", tuple(
             w if w.package else Widget(**{**w.__dict__, "package": self.package}) for w in self.widgets))
 
 
-def resolve(ref: str, package: str = "") -> Callable:
+def resolve(ref: str, package: str = "") -> Callable[..., Any]:
     """"module:function" -> the function; a module starting with "experiments." is absolute, else relative to
     `package`."""
     module, _, name = ref.partition(":")
     if not module.startswith("experiments"):
         module = f"{package}.{module}" if module else package
-    return getattr(importlib.import_module(module), name)
+    function: Callable[..., Any] = getattr(importlib.import_module(module), name)
+    return function
 
 
-def uses(*packages: str) -> Callable[[Callable], Callable]:
+def uses(*packages: str) -> Callable[[F], F]:
     """Mark a browser entry point that imports these Pyodide packages (by their names in Pyodide's lock file). The
     widgets' worker says "ready" before they have loaded and loads them right after; a marked call waits for them,
     every other call is answered at once (tests/test_worker.py checks the marks against the real calls)."""
-    def mark(fn: Callable) -> Callable:
+    def mark(fn: F) -> F:
         fn.packages = tuple(packages)   # type: ignore[attr-defined]  # (a function's own attribute)
         return fn
     return mark
@@ -109,7 +112,7 @@ def uses(*packages: str) -> Callable[[Callable], Callable]:
 MODEL_REF = "$model"              # {"$model": alias} in a call's args: that built-in model's config
 
 
-def model_ref(alias: str) -> dict:
+def model_ref(alias: str) -> dict[str, str]:
     """The placeholder for a built-in model's config, wherever the page and Python talk: a states() function
     writes it, the page's script sends it (widgets.js model(alias)), the build keys its answer by it, and the
     browser's Python puts the config in its place (experiments.api, from data/models.json, read once). Only a
@@ -120,7 +123,7 @@ def model_ref(alias: str) -> dict:
 DATA_REF = "$data"                # {"$data": "train_runs/race"} in a call's args: that part of a data document
 
 
-def data_ref(path: str) -> dict:
+def data_ref(path: str) -> dict[str, str]:
     """The placeholder for a part of a data document (data/<document>.json, then keys joined by '/'), e.g. lesson
     C5's stored training runs: the build passes the part itself to the entry point and keys the answer by the
     placeholder; the browser sends the placeholder, and only when Python has to answer does widgets.js fetch the
@@ -174,7 +177,7 @@ class WidgetData:
         """A bad option of this widget (raise it; the build adds the lesson file and line)."""
         return OptionError(self.widget_name, key, expected, got)
 
-    def model(self, *args: str, key: str | None = None):
+    def model(self, *args: str, key: str | None = None) -> tuple[str, Any]:
         """(alias, ModelNumbers) of a model option: model(alias) or model(alias, key) (key: the option's name,
         "model" by default); an unknown alias names the known ones. (The older model(widget, alias[, key]), which
         repeats the widget's name, still works.)"""
@@ -189,6 +192,6 @@ class WidgetData:
                               message=f"unknown model {alias!r} in option '{key}' (known: {known})")
         return alias, self.models[alias]
 
-    def choices(self) -> list:
+    def choices(self) -> list[tuple[str, Any]]:
         """(alias, ModelNumbers) of every model in data/, by display name: the model pickers' options."""
         return sorted(self.models.items(), key=lambda item: item[1].name.lower())

@@ -190,7 +190,9 @@ class DevHandler(StaticHandler):
         try:
             while True:
                 with state.cond:
-                    state.cond.wait_for(lambda seen=seen: state.version != seen or state.stopping, timeout=KEEPALIVE_S)
+                    def news(seen: int = seen) -> bool:
+                        return state.version != seen or state.stopping
+                    state.cond.wait_for(news, timeout=KEEPALIVE_S)
                     if state.stopping:
                         return
                     version, payload = state.version, state.payload()

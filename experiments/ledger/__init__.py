@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from ..errors import ConfigError, Problem
 from .arch import Arch, Model
@@ -21,21 +23,24 @@ from .estimate import build_estimate, estimable, unread_keys
 from .registry import ARCHITECTURES, FAMILIES
 from .tree import Node, group
 
+T = TypeVar("T")
+
 
 @dataclass
 class Ledger:
     root: Node
     arch: Arch
     via_class: str | None = None    # the `architectures` class that chose the family, when model_type did not
-    estimate: dict | None = None    # set when no family read the config: {"assumed": [...], "unread_keys": [...]}
-    _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    estimate: dict[str, Any] | None = None   # when no family read the config: {"assumed": [...], "unread_keys": [...]}
+    _memo: dict[object, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
-    def memo(self, key, compute):
+    def memo(self, key: object, compute: Callable[[], T]) -> T:
         """compute() once per ledger and key: a ledger never changes after it is built (views.breakdown is asked
         for by several views of one widget call)."""
         if key not in self._memo:
             self._memo[key] = compute()
-        return self._memo[key]
+        value: T = self._memo[key]   # (what compute() gave for this key)
+        return value
 
     def part(self, name: str) -> Node | None:
         return self.root.get(name)
@@ -98,7 +103,7 @@ class Ledger:
     def layer_types(self) -> list[str]:
         return [n.name for n in self.root.find("text/layers").children]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "model_type": self.arch.family,
             "via_class": self.via_class,
@@ -115,7 +120,7 @@ class Ledger:
         }
 
 
-def resolve_family(config) -> tuple[str, str | None]:
+def resolve_family(config: object) -> tuple[str, str | None]:
     """(the family's model_type, the `architectures` class that chose it or None). The config's own
     `model_type` wins when the engine knows it; otherwise the first `architectures` entry naming a known class
     (Kimi-K2: model_type kimi_k2, architectures ["DeepseekV3ForCausalLM"] -> deepseek_v3). A config with no
@@ -137,23 +142,24 @@ def resolve_family(config) -> tuple[str, str | None]:
                                "model_type" in config)])
 
 
-def model_type_of(config) -> str:
+def model_type_of(config: dict[str, Any]) -> str:
     """The family that reads the config, or (the estimate path) the config's own model_type."""
     try:
         return resolve_family(config)[0]
     except ConfigError:
         if estimable(config):
-            return config["model_type"]
+            model_type: str = config["model_type"]   # (estimable: a string)
+            return model_type
         raise
 
 
-def read_model(config: dict) -> Model:
+def read_model(config: dict[str, Any]) -> Model:
     """Validate and read a config into trees with the family that reads it; raises ConfigError listing every
     problem found. Never an estimate: the site's models (sitegen/models.py) are read exactly or refused."""
     return _read(config, allow_estimate=False)[0]
 
 
-def _read(config: dict, allow_estimate: bool = True) -> tuple[Model, str | None, dict | None]:
+def _read(config: dict[str, Any], allow_estimate: bool = True) -> tuple[Model, str | None, dict[str, Any] | None]:
     """(Model, the class that chose the family, the estimate's notes or None)."""
     try:
         model_type, via = resolve_family(config)
@@ -170,19 +176,20 @@ def _read(config: dict, allow_estimate: bool = True) -> tuple[Model, str | None,
     return model, via, None
 
 
-def build_ledger(config: dict) -> Ledger:
+def build_ledger(config: dict[str, Any]) -> Ledger:
     model, via, estimate = _read(config)
     root = group("model", [model.text, model.mtp, model.vision])
     root = Node("model", "", None, tuple(c.keyed_in_place("") for c in root.children))
     return Ledger(root, model.arch, via, estimate)
 
 
-_CACHE: OrderedDict = OrderedDict()
+_CACHE: OrderedDict[str, Ledger] = OrderedDict()
 CACHE_SIZE = 128
-_KEYS: OrderedDict = OrderedDict()   # id(config) -> (config, its canonical JSON): each config object serialised once
+# id(config) -> (config, its canonical JSON): each config object serialised once
+_KEYS: OrderedDict[int, tuple[object, str]] = OrderedDict()
 
 
-def canonical_key(config) -> str:
+def canonical_key(config: object) -> str:
     """The config's canonical JSON (sorted keys, no spaces), computed once per config object: the build passes
     its own config dicts (data/models/) to ledger_of thousands of times, and serialising a big config each time
     was most of a build. The cache holds the config itself, so its id is not reused while the entry lives; a
@@ -199,7 +206,7 @@ def canonical_key(config) -> str:
     return key
 
 
-def ledger_of(config) -> Ledger:
+def ledger_of(config: dict[str, Any]) -> Ledger:
     """build_ledger of a config (or a {"meta", "config"} data file), from a small LRU keyed by the config's
     canonical JSON: a widget that sends the same config on every slider tick builds its ledger once. Ledgers are
     never modified after they are built, so sharing one is safe."""
@@ -215,8 +222,9 @@ def ledger_of(config) -> Ledger:
     return ledger
 
 
-def unwrap(document) -> dict:
+def unwrap(document: dict[str, Any]) -> dict[str, Any]:
     """Accept a plain config.json or the course's data file ({"meta": ..., "config": ...})."""
     if isinstance(document, dict) and "config" in document and "meta" in document and "model_type" not in document:
-        return document["config"]
+        config: dict[str, Any] = document["config"]
+        return config
     return document

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import Any
 
 from .tree import Node
 
@@ -117,10 +118,10 @@ class Arch:
     score_width: int = 0            # n_heads * (qk dim + v dim): score FLOPs per cached token = 2 * this
     linear_state_elems: int = 0     # recurrent state elements per linear-attention layer per sequence
     moe: MoE | None = None          # routed experts, None for a dense model
-    symbols: dict = field(default_factory=dict)   # the config keys behind each symbol, for derivations
-    mixers: dict = field(default_factory=dict)    # layer type -> Mixer, where the defaults below do not fit
+    symbols: dict[str, Any] = field(default_factory=dict)   # the config keys behind each symbol, for derivations
+    mixers: dict[str, Mixer] = field(default_factory=dict)   # layer type -> Mixer, where the defaults below do not fit
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if isinstance(self.moe, dict):   # a family that spells the facts as a dict (or {} for none)
             self.moe = MoE(**self.moe) if self.moe else None
         if self.moe is not None:

@@ -34,10 +34,10 @@ def gelu_mlp(d: int, d_ff: int) -> Node:
                          leaf("c_proj.weight", d_ff, d), leaf("c_proj.bias", d, matmul=False)], kind="ffn")
 
 
-def attention(d: int, n_heads: int, n_kv: int, head_dim: int, *, qkv_bias=False, o_bias=False,
-              qk_norm=False, output_gate=False, sinks=False, name="self_attn", kind="attention",
-              o_name="o_proj", qk_norm_names=("q_norm", "k_norm"), qk_norm_bias=False,
-              qk_norm_width: int | None = None, v_head_dim: int | None = None) -> Node:
+def attention(d: int, n_heads: int, n_kv: int, head_dim: int, *, qkv_bias: bool = False, o_bias: bool = False,
+              qk_norm: bool = False, output_gate: bool = False, sinks: bool = False, name: str = "self_attn",
+              kind: str = "attention", o_name: str = "o_proj", qk_norm_names: tuple[str, str] = ("q_norm", "k_norm"),
+              qk_norm_bias: bool = False, qk_norm_width: int | None = None, v_head_dim: int | None = None) -> Node:
     """Multi-head / grouped-query attention. With output_gate, q_proj also produces a sigmoid gate per head
     (twice the width); with qk_norm, q and k are normalised per head (RMSNorm, or LayerNorm with qk_norm_bias;
     qk_norm_names as the family calls them, qk_norm_width when it is not head_dim); sinks add one learned logit
@@ -188,7 +188,7 @@ def siglip_vision(width: int, d_ff: int, depth: int, channels: int, patch: int, 
     position per patch, `depth` pre-LN encoder layers (LayerNorms with bias; q/k/v/out projections with biases;
     a GELU MLP fc1/fc2 with biases), a final post_layernorm, and, with vision_use_head, the attention-pooling head
     (a learned probe, torch MultiheadAttention with fused in_proj, a LayerNorm and an MLP)."""
-    def mlp():
+    def mlp() -> Node:
         return group("mlp", linear("fc1", width, d_ff, True) + linear("fc2", d_ff, width, True))
 
     layer = group("layers", [

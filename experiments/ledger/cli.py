@@ -7,12 +7,14 @@ per problem, naming the file and key, and exits 2.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
+from typing import Any
 
 from ..errors import ConfigError, CourseError, Problem
-from . import build_ledger, jsontext, training, unwrap
+from . import Ledger, build_ledger, jsontext, training, unwrap
 from .tree import Node
 
 
@@ -30,7 +32,7 @@ def render_tree(node: Node, depth: int = 0, max_depth: int = 99) -> list[str]:
     return lines
 
 
-def load_config_file(path: str) -> dict:
+def load_config_file(path: str) -> dict[str, Any]:
     """The config at `path`: read as bytes (no more than the size limit plus one), decoded as UTF-8 and parsed
     once it is known to be small and shallow enough (jsontext.py); every refusal a ConfigError naming the file."""
     try:
@@ -55,7 +57,7 @@ def render_training(mem: training.TrainMemory, gpu_gb: float) -> list[str]:
     """The training-memory tree, one line per node (GB = 10^9 bytes), then the total against the GPU."""
     lines = []
 
-    def go(node, depth):
+    def go(node: dict[str, Any], depth: int) -> None:
         for child in node["children"]:
             name = child["key"].rsplit("/", 1)[-1]
             lines.append(f"{'  ' * depth}{name}: {child['bytes'] / training.GB:,.3f} GB")
@@ -72,7 +74,7 @@ def render_training(mem: training.TrainMemory, gpu_gb: float) -> list[str]:
     return lines
 
 
-def print_training(ledger, args) -> int:
+def print_training(ledger: Ledger, args: argparse.Namespace) -> int:
     setup = training.TrainSetup(
         recipe=args.recipe, micro_batch=args.micro_batch, seq_len=args.seq_len, accum=args.accum,
         recompute=args.recompute, kernel=args.kernel, dropout=args.dropout, zero=args.zero, dp=args.dp,
@@ -92,7 +94,6 @@ def print_training(ledger, args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
     parser = argparse.ArgumentParser(
         prog="llm-ledger", description="The exact parameter ledger of a transformer, from its config.json.")
     parser.add_argument("config", nargs="?", help="a config.json (or a data/models/*.json file)")

@@ -8,17 +8,20 @@ then raises one ConfigError listing everything. Keys of nested configs are repor
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable
+from typing import Any, TypeVar, cast, overload
 
 from ..errors import ConfigError, Problem
 
-MISSING = object()
+MISSING: Any = object()   # (a getter's default when none is given: the key is required)
+T = TypeVar("T")
 MAX_SIZE = 10**7          # no real width, vocabulary or layer count comes near this
 MAX_LAYERS = 10**4
 
 
 class Reader:
-    def __init__(self, config, prefix: str = "", problems: list[Problem] | None = None,
-                 rejected: set[str] | None = None, read: set[str] | None = None):
+    def __init__(self, config: object, prefix: str = "", problems: list[Problem] | None = None,
+                 rejected: set[str] | None = None, read: set[str] | None = None) -> None:
         self.problems = problems if problems is not None else []
         self.rejected = rejected if rejected is not None else set()   # keys whose value itself was invalid
         self.read = read if read is not None else set()               # every key a getter was asked for (paths)
@@ -26,18 +29,18 @@ class Reader:
         if not isinstance(config, dict):
             self._add("", "a JSON object", config)
             config = {}
-        self.config = config
+        self.config: dict[str, Any] = config
 
     # -- plumbing -------------------------------------------------------------------------------------------
     def path(self, key: str) -> str:
         return f"{self.prefix}.{key}" if self.prefix else key
 
-    def _add(self, key: str, expected: str, got=MISSING):
+    def _add(self, key: str, expected: str, got: object = MISSING) -> None:
         self.rejected.add(self.path(key) if key else self.prefix)
         self.problems.append(Problem(self.path(key) if key else self.prefix, expected,
                                      None if got is MISSING else got, got is not MISSING))
 
-    def fail(self, key: str, expected: str, got=MISSING, involves: tuple[str, ...] = ()):
+    def fail(self, key: str, expected: str, got: object = MISSING, involves: tuple[str, ...] = ()) -> None:
         """Record a consistency problem found by a builder (e.g. heads that do not divide the width).
 
         Consistency is only judged among values that are each valid: if `key` or a key it `involves` was already
@@ -49,21 +52,29 @@ class Reader:
     def has(self, key: str) -> bool:
         return self.config.get(key) is not None
 
-    def check(self):
+    def check(self) -> None:
         if self.problems:
             raise ConfigError(self.problems)
 
     # -- typed getters ------------------------------------------------------------------------------------
-    def _absent(self, key: str, default, expected: str, stand_in):
+    def _absent(self, key: str, default: object, expected: str, stand_in: T) -> T:
         """A missing or null key: its default, or (with none) a 'missing' problem and the stand-in."""
         if default is MISSING:
             self._add(key, f"{expected} (the key is missing)")
             return stand_in
-        return default
+        return cast(T, default)   # (a getter's default is of its own type, or None where the overload says so)
 
-    def int(self, key: str, default=MISSING, minimum: int = 1, maximum: int = MAX_SIZE) -> int:
+    @overload
+    def int(self, key: builtins.str, default: None, minimum: builtins.int = 1,
+            maximum: builtins.int = MAX_SIZE) -> builtins.int | None: ...
+    @overload
+    def int(self, key: builtins.str, default: builtins.int = ..., minimum: builtins.int = 1,
+            maximum: builtins.int = MAX_SIZE) -> builtins.int: ...
+
+    def int(self, key: builtins.str, default: object = MISSING, minimum: builtins.int = 1,
+            maximum: builtins.int = MAX_SIZE) -> builtins.int | None:
         self.read.add(self.path(key))
-        value = self.config.get(key, MISSING)
+        value: object = self.config.get(key, MISSING)
         if value is None or value is MISSING:
             return self._absent(key, default, f"an integer >= {minimum}", max(minimum, 1))
         if isinstance(value, bool) or not isinstance(value, int):
@@ -80,9 +91,9 @@ class Reader:
             return max(minimum, 1)
         return value
 
-    def bool(self, key: str, default=MISSING) -> bool:
+    def bool(self, key: builtins.str, default: builtins.bool = MISSING) -> builtins.bool:
         self.read.add(self.path(key))
-        value = self.config.get(key, MISSING)
+        value: object = self.config.get(key, MISSING)
         if value is MISSING or value is None:
             return self._absent(key, default, "true or false", False)
         if not isinstance(value, bool):
@@ -90,9 +101,10 @@ class Reader:
             return False
         return value
 
-    def str(self, key: str, default=MISSING, choices: tuple[str, ...] | None = None) -> str:
+    def str(self, key: builtins.str, default: builtins.str = MISSING,
+            choices: tuple[builtins.str, ...] | None = None) -> builtins.str:
         self.read.add(self.path(key))
-        value = self.config.get(key, MISSING)
+        value: object = self.config.get(key, MISSING)
         if value is MISSING or value is None:
             return self._absent(key, default, "a string", "")
         if not isinstance(value, str) or (choices and value not in choices):
@@ -100,22 +112,31 @@ class Reader:
             return choices[0] if choices else ""
         return value
 
-    def int_list(self, key: builtins.str, default=MISSING, minimum: builtins.int = 0) -> list[builtins.int]:
+    @overload
+    def int_list(self, key: builtins.str, default: None, minimum: builtins.int = 0) -> list[builtins.int] | None: ...
+    @overload
+    def int_list(self, key: builtins.str, default: list[builtins.int] = ...,
+                 minimum: builtins.int = 0) -> list[builtins.int]: ...
+
+    def int_list(self, key: builtins.str, default: object = MISSING,
+                 minimum: builtins.int = 0) -> list[builtins.int] | None:
         return self._list(key, default, "integers", f"integers >= {minimum}",
                           lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= minimum)
 
-    def str_list(self, key: builtins.str, default=MISSING,
+    def str_list(self, key: builtins.str, default: list[builtins.str] = MISSING,
                  choices: tuple[builtins.str, ...] = ()) -> list[builtins.str]:
-        return self._list(key, default, "strings", " / ".join(choices) if choices else "strings",
-                          lambda v: isinstance(v, str) and (not choices or v in choices))
+        return cast("list[builtins.str]", self._list(   # (a list: its default is one, never None)
+            key, default, "strings", " / ".join(choices) if choices else "strings",
+            lambda v: isinstance(v, str) and (not choices or v in choices)))
 
-    def _list(self, key: builtins.str, default, items: builtins.str, valid_items: builtins.str, is_valid) -> list:
+    def _list(self, key: builtins.str, default: object, items: builtins.str, valid_items: builtins.str,
+              is_valid: Callable[[object], builtins.bool]) -> list[Any] | None:
         """A list whose every entry passes is_valid; problems say 'a list of <items>' (missing) or 'a list of
         <valid_items>' (a wrong value)."""
         self.read.add(self.path(key))
-        value = self.config.get(key, MISSING)
+        value: object = self.config.get(key, MISSING)
         if value is MISSING or value is None:
-            return self._absent(key, default, f"a list of {items}", [])
+            return self._absent(key, default, f"a list of {items}", cast("list[Any] | None", []))
         if not isinstance(value, list) or not all(is_valid(v) for v in value):
             self._add(key, f"a list of {valid_items}", value)
             return []
@@ -125,7 +146,7 @@ class Reader:
         """The nested object under key, read with the same problem list (a missing one is a problem, and an empty
         stand-in is returned so that reading goes on and every problem is collected)."""
         self.read.add(self.path(key))
-        value = self.config.get(key, MISSING)
+        value: object = self.config.get(key, MISSING)
         if value is MISSING or value is None:
             return self._absent(key, MISSING, "a JSON object", Reader({}, self.path(key), self.problems,
                                                                      self.rejected, self.read))

@@ -16,6 +16,7 @@ Measured error on families the engine reads exactly, fed through this path (test
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from .arch import Model
 from .blocks import attention, moe, swiglu
@@ -31,6 +32,7 @@ from .families._common import (  # shared helpers: a list alike another family's
     standard_text,
     tied_context,
 )
+from .tree import Node
 
 # the usual keys: without all of them a config is not read as a decoder at all
 REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
@@ -61,12 +63,12 @@ def _first(r: Reader, keys: tuple[str, ...]) -> str | None:
                 None)
 
 
-def estimable(config) -> bool:
+def estimable(config: object) -> bool:
     """The config names a model_type and has every usual key as a positive integer, and an FFN width
     (intermediate_size or experts). Without a model_type it is not a transformers config: never estimated."""
     if not isinstance(config, dict) or not isinstance(config.get("model_type"), str) or not config["model_type"]:
         return False
-    def positive(k):
+    def positive(k: str) -> bool:
         v = config.get(k)
         return isinstance(v, int) and not isinstance(v, bool) and v > 0
     ffn = positive("intermediate_size") or (any(positive(k) for k in EXPERT_COUNT)
@@ -116,7 +118,7 @@ def build_estimate(r: Reader) -> tuple[Model, list[str]]:
                        "路由器一个线性层，没有偏置")
     mixers = ["full_attention"] * L
 
-    def ffn(is_moe):
+    def ffn(is_moe: bool) -> Node:
         if not is_moe:
             return swiglu(d, d_ff)
         if shared_d_ff:
@@ -136,7 +138,7 @@ def build_estimate(r: Reader) -> tuple[Model, list[str]]:
     return Model(standard_text(layers, V, d, tied), arch), assumed
 
 
-def unread_keys(config: dict, read: set[str]) -> list[str]:
+def unread_keys(config: dict[str, Any], read: set[str]) -> list[str]:
     """Top-level keys (and keys of nested objects, as parent.key) the estimate never read and that might change a
     tensor's shape."""
     out = []

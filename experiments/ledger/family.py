@@ -9,10 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .arch import Model
+    from .config import Reader
 
 
 @dataclass(frozen=True)
 class Family:
     model_type: str
-    build: Callable
+    build: Callable[[Reader], Model]
     architectures: tuple[str, ...] = ()

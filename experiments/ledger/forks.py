@@ -35,6 +35,7 @@ The cost models the forks need (formulas, per generated token, one sequence):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from . import Ledger, ledger_of
 from .arch import Mixer, layer_runs
@@ -85,7 +86,7 @@ def text_prefix(ledger: Ledger) -> str:
     return key.rsplit(".", 1)[0] if "." in key else ""
 
 
-def text_reader(config: dict, ledger: Ledger) -> Reader:
+def text_reader(config: dict[str, Any], ledger: Ledger) -> Reader:
     prefix = text_prefix(ledger)
     node: object = config
     for part in prefix.split(".") if prefix else ():
@@ -114,7 +115,7 @@ def _attention(group: Node) -> Node | None:
     return None
 
 
-def indexer_of(config: dict, ledger: Ledger) -> Indexer | None:
+def indexer_of(config: dict[str, Any], ledger: Ledger) -> Indexer | None:
     """The DSA indexer, if the model's attention holds one (None otherwise)."""
     own = sum(g.n for g in _layer_groups(ledger) if (a := _attention(g)) is not None and "indexer" in _names(a))
     if not own:
@@ -160,11 +161,11 @@ def _norm_type(ledger: Ledger) -> str:
 ROTARY_DEFAULTS = {"qwen3_next": 0.25, "qwen3_5": 0.25, "qwen3_5_moe": 0.25, "glm4_moe": 0.5}
 
 
-def _fraction(v) -> float | None:
+def _fraction(v: object) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= 1 else None
 
 
-def _rotary_share(text: dict, family: str) -> float:
+def _rotary_share(text: dict[str, Any], family: str) -> float:
     """partial_rotary_factor, at the text config's top or in rope_parameters (per layer type: the first), else
     rotary_dim / head_dim (MiniMax-M2's legacy key), else the model type's default, else 1."""
     own = _fraction(text.get("partial_rotary_factor"))
@@ -205,17 +206,17 @@ def attention_kind(ledger: Ledger, layer_type: str, indexer: Indexer | None) -> 
     return "mqa" if a.n_kv_heads == 1 else "gqa"
 
 
-def fork_card(config: dict) -> dict:
+def fork_card(config: dict[str, Any]) -> dict[str, Any]:
     """The card of one config: plain JSON values (the browser's and the build's)."""
     ledger = ledger_of(config)
     return card_of(config, ledger)
 
 
-def card_of(config: dict, ledger: Ledger) -> dict:
+def card_of(config: dict[str, Any], ledger: Ledger) -> dict[str, Any]:
     a = ledger.arch
     indexer = indexer_of(config, ledger)
     r = text_reader(config, ledger)
-    runs: dict[str, dict] = {}
+    runs: dict[str, dict[str, Any]] = {}
     for t in a.layer_types:
         m = a.mixer(t)
         run = runs.setdefault(t, {"type": t, "kind": attention_kind(ledger, t, indexer), "layers": 0,
@@ -301,7 +302,7 @@ def _index_flops_per_token(indexer: Indexer) -> int:
     return indexer.own_layers * 2 * indexer.heads * (indexer.head_dim + 1)
 
 
-def attention_flops(config: dict, ledger: Ledger, T: int) -> dict:
+def attention_flops(config: dict[str, Any], ledger: Ledger, T: int) -> dict[str, Any]:
     """Attention work for one generated token with T cached tokens: {"dense": as if every layer attended to all
     it may, "indexer": the DSA indexer's scoring, "attend": the attention proper (top-k tokens in sparse layers),
     "total": indexer + attend}. Without an indexer, total == dense == views.attention_score_flops; with one on
@@ -319,7 +320,7 @@ def attention_flops(config: dict, ledger: Ledger, T: int) -> dict:
     return {"dense": dense, "indexer": indexer_work, "attend": attend, "total": indexer_work + attend}
 
 
-def attention_flops_per_context_token(config: dict, ledger: Ledger) -> int:
+def attention_flops_per_context_token(config: dict[str, Any], ledger: Ledger) -> int:
     """How many more attention FLOPs each generated token costs per further cached token, once the context is
     past every window and the indexer's top_k: 2 · score_width per layer that sees the whole context (views), and
     in a model with an indexer, instead of its sparse layers' attention (which stops growing at top_k), the
@@ -331,7 +332,7 @@ def attention_flops_per_context_token(config: dict, ledger: Ledger) -> int:
     return rest + _index_flops_per_token(indexer)
 
 
-def sparse_crossover_T(config: dict, ledger: Ledger) -> int | None:
+def sparse_crossover_T(config: dict[str, Any], ledger: Ledger) -> int | None:
     """The smallest context (in tokens) from which the sparse path (indexer + top-k attention) costs less than
     dense attention over every token; None without an indexer or when it never does. Beyond top_k the dense work
     grows by 2 · width per token per sparse layer and the sparse only by the indexer's scoring."""
@@ -362,7 +363,7 @@ def mixer_params(ledger: Ledger) -> int:
     return sum(parts.get(k, 0) for k in ("attention", "linear_attention", "mamba"))
 
 
-def mtp_cost(ledger: Ledger) -> dict:
+def mtp_cost(ledger: Ledger) -> dict[str, Any]:
     """{"modules": MTP modules, "params": the checkpoint's MTP parameters, "flops_per_token": forward FLOPs of one
     extra predicted token, "shared_head": whether it borrows the main model's output head, "share": params over
     the total, "flops_share": its FLOPs over the main model's weight FLOPs per token}."""
@@ -392,7 +393,7 @@ def _mtp_modules(node: Node) -> int:
 WHAT_IFS = ("none", "no_linear", "no_sliding", "mla_to_gqa", "no_indexer", "no_shared")
 
 
-def what_if_options(card: dict) -> list[str]:
+def what_if_options(card: dict[str, Any]) -> list[str]:
     """The swaps that change something in this model."""
     kinds = set(card["kinds"])
     out = ["none"]
@@ -409,7 +410,7 @@ def what_if_options(card: dict) -> list[str]:
     return out
 
 
-def what_if(config: dict, swap: str, T: int, kv_heads: int = 8) -> dict:
+def what_if(config: dict[str, Any], swap: str, T: int, kv_heads: int = 8) -> dict[str, Any]:
     """The model as it is and with one fork swapped, at context T: {"base": {...}, "swapped": {...}} each with
     cache bytes per sequence (BF16), attention FLOPs per token, total and active parameters.
 
@@ -486,7 +487,7 @@ def _mixer_params(ledger: Ledger, which: str) -> int:
     raise ValueError(f"no {which} layer in the model")
 
 
-def _mla_widths(config: dict, ledger: Ledger, swap: str) -> tuple[int, int, int]:
+def _mla_widths(config: dict[str, Any], ledger: Ledger, swap: str) -> tuple[int, int, int]:
     """(qk_nope + qk_rope, v_head_dim, the number of MLA layers) of a model with multi-head latent attention."""
     r = text_reader(config, ledger)
     if "d_c" not in ledger.arch.symbols:
@@ -496,7 +497,7 @@ def _mla_widths(config: dict, ledger: Ledger, swap: str) -> tuple[int, int, int]
     return nope + rope, v_dim, sum(1 for t in ledger.arch.layer_types if t in SPARSE_TYPES)
 
 
-def mla_as_gqa_kv_bytes_per_token(config: dict, ledger: Ledger, kv_heads: int) -> int:
+def mla_as_gqa_kv_bytes_per_token(config: dict[str, Any], ledger: Ledger, kv_heads: int) -> int:
     """Cache bytes per token (BF16, layers that see the whole context) once every MLA layer keeps kv_heads heads
     of K (qk_nope + qk_rope) and V (v_head_dim) instead of its latent, rotary key and index key; kv_heads = the
     query heads is MHA (what MLA's up-projections produce per head)."""
@@ -506,7 +507,7 @@ def mla_as_gqa_kv_bytes_per_token(config: dict, ledger: Ledger, kv_heads: int) -
     return kv_bytes_per_token(ledger) + (n * kv_heads * (qk + v_dim) - latent) * BF16_BYTES
 
 
-def _mla_swap(config: dict, ledger: Ledger, swap: str, T: int, kv_heads: int) -> dict:
+def _mla_swap(config: dict[str, Any], ledger: Ledger, swap: str, T: int, kv_heads: int) -> dict[str, Any]:
     a = ledger.arch
     qk, v_dim, n = _mla_widths(config, ledger, swap)
     indexer = indexer_of(config, ledger)
@@ -531,7 +532,7 @@ def _mla_swap(config: dict, ledger: Ledger, swap: str, T: int, kv_heads: int) ->
 
 
 # -- what each stability device and the indexer cost in parameters ---------------------------------------------
-def stability_params(ledger: Ledger) -> dict:
+def stability_params(ledger: Ledger) -> dict[str, Any]:
     """Parameters of the stability devices in the text backbone: {"qk_norm": q_norm + k_norm weights,
     "sinks": attention sinks (one logit per head), "extra_norms": the norms after each sublayer of a sandwich
     layout (post_attention / post_feedforward where a pre_feedforward norm also exists)}. Soft-capping and

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 from itertools import accumulate
+from typing import Any
 
 from ..errors import ConfigError, Problem
 
@@ -65,7 +66,7 @@ def decode(data: bytes, file: str | None = None) -> str:
         raise ConfigError([Problem("", f"UTF-8 text (not at byte offset {e.start:,})")], file) from None
 
 
-def loads(text: str, file: str | None = None, *, limit_bytes: int = MAX_CONFIG_BYTES):
+def loads(text: str, file: str | None = None, *, limit_bytes: int = MAX_CONFIG_BYTES) -> Any:
     """json.loads(text) once the text is known to be small and shallow enough; every refusal a ConfigError (bad
     JSON with its line and column)."""
     too_big = size_problem(len(text), limit_bytes) or size_problem(utf8_bytes(text), limit_bytes)

@@ -12,6 +12,8 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 
+from .arch import Model
+from .config import Reader
 from .family import Family
 
 _families_pkg = importlib.import_module(".families", __package__)
@@ -35,5 +37,5 @@ def discover() -> tuple[Family, ...]:
 
 REGISTRY: tuple[Family, ...] = discover()
 
-FAMILIES: dict[str, Callable] = {f.model_type: f.build for f in REGISTRY}
+FAMILIES: dict[str, Callable[[Reader], Model]] = {f.model_type: f.build for f in REGISTRY}
 ARCHITECTURES: dict[str, str] = {cls: f.model_type for f in REGISTRY for cls in f.architectures}

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from math import ceil, prod
+from typing import Any
 
 from . import Ledger, views
 from .tree import Node
@@ -55,7 +56,7 @@ class Component:
     blockwise: bool = False
 
 
-def _c(key, b, shard, applies="all", blockwise=False):
+def _c(key: str, b: int, shard: str, applies: str = "all", blockwise: bool = False) -> Component:
     return Component(key, b, shard, applies, blockwise)
 
 
@@ -202,9 +203,9 @@ class TrainMemory:
     def exact(self) -> bool:
         return all(i.exact for i in self.items)
 
-    def tree(self) -> dict:
+    def tree(self) -> dict[str, Any]:
         """The items as an ordered tree {key, bytes, children}: every subtotal the sum of its children."""
-        root: dict = {"key": "", "bytes": 0, "children": []}
+        root: dict[str, Any] = {"key": "", "bytes": 0, "children": []}
         for item in self.items:
             node, path = root, ""
             node["bytes"] += item.bytes
@@ -218,7 +219,7 @@ class TrainMemory:
                 node = child
         return root
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"setup": self.setup.__dict__, "total": self.total, "params": self.params,
                 "params_per_rank": self.params_per_rank, "exact": self.exact, "notes": self.notes,
                 "recompute_flops": self.recompute_flops, "step_flops": self.step_flops,
@@ -233,7 +234,7 @@ def _split_counts(ledger: Ledger, tp: int, mtp: bool = True) -> dict[str, int]:
     more dimensions is split tp ways (rounded up), a 1-D tensor replicated. mtp=False leaves the MTP part out."""
     out = {"matrix": 0, "other": 0}
 
-    def go(node: Node, mult: int, kinds: tuple[str, ...]):
+    def go(node: Node, mult: int, kinds: tuple[str, ...]) -> None:
         kinds = kinds + (node.kind,) if node.kind else kinds
         mult *= node.n
         if node.shape is not None:
@@ -653,7 +654,7 @@ def _mtp_modules(ledger: Ledger) -> list[tuple[Node, int, str]]:
                    ledger.layer_types[0] if ledger.layer_types else "full_attention")
     out: list[tuple[Node, int, str]] = []
 
-    def go(node: Node, mult: int, layer_type: str):
+    def go(node: Node, mult: int, layer_type: str) -> None:
         layer_type = node.name if node.name in known else layer_type
         if any(c.kind in ("attention", "linear_attention", "mamba") for c in node.children):
             out.append((node, mult * node.n, layer_type))
@@ -770,7 +771,7 @@ def recompute_flops(ledger: Ledger, s: TrainSetup) -> tuple[int, int]:
     return ceil(extra / s.tp), ceil(3 * forward / s.tp)
 
 
-def training_memory(ledger: Ledger, setup: TrainSetup | None = None, **changes) -> TrainMemory:
+def training_memory(ledger: Ledger, setup: TrainSetup | None = None, **changes: Any) -> TrainMemory:
     """Every byte of one training step on one rank (see the module's docstring)."""
     s = replace(setup or TrainSetup(), **changes).validated()
     states, per_rank = state_items(ledger, s)

@@ -7,8 +7,10 @@ scalars, so they are exact under Pyodide's wasm32 numpy as well.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from math import prod
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -25,7 +27,7 @@ class Node:
     count: int = field(init=False)
     active: int = field(init=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.shape is not None:
             inner = inner_active = prod(self.shape)
         else:
@@ -41,7 +43,7 @@ class Node:
         """Count of one copy (one layer of a layer group, one expert)."""
         return self.count // self.n
 
-    def walk(self):
+    def walk(self) -> Iterator[Node]:
         yield self
         for c in self.children:
             yield from c.walk()
@@ -96,7 +98,7 @@ class Node:
 
     def multiplicity(self, key: str) -> int:
         """How many copies of the node at ``key`` the whole tree holds (product of n along the path, excl. itself)."""
-        def go(node, acc):
+        def go(node: Node, acc: int) -> int | None:
             if node.key == key:
                 return acc
             for c in node.children:
@@ -109,18 +111,19 @@ class Node:
             raise KeyError(key)
         return found
 
-    def sum_where(self, predicate, active: bool = False) -> int:
+    def sum_where(self, predicate: Callable[[Node, tuple[str, ...]], bool], active: bool = False) -> int:
         """Sum over leaves (times every multiplicity above them) where predicate(leaf, kinds_on_path) holds;
         with active=True only the copies used for one token are counted."""
         return self.sum_by(lambda leaf, kinds: True if predicate(leaf, kinds) else None, active).get(True, 0)
 
-    def sum_by(self, key, active: bool = False) -> dict:
+    def sum_by(self, key: Callable[[Node, tuple[str, ...]], Hashable | None],
+               active: bool = False) -> dict[Any, int]:
         """{key(leaf, kinds_on_path): sum over those leaves (times every multiplicity above them)} in one walk;
         a leaf whose key is None is left out. Keys appear in the order their first leaf is met. With active=True
         only the copies used for one token are counted."""
-        out: dict = {}
+        out: dict[Any, int] = {}
 
-        def go(node, mult, kinds):
+        def go(node: Node, mult: int, kinds: tuple[str, ...]) -> None:
             kinds = kinds + (node.kind,) if node.kind else kinds
             mult = mult * (node.n if not active or node.n_active is None else node.n_active)
             if node.shape is not None:
@@ -133,8 +136,8 @@ class Node:
         go(self, 1, ())
         return out
 
-    def to_json(self) -> dict:
-        out = {"key": self.key, "name": self.name, "count": self.count}
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"key": self.key, "name": self.name, "count": self.count}
         if self.kind:
             out["kind"] = self.kind
         if self.active != self.count:
@@ -155,5 +158,5 @@ def leaf(name: str, *shape: int, kind: str = "", matmul: bool | None = None) -> 
     return Node(name, kind, tuple(int(s) for s in shape), matmul=(len(shape) == 2) if matmul is None else matmul)
 
 
-def group(name: str, children, kind: str = "", n: int = 1, n_active: int | None = None) -> Node:
+def group(name: str, children: Iterable[Node | None], kind: str = "", n: int = 1, n_active: int | None = None) -> Node:
     return Node(name, kind, None, tuple(c for c in children if c is not None), n, n_active)

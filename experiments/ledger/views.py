@@ -14,6 +14,7 @@ Formulas and conventions:
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 
 from . import Ledger
@@ -87,7 +88,8 @@ def classic_gap(ledger: Ledger) -> list[tuple[str, int]]:
 
 
 # -- compute ---------------------------------------------------------------------------------------------------
-def matmul_weights(ledger: Ledger, where=lambda kinds: True, active: bool = True) -> int:
+def matmul_weights(ledger: Ledger, where: Callable[[tuple[str, ...]], bool] = lambda kinds: True,
+                   active: bool = True) -> int:
     return ledger.root.find("text").sum_where(lambda leaf, kinds: leaf.matmul and where(kinds), active)
 
 

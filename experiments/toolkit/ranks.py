@@ -208,7 +208,7 @@ def _tp(params, ids, targets, cfg, k, ring):
     caches: list[list[dict]] = [[] for _ in range(k)]
     for i in range(cfg.n_layers):
         pre = f"layers.{i}."
-        c = [{} for _ in range(k)]
+        c: list[dict] = [{} for _ in range(k)]
         h1 = [M.rms_norm(x[r], params[pre + "input_layernorm.weight"], eps) for r in range(k)]
         for r in range(k):
             c[r]["n1"] = h1[r][1]

@@ -11,6 +11,7 @@ FFNs, suffixed ``_dense`` / ``_moe``.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..arch import GROUP_SUFFIXES, Arch, Mixer, MoE, layer_runs
@@ -47,7 +48,7 @@ def gqa_widths(n_heads: int, n_kv: int, head_dim: int) -> dict[str, int]:
     return {"kv_elems_per_token": 2 * n_kv * head_dim, "score_width": 2 * n_heads * head_dim}
 
 def gqa_arch(family: str, d: int, L: int, V: int, ctx: int, n_heads: int, n_kv: int, head_dim: int,
-             **rest) -> Arch:
+             **rest: Any) -> Arch:
     """The Arch of a model whose attention layers are (grouped-query) multi-head attention: sizes, heads and
     their cache/score widths filled in, the family's other fields as given."""
     widths = gqa_widths(n_heads, n_kv, head_dim)
@@ -56,7 +57,7 @@ def gqa_arch(family: str, d: int, L: int, V: int, ctx: int, n_heads: int, n_kv: 
                 score_width=widths["score_width"], **rest)
 
 def heads(r: Reader, d: int, heads_key: str, kv_key: str | None, head_dim_key: str | None, d_key: str,
-           head_dim_default: int | None = None):
+           head_dim_default: int | None = None) -> tuple[int, int, int]:
     """(query heads, KV heads, head_dim). head_dim: the config's key if present, else the family's default if it
     has one (its transformers config class sets it), else d / heads, which must then divide evenly."""
     n_heads = r.int(heads_key)
@@ -80,7 +81,8 @@ def gqa_sizes(r: Reader, *more: str, head_dim_key: str | None = "head_dim",
     d, L, V, *rest = sizes(r, *more)
     return (d, L, V, *rest, *gqa_heads(r, d, head_dim_key, head_dim_default))
 
-def every_layer_windowed(kind: str, L: int, window: int | None, n_heads: int, n_kv: int, head_dim: int) -> dict:
+def every_layer_windowed(kind: str, L: int, window: int | None, n_heads: int, n_kv: int,
+                         head_dim: int) -> dict[str, Any]:
     """Arch fields of a gated or two-matrix FFN model whose every layer is ``kind`` (sliding_attention when the
     config sets sliding_window, every layer then attending to at most that many tokens): the layer types, the
     window, that kind's Mixer and the symbols (W only with a window)."""
@@ -88,7 +90,8 @@ def every_layer_windowed(kind: str, L: int, window: int | None, n_heads: int, n_
             "mixers": {kind: Mixer(**gqa_widths(n_heads, n_kv, head_dim), window=window)},
             "symbols": dict(BASE_SYMBOLS, d_ff="intermediate_size", **({"W": "sliding_window"} if window else {}))}
 
-def gqa_heads(r: Reader, d: int, head_dim_key: str | None = "head_dim", head_dim_default: int | None = None):
+def gqa_heads(r: Reader, d: int, head_dim_key: str | None = "head_dim",
+              head_dim_default: int | None = None) -> tuple[int, int, int]:
     """heads() on the usual keys: num_attention_heads, num_key_value_heads, head_dim, hidden_size."""
     return heads(r, d, "num_attention_heads", "num_key_value_heads", head_dim_key, "hidden_size", head_dim_default)
 
@@ -113,7 +116,7 @@ def hybrid_layer_types(r: Reader, L: int) -> list[str]:
     interval = r.int("full_attention_interval", default=4)
     return ["full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(L)]
 
-def gdn_from(r: Reader, d: int) -> tuple[Node, dict]:
+def gdn_from(r: Reader, d: int) -> tuple[Node, dict[str, Any]]:
     n_k, n_v = r.int("linear_num_key_heads"), r.int("linear_num_value_heads")
     dk, dv = r.int("linear_key_head_dim"), r.int("linear_value_head_dim")
     kernel = r.int("linear_conv_kernel_dim", default=4)
@@ -153,15 +156,15 @@ def group_names(mixers: list[str], moe_flags: list[bool]) -> list[str]:
     dense, moe = GROUP_SUFFIXES
     return [m + ((moe if f else dense) if mixed else "") for m, f in zip(mixers, moe_flags)]
 
-def build_layers(names: list[str], mixers: list[str], moe_flags: list[bool], make_mixer, make_ffn,
-                  make_norms) -> list[Node]:
+def build_layers(names: list[str], mixers: list[str], moe_flags: list[bool], make_mixer: Callable[[str], Node],
+                 make_ffn: Callable[[bool], Node], make_norms: Callable[[], list[Node]]) -> list[Node]:
     """One decoder-layer group per distinct group name, in first-seen order, with n = its number of layers."""
     kind_of = {name: (mixer, flag) for name, mixer, flag in zip(names, mixers, moe_flags)}
     return [decoder_layer(make_mixer(kind_of[name][0]), make_ffn(kind_of[name][1]), make_norms(), name, n)
             for name, n in layer_runs(names)]
 
-def moe_info(n_experts, top_k, expert_d_ff, n_shared, shared_d_ff, moe_flags, *, n_dense_layers=None,
-             **keys: Any) -> MoE | None:
+def moe_info(n_experts: int, top_k: int, expert_d_ff: int, n_shared: int, shared_d_ff: int, moe_flags: list[bool],
+             *, n_dense_layers: int | None = None, **keys: Any) -> MoE | None:
     """The MoE facts of a model whose layers have routed experts where ``moe_flags`` says (None if none does).
     n_dense_layers: layers with a dense FFN instead (default: the other layers). ``keys``: the config key behind a
     count (experts_key=, top_k_key=, expert_d_ff_key=, shared_key=, shared_d_ff_key=, dense_layers_key=), where
@@ -172,7 +175,8 @@ def moe_info(n_experts, top_k, expert_d_ff, n_shared, shared_d_ff, moe_flags, *,
                n_moe_layers=sum(moe_flags), n_dense_layers=n_dense_layers, **keys)
 
 def moe_arch(moe_flags: list[bool], d_ff: int | None, expert_d_ff: int, n_experts: int, top_k: int,
-             n_shared: int, shared_d_ff: int, *, moe_keys: dict | None = None, **symbols: Any) -> dict:
+             n_shared: int, shared_d_ff: int, *, moe_keys: dict[str, Any] | None = None,
+             **symbols: Any) -> dict[str, Any]:
     """Arch fields of a gated-FFN model with MoE layers: d_ff (the dense FFN's width, intermediate_size, if any
     layer is dense, else one expert's, moe_intermediate_size), moe_info, and the symbols (the usual ones, d_ff's
     key, then ``symbols``). The MoE facts' config keys are the symbols E, k, d_e, E_shared, d_s, L_dense, unless
@@ -189,7 +193,7 @@ def qwen_moe_flags(r: Reader, n_layers: int, n_experts: int) -> list[bool]:
     dense_only = set(layer_indices(r, "mlp_only_layers", n_layers))
     return [i not in dense_only and n_experts > 0 and (i + 1) % step == 0 for i in range(n_layers)]
 
-def qwen_moe_sizes(r: Reader, n_layers: int, shared: bool):
+def qwen_moe_sizes(r: Reader, n_layers: int, shared: bool) -> tuple[int, int, int, int, list[bool], int | None]:
     """The Qwen MoE keys (Qwen2Moe / Qwen3Moe / Qwen3Next): (experts, top-k, expert width, shared-expert width,
     per-layer MoE flags, dense width). Zero experts is allowed (every layer dense); shared_expert_intermediate_size
     is read only with ``shared`` and experts."""

@@ -8,6 +8,7 @@ builder, read ``vision_config`` with a tower from _vision.py, and rename the Arc
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from ..arch import Model
 from ..blocks import moe, swiglu
@@ -108,7 +109,7 @@ TEXT_DEFAULTS = {
 }
 
 
-def with_defaults(r: Reader, defaults: dict) -> Reader:
+def with_defaults(r: Reader, defaults: dict[str, Any]) -> Reader:
     """The same reader with ``defaults`` for the keys the config leaves out (problems still name the config's
     own keys, with its prefix)."""
     return Reader(dict(defaults, **{k: v for k, v in r.config.items() if v is not None}), r.prefix, r.problems,

@@ -32,7 +32,7 @@ def qwen3_vl_vision(v: Reader, deepstack: bool) -> Node:
                   n=depth)
     merged = w * merge * merge
 
-    def merger(name, norm_width, n=1):
+    def merger(name: str, norm_width: int, n: int = 1) -> Node:
         return group(name, [norm("norm", norm_width, True)] + linear("linear_fc1", merged, merged, True)
                      + linear("linear_fc2", merged, out, True), n=n)
 

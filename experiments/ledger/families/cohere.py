@@ -17,12 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from ..arch import Model
+from ..arch import Model, layer_runs
 from ..blocks import attention, norm, parallel_decoder_layer, swiglu, with_norms
 from ..config import Reader
 from ..family import Family
-from ..tree import leaf
-from ._common import BASE_SYMBOLS, gqa_arch, gqa_sizes, layer_runs, standard_text, tied_context
+from ..tree import Node, leaf
+from ._common import BASE_SYMBOLS, gqa_arch, gqa_sizes, standard_text, tied_context
 from ._windows import pattern_layer_types, window_of
 
 
@@ -53,7 +53,7 @@ def build_cohere(r: Reader, model_type: str, variant: CohereVariant | None = Non
     types = pattern_layer_types(r, L, v.window_pattern) if v.window_pattern else ["full_attention"] * L
     window = window_of(r, types, 4096)
 
-    def mixer():
+    def mixer() -> Node:
         attn = attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias)
         if qk_norm:
             attn = with_norms(attn, [leaf("q_norm.weight", n_heads, head_dim, kind="norm", matmul=False),

@@ -24,10 +24,11 @@ shared_head.{norm, head}, stored as checkpoint layer num_hidden_layers + k (Deep
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-from ..arch import Arch, Mixer, Model
+from ..arch import Arch, Mixer, Model, layer_runs
 from ..blocks import dsa_indexer, mla, moe, norm, swiglu
 from ..config import MAX_LAYERS, Reader
 from ..family import Family
@@ -38,7 +39,6 @@ from ._common import (
     experts,
     group_names,
     layer_norms,
-    layer_runs,
     moe_arch,
     sizes,
     standard_text,
@@ -56,7 +56,8 @@ def first_dense_flags(r: Reader, L: int, default: int) -> tuple[list[bool], int]
                involves=("num_hidden_layers",))
     return [i >= first_dense for i in range(L)], first_dense
 
-def nextn_mtp(mtp_flags: list[bool], mixed: bool, V: int, d: int, mixer, ffn) -> Node | None:
+def nextn_mtp(mtp_flags: list[bool], mixed: bool, V: int, d: int, mixer: Callable[[], Node],
+              ffn: Callable[[bool], Node]) -> Node | None:
     """One nextn module per flag after the last layer (checkpoint layers L, L + 1, ...), each: embed_tokens,
     enorm, hnorm, eh_proj, one decoder layer (MoE where its flag is set), shared_head.norm and shared_head.head.
     Modules are grouped and named as text layers are: full_attention, suffixed _moe / _dense when ``mixed``."""
@@ -157,7 +158,7 @@ def build_deepseek(r: Reader, model_type: str, variant: DeepseekVariant | None =
     freq = r.int("moe_layer_freq", default=1) if v.sigmoid_router else 1
     n_mtp = r.int("num_nextn_predict_layers", default=0, minimum=0, maximum=MAX_LAYERS) if v.sigmoid_router else 0
 
-    def is_moe(i):                      # MoE from first_k_dense_replace on, every moe_layer_freq-th layer
+    def is_moe(i: int) -> bool:                      # MoE from first_k_dense_replace on, every moe_layer_freq-th layer
         return i >= first_dense and i % freq == 0
 
     flags = [is_moe(i) for i in range(L)]
@@ -171,15 +172,16 @@ def build_deepseek(r: Reader, model_type: str, variant: DeepseekVariant | None =
     d_ff = dense_d_ff(r, flags)
     mixers = ["full_attention" if own else "shared_index_attention" for own in own_index]
 
-    def mixer(kind="full_attention"):
+    def mixer(kind: str = "full_attention") -> Node:
         node = mla(d, n_heads, q_lora, kv_lora, nope, rope, v_dim, attn_bias)
         if dsa and kind == "full_attention":
             node = group(node.name, list(node.children) + [dsa_indexer(d, q_lora or d, n_index, index_dim)],
                          kind=node.kind)
         return node
 
-    def ffn(moe_layer):
+    def ffn(moe_layer: bool) -> Node:
         if not moe_layer:
+            assert d_ff is not None   # (read whenever a layer is dense)
             return swiglu(d, d_ff, mlp_bias)
         return moe(d, n_experts, top_k, expert_d_ff,
                    router_buffer="e_score_correction_bias" if v.sigmoid_router else None, n_shared=n_shared,

@@ -80,7 +80,7 @@ def build_deepseek_v4(r: Reader) -> Model:
     hashed = [t == "hash_moe" for t in hash_names]
     n_mix = (2 + hc) * hc
 
-    def mixer(kind):
+    def mixer(kind: str) -> Node:
         parts = ([leaf("sinks", n_heads, matmul=False)] + linear("q_a_proj", d, q_lora) + [norm("q_a_norm", q_lora)]
                  + linear("q_b_proj", q_lora, n_heads * head_dim) + linear("kv_proj", d, head_dim)
                  + [norm("kv_norm", head_dim)]
@@ -95,7 +95,7 @@ def build_deepseek_v4(r: Reader) -> Model:
             parts.append(group("compressor", _compressor(d, head_dim, hca, head_dim)))
         return group("self_attn", parts, kind="attention")
 
-    def ffn(is_hash):
+    def ffn(is_hash: bool) -> Node:
         buffer = leaf("tid2eid", V, top_k, kind="hf_buffer", matmul=False) if is_hash else \
             leaf("e_score_correction_bias", n_experts, kind="hf_buffer", matmul=False)
         shared = group("shared_experts", expert_matrices(d, expert_d_ff, mlp_bias))
@@ -103,7 +103,7 @@ def build_deepseek_v4(r: Reader) -> Model:
 
     # the hyper-connection mixers are residual-stream bookkeeping beside the norms: they are summed with them (kind
     # norm), so every tensor has a purpose category (views.breakdown, the page's 总账)
-    def hyper(name):
+    def hyper(name: str) -> Node:
         return group(name, [leaf("fn", n_mix, hc * d), leaf("base", n_mix, matmul=False),
                             leaf("scale", 3, matmul=False)], kind="norm")
 

@@ -17,7 +17,7 @@ from ..arch import Model
 from ..blocks import attention, moe, norm, swiglu
 from ..config import Reader
 from ..family import Family
-from ..tree import group, leaf
+from ..tree import Node, group, leaf
 from ._common import (
     build_layers,
     dense_d_ff,
@@ -53,8 +53,9 @@ def build_ernie4_5_moe(r: Reader) -> Model:
     mixers = ["full_attention"] * L
     names = group_names(mixers, flags)
 
-    def ffn(is_moe):
+    def ffn(is_moe: bool) -> Node:
         if not is_moe:
+            assert d_ff is not None   # (read whenever a layer is dense)
             return swiglu(d, d_ff, bias)
         statics = leaf("moe_statics.e_score_correction_bias", 1, n_experts, matmul=False)
         return moe(d, n_experts, top_k, expert_d_ff, n_shared=n_shared, shared_d_ff=expert_d_ff,

@@ -77,7 +77,7 @@ def _gemma_text(r: Reader, model_type: str, prefix: str, nested: bool, tied: boo
     leave them to Gemma3TextConfig's defaults, as Google's published gemma-3-4b/12b/27b configs do."""
     v = VARIANTS[model_type]
 
-    def size(key, **kw):
+    def size(key: str, **kw: int) -> int:
         return r.int(key, default=getattr(v, key), **kw) if nested else r.int(key, **kw)
 
     d, L = size("hidden_size"), size("num_hidden_layers", maximum=10**4)
@@ -99,11 +99,11 @@ def _gemma_text(r: Reader, model_type: str, prefix: str, nested: bool, tied: boo
         types = listed_layer_types(r, L) or every_nth_global(L, v.global_every)
     window = window_of(r, types, v.sliding_window)
 
-    def mixer(_):
+    def mixer(_: str) -> Node:
         return attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias,
                          qk_norm=v.qk_norm)
 
-    def norms():
+    def norms() -> list[Node]:
         names = ["input_layernorm", "post_attention_layernorm"]
         if v.four_norms:
             names += ["pre_feedforward_layernorm", "post_feedforward_layernorm"]

@@ -17,12 +17,12 @@ the small Gemma 4 models) and KV-shared layers (num_kv_shared_layers > 0); the e
 """
 from __future__ import annotations
 
-from ..arch import Arch, Mixer, Model
+from ..arch import Arch, Mixer, Model, layer_runs
 from ..blocks import linear, norm, swiglu
 from ..config import Reader
 from ..family import Family
 from ..tree import Node, group, leaf
-from ._common import layer_runs, listed_types, moe_info, sizes, standard_text
+from ._common import listed_types, moe_info, sizes, standard_text
 
 _MIXERS = ("sliding_attention", "full_attention")
 
@@ -70,7 +70,7 @@ def _build_text(t: Reader, tied: bool) -> Model:
         if top_k > n_experts:
             t.fail("top_k_experts", f"an integer <= num_experts ({n_experts})", top_k, involves=("num_experts",))
 
-    def attn(kind):
+    def attn(kind: str) -> Node:
         full = kind == "full_attention"
         hd, kv = (global_head_dim, n_kv_global) if full else (head_dim, n_kv)
         parts = linear("q_proj", d, n_heads * hd, bias) + [leaf("q_norm.weight", hd, kind="norm")]
@@ -80,7 +80,7 @@ def _build_text(t: Reader, tied: bool) -> Model:
         parts += linear("o_proj", n_heads * hd, d, bias)
         return group("self_attn", parts, kind="attention")
 
-    def layer(kind, n):
+    def layer(kind: str, n: int) -> Node:
         norms = [norm(name, d) for name in ("input_layernorm", "post_attention_layernorm",
                                             "pre_feedforward_layernorm", "post_feedforward_layernorm")]
         parts = [attn(kind), swiglu(d, d_ff)]
@@ -131,7 +131,7 @@ def build_vision(v: Reader, d_text: int) -> Node:
     clipped = v.bool("use_clipped_linears", default=False)
     standardize = v.bool("standardize", default=False)
 
-    def clippable(name, d_in, d_out):
+    def clippable(name: str, d_in: int, d_out: int) -> Node:
         """Gemma4ClippableLinear: a bias-free Linear, with four scalar clip bounds (buffers) when clipping."""
         parts = [leaf("linear.weight", d_out, d_in)]
         if clipped:

@@ -13,6 +13,7 @@ from ..arch import Model
 from ..blocks import attention, moe, swiglu
 from ..config import MAX_LAYERS, Reader
 from ..family import Family
+from ..tree import Node
 from ._common import (  # shared helpers: a list alike another family's names the same ones, no repeated code
     build_layers,
     dense_d_ff,
@@ -43,11 +44,12 @@ def build_glm4_moe(r: Reader) -> Model:
     mixers = ["full_attention"] * L
     names = group_names(mixers, flags)
 
-    def mixer(_=None):
+    def mixer(_: str | None = None) -> Node:
         return attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias, qk_norm=qk_norm)
 
-    def ffn(moe_layer):
+    def ffn(moe_layer: bool) -> Node:
         if not moe_layer:
+            assert d_ff is not None   # (read whenever a layer is dense)
             return swiglu(d, d_ff)
         return moe(d, n_experts, top_k, expert_d_ff, router_buffer="e_score_correction_bias", n_shared=n_shared,
                    shared_d_ff=expert_d_ff)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 from ..arch import Model
 from ..blocks import decoder_layer, gelu_mlp, linear, norm
@@ -28,7 +29,7 @@ class GPT2Variant:
     architectures: tuple[str, ...]
     conv1d: bool                     # weights stored in × out (GPT-2's Conv1D) rather than out × in (nn.Linear)
     multi_query: bool                # reads multi_query (default true): one K/V head for all query heads
-    defaults: dict = field(default_factory=dict)   # the config class's defaults, for keys the config leaves out
+    defaults: dict[str, Any] = field(default_factory=dict)   # the config class's defaults, for keys it leaves out
 
 
 VARIANTS = {

@@ -7,6 +7,7 @@ from ..arch import Model
 from ..blocks import attention, moe
 from ..config import Reader
 from ..family import Family
+from ..tree import Node
 from ._common import (  # shared helpers: a list alike another family's names the same ones, no repeated code
     BASE_SYMBOLS,
     build_layers,
@@ -37,7 +38,7 @@ def build_gpt_oss(r: Reader) -> Model:
     window = r.int("sliding_window", default=128) if "sliding_attention" in mixers else None
     flags = [True] * L
 
-    def ffn(_):
+    def ffn(_: bool) -> Node:
         return moe(d, n_experts, top_k, expert_d_ff, router="router", router_bias=True, expert_bias=True)
 
     layers = build_layers(mixers, mixers, flags,

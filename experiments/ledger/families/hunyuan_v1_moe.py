@@ -16,7 +16,7 @@ from ..arch import Model
 from ..blocks import attention, moe, norm
 from ..config import Reader
 from ..family import Family
-from ..tree import group
+from ..tree import Node, group
 from ._common import (
     BASE_SYMBOLS,
     build_layers,
@@ -59,14 +59,14 @@ def build_hunyuan_v1_moe(r: Reader) -> Model:
     n_shared = int_or_uniform_list(r, "num_shared_expert", L, default=1, minimum=0) if mixed else 0
     mixers, flags = ["full_attention"] * L, [True] * L
 
-    def mixer(_):
+    def mixer(_: str) -> Node:
         node = attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias)
         if not qk_norm:
             return node
         return group(node.name, list(node.children) + [norm("query_layernorm", head_dim),
                                                        norm("key_layernorm", head_dim)], kind=node.kind)
 
-    def ffn(_):
+    def ffn(_: bool) -> Node:
         return moe(d, n_experts, top_k, d_ff, router_weight="wg.weight", n_shared=n_shared, shared_d_ff=d_ff,
                    shared_name="shared_mlp")
 

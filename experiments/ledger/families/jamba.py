@@ -15,6 +15,7 @@ from ..arch import Mixer, Model
 from ..blocks import attention, mamba1, mamba1_state, moe, norm, swiglu
 from ..config import Reader
 from ..family import Family
+from ..tree import Node
 from ._common import (
     BASE_SYMBOLS,
     build_layers,
@@ -31,7 +32,8 @@ from ._common import (
 )
 
 
-def _every(r: Reader, period_key: str, offset_key: str, period_default: int, offset_default: int, L: int):
+def _every(r: Reader, period_key: str, offset_key: str, period_default: int, offset_default: int,
+           L: int) -> list[bool]:
     """Layers i with i % period == offset (JambaConfig.layers_block_type / layers_num_experts)."""
     period = r.int(period_key, default=period_default)
     offset = r.int(offset_key, default=offset_default, minimum=0)
@@ -59,13 +61,13 @@ def build_jamba(r: Reader) -> Model:
     mixers = ["full_attention" if a else "mamba1" for a in attn]
     names = group_names(mixers, flags)
 
-    def mixer(kind):
+    def mixer(kind: str) -> Node:
         if kind == "full_attention":
             return attention(d, n_heads, n_kv, head_dim)
         return mamba1(d, d_inner, d_state, dt_rank, kernel, conv_bias=conv_bias, proj_bias=proj_bias,
                       inner_norms=True)
 
-    def ffn(is_moe):
+    def ffn(is_moe: bool) -> Node:
         if is_moe:
             return moe(d, n_experts, top_k, d_ff, router="router", name="feed_forward")
         return swiglu(d, d_ff, name="feed_forward")

@@ -20,7 +20,7 @@ from ._parts import nested, text_config
 from .deepseek_v2 import build_deepseek
 
 
-def _size(v: Reader, key: str, published: str, default: int, **kw) -> int:
+def _size(v: Reader, key: str, published: str, default: int, **kw: int) -> int:
     return v.int(key if v.has(key) or not v.has(published) else published, default=default, **kw)
 
 

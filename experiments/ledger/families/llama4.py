@@ -85,11 +85,12 @@ def _build_text(t: Reader, tied: bool, prefix: str) -> Model:
     chunk = t.int("attention_chunk_size", default=8192) if "chunked_attention" in mixers else None
     names = group_names(mixers, flags)
 
-    def mixer(_):
+    def mixer(_: str) -> Node:
         return attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias)
 
-    def ffn(is_moe):
+    def ffn(is_moe: bool) -> Node:
         if not is_moe:
+            assert dense_d_ff is not None   # (read whenever a layer is dense)
             return swiglu(d, dense_d_ff, name="feed_forward")
         return moe(d, n_experts, top_k, expert_d_ff, router="router", n_shared=1, shared_d_ff=expert_d_ff,
                    shared_name="shared_expert", name="feed_forward")

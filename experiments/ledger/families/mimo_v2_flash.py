@@ -16,6 +16,7 @@ from ..arch import Mixer, Model
 from ..blocks import attention, moe, swiglu
 from ..config import Reader
 from ..family import Family
+from ..tree import Node
 from ._common import (  # shared helpers: a list alike another family's names the same ones, no repeated code
     BASE_SYMBOLS,
     build_layers,
@@ -55,12 +56,12 @@ def build_mimo_v2_flash(r: Reader) -> Model:
     flags = _flags(r, L, "mlp_layer_types", "moe_layer_freq", ("dense", "sparse"), [i > 0 for i in range(L)])
     mixers = ["sliding_attention" if s else "full_attention" for s in sliding]
 
-    def mixer(kind):
+    def mixer(kind: str) -> Node:
         if kind == "sliding_attention":
             return attention(d, swa_heads, swa_kv, swa_dim, qkv_bias=bias, sinks=True, v_head_dim=swa_v)
         return attention(d, n_heads, n_kv, head_dim, qkv_bias=bias, v_head_dim=v_dim)
 
-    def ffn(is_moe):
+    def ffn(is_moe: bool) -> Node:
         return moe(d, n_experts, top_k, expert_d_ff, router_buffer="e_score_correction_bias") if is_moe \
             else swiglu(d, d_ff)
 

@@ -92,7 +92,7 @@ def build_m3_text(t: Reader, step: bool, prefix: str) -> Model:
             n_index = src.int("sparse_num_index_heads" if src is sparse else "index_n_heads", default=4)
             index_dim = src.int("sparse_index_dim" if src is sparse else "index_head_dim", default=128)
 
-    def mixer(kind="full_attention"):
+    def mixer(kind: str = "full_attention") -> Node:
         if step:
             heads = swa_heads if kind == "sliding_attention" else n_heads
             node = attention(d, heads, n_kv, head_dim, qkv_bias=bias, o_bias=bias, qk_norm=True)
@@ -105,7 +105,7 @@ def build_m3_text(t: Reader, step: bool, prefix: str) -> Model:
             node = group(node.name, list(node.children) + [indexer], kind=node.kind)
         return node
 
-    def ffn(is_moe):
+    def ffn(is_moe: bool) -> Node:
         if step:
             if not is_moe:
                 return swiglu(d, d_ff, mlp_bias)

@@ -27,7 +27,7 @@ from ..arch import Model
 from ..blocks import attention, moe, norm
 from ..config import Reader
 from ..family import Family
-from ..tree import group, leaf
+from ..tree import Node, group, leaf
 from ._common import (
     BASE_SYMBOLS,
     build_layers,
@@ -89,19 +89,19 @@ def build_mixtral_like(r: Reader, model_type: str, variant: MixtralVariant | Non
     mixer_type = "sliding_attention" if window else "full_attention"
     mixers, flags = [mixer_type] * L, [True] * L
 
-    def mixer(_):
+    def mixer(_: str) -> Node:
         node = attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias)
         if not v.whole_qk_norm:
             return node
         return group(node.name, list(node.children) + [norm("q_norm", n_heads * head_dim),
                                                        norm("k_norm", n_kv * head_dim)], kind=node.kind)
 
-    def ffn(_):
+    def ffn(_: bool) -> Node:
         extra = ((leaf("e_score_correction_bias", n_experts, kind="hf_buffer", matmul=False),)
                  if v.score_bias_buffer else ())
         return moe(d, n_experts, top_k, expert_d_ff, router=v.router, name=v.block, block_extra=extra)
 
-    def norms():
+    def norms() -> list[Node]:
         return [norm(n, d, v.layernorm) for n in ("input_layernorm", "post_attention_layernorm")]
 
     layers = build_layers(mixers, mixers, flags, mixer, ffn, norms)

@@ -14,12 +14,12 @@ model's embedding and head (vLLM nemotron_h_mtp.py). They form the ledger's ``mt
 """
 from __future__ import annotations
 
-from ..arch import Mixer, Model
+from ..arch import Mixer, Model, layer_runs
 from ..blocks import attention, mamba2, mamba2_state, moe, norm, up_down_mlp
 from ..config import MAX_LAYERS, Reader
 from ..family import Family
-from ..tree import group, leaf
-from ._common import experts, gqa_arch, gqa_heads, layer_runs, lm_head, moe_info, text_tree, tied_context
+from ..tree import Node, group, leaf
+from ._common import experts, gqa_arch, gqa_heads, lm_head, moe_info, text_tree, tied_context
 
 _PATTERN = {"M": "mamba", "*": "full_attention", "-": "mlp", "E": "moe"}
 # layers_block_type spellings (transformers 5 and older remote code) -> the ledger's layer type
@@ -109,13 +109,14 @@ def build_nemotron_h(r: Reader) -> Model:
         shared_d_ff = r.int("moe_shared_expert_intermediate_size")
         latent = r.int("moe_latent_size", default=None)
 
-    def block(kind):
+    def block(kind: str) -> Node:
         if kind == "mamba":
             return mamba2(d, m_heads, m_head_dim, d_state, n_groups, kernel, in_bias=use_bias, conv_bias=conv_bias,
                           out_bias=use_bias)
         if kind == "full_attention":
             return attention(d, n_heads, n_kv, head_dim, name="mixer")
         if kind == "mlp":
+            assert d_ff is not None   # (read whenever a layer is dense)
             return up_down_mlp(d, d_ff, mlp_bias, name="mixer")
         return moe(d, n_experts, top_k, expert_d_ff, router_buffer="e_score_correction_bias", n_shared=1,
                    shared_d_ff=shared_d_ff, name="mixer", gated=False, latent=latent)

@@ -67,7 +67,7 @@ def build_olmo(r: Reader, model_type: str, variant: OlmoVariant | None = None) -
         mixer = with_norms(mixer, [leaf("q_norm.weight", n_heads * head_dim, kind="norm"),
                                    leaf("k_norm.weight", n_kv * head_dim, kind="norm")])
 
-    def a_norm(name):
+    def a_norm(name: str) -> Node:
         return norm(name, d) if v.parametric else parameterless_norm(name)
     norms = [a_norm(name) for name in v.layer_norms]
     final_norm = a_norm("norm")

@@ -12,6 +12,7 @@ from ..arch import Model
 from ..blocks import attention, moe, swiglu
 from ..config import Reader
 from ..family import Family
+from ..tree import Node
 from ._common import (
     build_layers,
     gqa_arch,
@@ -48,8 +49,9 @@ def build_qwen2_moe(r: Reader) -> Model:
     names = group_names(mixers, flags)
     window_symbol: dict[str, Any] = {"W": "sliding_window"} if window else {}
 
-    def ffn(is_moe):
+    def ffn(is_moe: bool) -> Node:
         if not is_moe:
+            assert d_ff is not None   # (read whenever a layer is dense)
             return swiglu(d, d_ff)
         return moe(d, n_experts, top_k, expert_d_ff, n_shared=1, shared_d_ff=shared_d_ff,
                    shared_name="shared_expert", shared_gate=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..arch import Model
+from ..arch import Model, layer_runs
 from ..blocks import attention, decoder_layer, norm, swiglu
 from ..config import MAX_LAYERS, Reader
 from ..family import Family
@@ -19,7 +19,6 @@ from ._common import (
     gqa_arch,
     gqa_heads,
     hybrid_layer_types,
-    layer_runs,
     moe_arch,
     mtp_tree,
     sizes,
@@ -48,16 +47,18 @@ def build_qwen3_5(r: Reader, model_type: str = "qwen3_5", moe_model: bool = Fals
     gdn, gdn_info = gdn_from(t, d)
     n_mtp = t.int("mtp_num_hidden_layers", default=0, minimum=0, maximum=MAX_LAYERS)
 
-    def full_attn():
+    def full_attn() -> Node:
         return attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias, qk_norm=True,
                          output_gate=gate)
 
-    def layer_norms():
+    def layer_norms() -> list[Node]:
         return [norm("input_layernorm", d), norm("post_attention_layernorm", d)]
 
-    def ffn():
-        return qwen_moe_ffn(d, n_experts, top_k, expert_d_ff, shared_d_ff, None, True) if moe_model \
-            else swiglu(d, d_ff)
+    def ffn() -> Node:
+        if moe_model:
+            return qwen_moe_ffn(d, n_experts, top_k, expert_d_ff, shared_d_ff, None, True)
+        assert d_ff is not None   # (read for a dense model)
+        return swiglu(d, d_ff)
 
     mixers = {"full_attention": full_attn(), "linear_attention": gdn}
     layers = [decoder_layer(mixers[kind], ffn(), layer_norms(), kind, n) for kind, n in layer_runs(types)]

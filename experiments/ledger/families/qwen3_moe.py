@@ -7,6 +7,7 @@ from ..arch import Model
 from ..blocks import attention, moe, swiglu
 from ..config import Reader
 from ..family import Family
+from ..tree import Node
 from ._common import (
     build_layers,
     gqa_arch,
@@ -33,8 +34,11 @@ def build_qwen3_moe(r: Reader) -> Model:
     mixers = [mixer_type] * L
     names = group_names(mixers, flags)
 
-    def ffn(is_moe):
-        return moe(d, n_experts, top_k, expert_d_ff) if is_moe else swiglu(d, d_ff)
+    def ffn(is_moe: bool) -> Node:
+        if is_moe:
+            return moe(d, n_experts, top_k, expert_d_ff)
+        assert d_ff is not None   # (read whenever a layer is dense)
+        return swiglu(d, d_ff)
 
     layers = build_layers(names, mixers, flags,
                            lambda _: attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias,

@@ -59,15 +59,16 @@ def build_qwen3_next(r: Reader) -> Model:
                   default=r.int("mtp_num_hidden_layers", default=1, minimum=0, maximum=MAX_LAYERS))
     names = group_names(mixers, flags)
 
-    def full_attn():
+    def full_attn() -> Node:
         return attention(d, n_heads, n_kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias, qk_norm=True,
                          output_gate=True)
 
-    def mixer(kind):
+    def mixer(kind: str) -> Node:
         return full_attn() if kind == "full_attention" else gdn
 
-    def ffn(is_moe):
+    def ffn(is_moe: bool) -> Node:
         if not is_moe:
+            assert d_ff is not None   # (read whenever a layer is dense)
             return swiglu(d, d_ff)
         return moe(d, n_experts, top_k, expert_d_ff, n_shared=1, shared_d_ff=shared_d_ff,
                    shared_name="shared_expert", shared_gate=True)

@@ -12,11 +12,11 @@ from ..arch import Model
 from ..blocks import attention, decoder_layer, norm, swiglu, with_norms
 from ..config import Reader
 from ..family import Family
-from ..tree import group, leaf
+from ..tree import Node, group, leaf
 from ._common import BASE_SYMBOLS, embed_tokens, gqa_arch, gqa_sizes, lm_head, text_tree, tied_context
 
 
-def per_head_norms(name: str, n: int, head_dim: int):
+def per_head_norms(name: str, n: int, head_dim: int) -> Node:
     return group(name, [group("norms", [leaf("weight", head_dim, kind="norm")], n=n)], kind="norm")
 
 
