@@ -202,15 +202,16 @@
   //   o.stepCall                                 each step's entry point: (session, 1) -> {steps: [row], done}
   //   o.fields(row) -> {output name: text}       the readout's outputs besides the step (default: loss)
   //   o.curves: [{figure, base, metric}]         charts that draw the live curve of row[metric] (row[metric +
-  //                                              "_text"] in its hover) in front of the base spec's series
-  //                                              (default: the widget's chart, loss); o.draw(live) draws instead
+  //                                              "_text"] in its hover) with the base spec's series (default:
+  //                                              loss, on the panel's own chart, else the widget's; [] for none);
+  //                                              o.draw(live) draws instead
   //   o.name(began answer) -> the live curve's name (default: the table's train.live)
   //   o.locked                                   controls that choose the run: off while it is busy; changing one
   //                                              resets a run that has begun
   //   o.notes: {paused, done, diverged, failed, reset}   status texts that differ from the table's train.*
   //   o.began(answer), o.step(row), o.done(rows), o.reset()   the lesson's own additions
-  // -> {start(), pause(), reset(), started(), session(), state(s, note)}. The status line's first text (the
-  // template's) is the idle note, shown again on reset unless o.notes.reset says otherwise.
+  // -> {start(), pause(), reset(), started(), session(), state(s, note), note(text)}. The status line's first text
+  // (the template's) is the idle note, shown again on reset unless o.notes.reset says otherwise.
   function panel(root, o) {
     const W = window.courseWidgets;
     const box = root.querySelector(".training-panel");
@@ -222,8 +223,9 @@
       diverged: msg("train.diverged"), failed: msg("train.failed"), reset: idle }, o.notes || {});
     const fields = o.fields || ((row) => ({ loss: row.loss_text }));
     const blanks = Array.from(box.querySelectorAll(".train-readout output")).map((n) => [n, n.textContent]);
-    const curves = o.curves || [{ figure: root, metric: "loss",
-      base: JSON.parse(root.querySelector("figure.chart script.chart-spec").textContent) }];
+    const own = box.querySelector("figure.chart") ? box : root;   // the panel's loss chart, else the widget's
+    const curves = o.curves || [{ figure: own, metric: "loss",
+      base: JSON.parse(own.querySelector("figure.chart script.chart-spec").textContent) }];
     const speed = speedometer();
     let live = null, session = null, tokensPerStep = 0, drawTimer = 0;
     const state = (s, note) => showState(root, parts, s, note);
@@ -249,7 +251,9 @@
         tokensPerStep = r.tokens_per_step;
         const name = o.name ? o.name(r) : msg("train.live");
         live = {};
-        curves.forEach((c) => { live[c.metric] = { name: name, mode: "lines", color: "#d62728", x: [], y: [], text: [] }; });
+        curves.forEach((c) => {
+          live[c.metric] = { name: name, mode: "lines", color: "#d62728", x: [], y: [], text: [] };
+        });
         if (o.began) o.began(r);
       },
       steps: (rows, running) => {
@@ -261,7 +265,9 @@
             series.text.push(msg("train.point", { name: series.name, step: row.step, value: row[metric + "_text"] }));
           });
           out("step").textContent = String(row.step);
-          Object.entries(fields(row)).forEach(([k, v]) => { if (v !== undefined && v !== null) out(k).textContent = v; });
+          Object.entries(fields(row)).forEach(([k, v]) => {
+            if (v !== undefined && v !== null) out(k).textContent = v;
+          });
           if (o.step) o.step(row);
         }
         out("speed").textContent = speedText(speed.rate(), tokensPerStep);
@@ -299,7 +305,7 @@
     parts.locked.forEach((c) => c.addEventListener("change", () => { if (runner.started()) reset(); }));
     state("idle");
     return { start: runner.start, pause: runner.pause, reset: reset, started: runner.started,
-      session: () => session, state: state };
+      session: () => session, state: state, note: (text) => { parts.text.textContent = text; } };
   }
 
   window.courseTrainer = { call: trainer.call, stop: trainer.stop, text: text, run: run, stats: stats,
