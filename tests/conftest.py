@@ -15,6 +15,7 @@ remembering to; an explicit `@pytest.mark.browser` / `hf` / `slow` is kept as it
 module globals and through imports inside a function (`from hf_reference import ...` in a test's body).
 """
 import dis
+import functools
 import importlib
 import sys
 import types
@@ -60,18 +61,31 @@ def _local_name(module: str) -> str:
     return module.removeprefix("tests.")
 
 
-def _references(code: types.CodeType):
-    """(name, module, attribute) for each global a body loads, (module, None) for `import module` and (module,
-    name) for `from module import name` inside it (module None for a global: looked up in the function's module)."""
+_OPS = {dis.opmap[name]: name for name in ("LOAD_GLOBAL", "LOAD_NAME", "IMPORT_NAME", "IMPORT_FROM")}
+
+
+@functools.cache
+def _references(code: types.CodeType) -> tuple[tuple[str | None, str | None], ...]:
+    """(None, name) for each global a body loads, (module, None) for `import module` and (module, name) for `from
+    module import name` inside it; once per code object (a helper is reached from many tests). Read from the
+    bytecode's (opcode, argument) pairs directly: dis.get_instructions was most of collecting the suite."""
+    found: list[tuple[str | None, str | None]] = []
     module = None
-    for ins in dis.get_instructions(code):
-        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
-            yield None, ins.argval
-        elif ins.opname == "IMPORT_NAME":
-            module = ins.argval
-            yield module, None
-        elif ins.opname == "IMPORT_FROM" and module:
-            yield module, ins.argval
+    raw, extended = code.co_code, 0
+    for i in range(0, len(raw), 2):
+        op, arg = raw[i], raw[i + 1] | extended
+        extended = arg << 8 if op == dis.EXTENDED_ARG else 0
+        kind = _OPS.get(op)
+        if kind == "LOAD_GLOBAL":   # (its argument is the name's index times 2, plus a flag)
+            found.append((None, code.co_names[arg >> 1]))
+        elif kind == "LOAD_NAME":
+            found.append((None, code.co_names[arg]))
+        elif kind == "IMPORT_NAME":
+            module = code.co_names[arg]
+            found.append((module, None))
+        elif kind == "IMPORT_FROM" and module:
+            found.append((module, code.co_names[arg]))
+    return tuple(found)
 
 
 def _module(name: str) -> types.ModuleType | None:
