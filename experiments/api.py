@@ -79,6 +79,7 @@ def warm_modules(args_json: str = "[]") -> str:
 
 
 _MODELS: dict[str, str] = {}   # alias and folder id -> the built-in model's config as JSON text (use_models)
+_MODELS_TEXT: list[str] = []   # data/models.json as handed over, for the exercises' cases (grade_exercise)
 
 
 class UnknownModel(CourseError, LookupError):
@@ -91,6 +92,7 @@ def use_models(args_json: str) -> str:
     a copy of its own (an entry point may change what it is given)."""
     (text,) = _args(args_json)
     _MODELS.clear()
+    _MODELS_TEXT[:] = [text]
     models = json.loads(text)
     for alias, m in models.items():
         _MODELS[alias] = _MODELS[m["id"]] = json.dumps(m["config"])
@@ -103,6 +105,16 @@ def model_config(model_id: str):
         raise UnknownModel(f"没有这个内置模型：{model_id}（课程的模型列表里没有它）" if _MODELS
                            else "内置模型的配置还没有载入，请刷新页面再试")
     return json.loads(_MODELS[model_id])
+
+
+def grade_exercise(args_json: str) -> str:
+    """[spec, the learner's source, seed] -> the grade (experiments.exercise.grade) on the built-in models. The page
+    runs it in the code cells' worker (site/static/js/exercise.js), which is stopped if it does not answer in time."""
+    from .exercise import grade
+    spec, source, seed = _args(args_json)
+    if not _MODELS_TEXT:
+        raise UnknownModel("内置模型的配置还没有载入，请刷新页面再试")
+    return _dumps(grade(spec, source, json.loads(_MODELS_TEXT[0]), int(seed)))
 
 
 def _with_defaults(fn, args: list) -> tuple[list, dict]:

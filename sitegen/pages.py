@@ -94,14 +94,19 @@ def _chapter_title(chapter: dict) -> str:
     return chapter.get("title") or "（题目待定）"
 
 
+EXERCISE_MARK = re.compile(r'<div class="exercise" id="[^"]*" data-exercise="([^"]+)"')   # exercise.html's root
+
+
 def outline(course: dict, lessons: dict[str, Lesson]) -> list[dict]:
-    """The chapters of data/course.json as the home page lists them: linked when written, else marked 未写."""
+    """The chapters of data/course.json as the home page lists them: linked when written, else marked 未写; a
+    lesson's exercises (their names, from its page) for the count of those solved (exercise-progress.js)."""
     out = []
     for ch in course.get("chapters", []):
         lesson = lessons.get(ch.get("lesson") or "") if ch.get("status") == "written" else None
         out.append({"id": ch["id"], "title": _chapter_title(ch), "summary": ch.get("summary"),
                     "href": lesson.page if lesson else None,
-                    "reading_minutes": lesson.meta.get("reading_minutes") if lesson else None})
+                    "reading_minutes": lesson.meta.get("reading_minutes") if lesson else None,
+                    "exercises": EXERCISE_MARK.findall(lesson.body) if lesson else []})
     return out
 
 
@@ -165,5 +170,7 @@ def render_lesson_page(env: jinja2.Environment, course: dict, lesson: Lesson, na
 
 
 def render_index_page(env: jinja2.Environment, course: dict, lessons: dict[str, Lesson]) -> str:
-    return env.get_template("index.html").render(course=course, chapters=outline(course, lessons), scripts=[],
-                                                 calls=[])
+    chapters = outline(course, lessons)
+    return env.get_template("index.html").render(
+        course=course, chapters=chapters, calls=[],
+        scripts=["exercise-progress.js"] if any(ch["exercises"] for ch in chapters) else [])

@@ -14,7 +14,8 @@
  * What the program prints shows while it runs (and stays when it is stopped); stdout and tracebacks are written
  * with textContent, and the outcome is announced in the cell's role=status line. The cell's root
  * has data-busy while a run waits or runs and fires "course:updated" when it ends; courseWidgets.timings gets
- * {widget: "code", ms} for each completed run.
+ * {widget: "code", ms} for each completed run. courseWidgets.editorKeys(textarea, run) gives another code box the
+ * same keys (an exercise's, exercise.js).
  */
 (function () {
   "use strict";
@@ -56,6 +57,25 @@
     replace(src, first, last, changed, a + shiftA, Math.max(first, b + shiftB));
   }
 
+  // The editor's keys on a code box (a cell's, an exercise's: exercise.js): Tab / Shift+Tab indent, Esc then Tab
+  // leaves the box, Shift+Enter calls run().
+  function editorKeys(src, run) {
+    let escaped = false;   // Esc was the last key: the next Tab leaves the box
+    src.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") { escaped = true; return; }
+      if (e.key === "Tab" && !e.ctrlKey && !e.altKey && !e.metaKey) {
+        if (escaped) { escaped = false; return; }   // the browser moves the focus on
+        e.preventDefault();
+        indent(src, e.shiftKey);
+        return;
+      }
+      if (e.key !== "Shift") escaped = false;
+      if (e.key === "Enter" && e.shiftKey) { e.preventDefault(); run(); }
+    });
+    src.addEventListener("blur", () => { escaped = false; });
+  }
+  cw.editorKeys = editorKeys;
+
   function afterOutput(printed, line) {   // a line after what the program printed, on a line of its own
     return printed + (printed && !printed.endsWith("\n") ? "\n" : "") + line;
   }
@@ -68,7 +88,6 @@
     const out = root.querySelector(".code-output");
     const status = root.querySelector(".code-status");
     let job = null;        // the run waiting or running, if any
-    let escaped = false;   // Esc was the last key: the next Tab leaves the box
     let printed = "", frame = 0;
 
     function show(text, isError, announce) {
@@ -118,18 +137,7 @@
     runButton.addEventListener("click", run);
     stopButton.addEventListener("click", () => { if (job) job.stop(); });
     root.querySelector(".code-reset").addEventListener("click", () => { src.value = original; src.focus(); });
-    src.addEventListener("keydown", (e) => {
-      if (e.key === "Escape") { escaped = true; return; }
-      if (e.key === "Tab" && !e.ctrlKey && !e.altKey && !e.metaKey) {
-        if (escaped) { escaped = false; return; }   // the browser moves the focus on
-        e.preventDefault();
-        indent(src, e.shiftKey);
-        return;
-      }
-      if (e.key !== "Shift") escaped = false;
-      if (e.key === "Enter" && e.shiftKey) { e.preventDefault(); run(); }
-    });
-    src.addEventListener("blur", () => { escaped = false; });
+    editorKeys(src, run);
     root.addEventListener("focusin", () => rt.cells.start());
     runButton.disabled = false;
     root.querySelector(".code-reset").disabled = false;

@@ -18,7 +18,9 @@
  *       trace,              // null until it is ready: its start-up trace, phase -> [start, end] ms since navigation
  *                           //   (worker.js lists the phases; for the bench)
  *       cells: {
- *         submit(source, onState, onOutput) -> job = {done, stop()}
+ *         submit(source, onState, onOutput, options) -> job = {done, stop()}
+ *                           // options.models: the worker hands Python the built-in models first (an exercise's
+ *                           //   grading, exercise.js)
  *                           // done: Promise of {ok, stdout, stderr, error, stopped} (never rejects: a Python error
  *                           //   is the traceback in .error; stopped is null, "stopped" or "timeout", with a
  *                           //   Chinese .error and the output printed until then). onState("pending") while it
@@ -229,7 +231,7 @@
     job.onState("running");
     const limit = cells.timeLimitMs;
     timer = setTimeout(() => restart(job, "timeout", msg("cell.timeout", { seconds: seconds(limit) })), limit);
-    runner.send({ run: job.source }, "run", (part) => {
+    runner.send(job.models ? { run: job.source, models: true } : { run: job.source }, "run", (part) => {
       job.stdout += part.stdout;
       job.stderr += part.stderr;
       job.onOutput(job.stdout, job.stderr);
@@ -263,11 +265,11 @@
       }, "cells");
       runner = me;
     },
-    submit(source, onState, onOutput) {
+    submit(source, onState, onOutput, options) {
       let resolve;
       const done = new Promise((res) => { resolve = res; });
       const job = { source: String(source), onState: onState || (() => {}), onOutput: onOutput || (() => {}),
-                    resolve: resolve, stdout: "", stderr: "" };
+                    resolve: resolve, stdout: "", stderr: "", models: Boolean(options && options.models) };
       queue.push(job);
       job.onState("pending");
       cells.start();

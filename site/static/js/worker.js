@@ -26,6 +26,7 @@
  *                  -> calls name(JSON.stringify(args)); the Python function returns a JSON string
  *                  -> {id, ok: true, result} | {id, ok: false, error: "<ExceptionType>: <message>"}
  *                {id, run: "<python source>"}   (the page's editable code cells)
+ *                {id, run: "<python source>", models: true}   (an exercise's grading: the built-in models first)
  *                  -> {id, partial: true, stdout, stderr}*   (output so far, while it runs; see written())
  *                  -> {id, ok, stdout, stderr, error}   (error: the traceback text, null on success)
  *                {warm: [entry point names]}   (no reply: which modules to import ahead of the first call)
@@ -390,7 +391,10 @@ function handle(req) {
     const e = "RuntimeError: Python 运行时加载失败：" + loadError;
     answer(req, req.run !== undefined ? { id: req.id, ok: false, stdout: "", stderr: "", error: e } : { id: req.id, ok: false, error: e });
   } else if (req.run !== undefined) {   // (runs go to the cells' worker, which has its packages from "ready" on)
-    Promise.resolve(packages && packages.catch(() => {})).then(() => answer(req, runSource(req)));
+    // an exercise's grading run ({run, models: true}) reads the built-in models: hand them to Python first
+    Promise.resolve(packages && packages.catch(() => {}))
+      .then(() => req.models ? builtInModels().catch(() => {}) : null)
+      .then(() => answer(req, runSource(req)));
   } else if (namesModel(req)) {
     builtInModels().then(() => callFunction(req),
       () => ({ id: req.id, ok: false, error: "RuntimeError: 课程内置模型的配置未能载入，请刷新页面再试" }))

@@ -1,0 +1,278 @@
+"""Exercises graded in the page (issue #48): how one is declared, and how a learner's function is graded.
+
+A lesson declares an exercise in its LESSON beside its widgets, with ``exercise(...)``, which returns a Widget of
+the shared kind ``exercise`` (template site/templates/widgets/exercise.html, script exercise.js), so a lesson
+places it like any widget, ```` ```{widget} NAME ````, with the learner-facing text in the block's YAML (``prompt``,
+``hints``, a list shown one at a time). The declaration names:
+- ``function`` and ``params``: the function the learner writes and its parameters (the starting cell is its
+  ``def`` line, the grader refuses another name or other parameters);
+- ``reference``: the course's own function in experiments/ ("module:function", never a copy), called with the
+  same arguments;
+- ``cases``: "module:function", cases(models, rng) -> [Case]: the inputs, from real configs (models is the page's
+  data/models.json: alias -> {id, name, config}), at least one ``shown`` in the page and at least one the learner
+  has not seen, drawn with rng (random.Random, seeded by the page) from the course's models;
+- ``compare``: how an answer is checked, and so what the feedback says: "number" (the first case that differs,
+  expected and learner's value), "ledger" (a dict name -> count: the first tensor that differs), "arrays" (a
+  tuple of arrays: shape and the largest difference), each with a relative tolerance ``rtol``;
+- ``solution``: the code shown only when asked (tests/test_exercises.py checks that it passes).
+
+grade(spec, source, models, seed) is the one grader (plain Python; numpy only when an answer holds arrays): the
+tests call it in CPython, the page in the code cells' worker (experiments.api.grade_exercise), which is stopped
+and restarted when it does not answer in time (runtime-client.js). It returns {"status": "solved" | "wrong" |
+"bad", "key": a message key of data/messages_zh.json (exercise.<key>), "values": its placeholders, "passed",
+"total"}; the page words it through courseMessages.msg, so the grader holds no learner text.
+"""
+from __future__ import annotations
+
+import inspect
+import io
+import math
+import random
+from collections.abc import Mapping, Sequence
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from typing import Any
+
+from .widget import Widget, resolve
+
+COMPARES = ("number", "ledger", "arrays")
+MAX_ITEMS = 1_000_000        # an answer holding more numbers than this is refused (a huge output)
+MAX_PRINT = 2_000            # what a learner's function prints while graded is kept up to this many characters
+SHOWN = 8                    # a value is written with this many significant digits
+
+
+@dataclass(frozen=True)
+class Case:
+    label: str                 # what the feedback calls it: a model's name, "随机种子 3" ... (data, not prose)
+    args: tuple                # the arguments, positional, in the declared order
+    shown: bool = False        # the page shows this case (its inputs and expected value)
+
+
+def exercise(name: str, *, function: str, params: Sequence[str], reference: str, cases: str, solution: str,
+             compare: str = "number", rtol: float = 1e-9, title: str = "练习") -> Widget:
+    """The Widget of one exercise (see the module docstring); ``prompt`` and ``hints`` come from the lesson's
+    block. References are absolute "module:function" strings."""
+    if compare not in COMPARES:
+        raise ValueError(f"exercise {name}: compare must be one of {', '.join(COMPARES)}, got {compare!r}")
+    spec = {"name": name, "function": function, "params": list(params), "reference": reference, "cases": cases,
+            "compare": compare, "rtol": rtol}
+    return Widget(name, "exercise.html", "experiments.exercise:exercise_view",
+                  {"title": title, "prompt": "", "hints": [], "spec": spec, "solution": solution},
+                  script="exercise.js", needs=("code-cell.js",))
+
+
+def page_models(models: Mapping[str, Any]) -> dict[str, dict]:
+    """The build's models (alias -> ModelNumbers) in the form the page's data/models.json has."""
+    return {alias: {"id": m.id, "name": m.name, "config": m.doc["config"]} for alias, m in sorted(models.items())}
+
+
+def starter(spec: Mapping[str, Any]) -> str:
+    return f"def {spec['function']}({', '.join(spec['params'])}):\n    "
+
+
+def exercise_view(o: dict, data) -> dict:
+    """Template values: the prompt, hints, starting cell, the shown cases with the reference's answers (the build
+    computes them with the same grader's reference, so build == browser is a test), and the spec for the page."""
+    spec = o["spec"]
+    if not isinstance(o["prompt"], str) or not o["prompt"].strip():
+        raise data.option_error("prompt", "the exercise's task in Chinese (a YAML block: `prompt: |`)",
+                                o["prompt"] or None)
+    hints = o["hints"]
+    if not isinstance(hints, list) or not all(isinstance(h, str) and h.strip() for h in hints):
+        raise data.option_error("hints", "a list of hints, each a text", hints)
+    shown = [c for c in make_cases(spec, page_models(data.models), 0) if c.shown]
+    ref = resolve(spec["reference"], "")
+    examples = [{"label": c.label, "args": ", ".join(show_value(a) for a in c.args),
+                 "expected": show_value(ref(*c.args))} for c in shown]
+    return {"title": o["title"], "prompt": o["prompt"].strip(), "hints": hints, "spec": spec,
+            "starter": starter(spec), "solution": o["solution"].strip("\n"), "examples": examples}
+
+
+def make_cases(spec: Mapping[str, Any], models: Mapping[str, dict], seed: int) -> list[Case]:
+    cases = resolve(spec["cases"], "")(models, random.Random(seed))
+    if not any(c.shown for c in cases) or all(c.shown for c in cases):
+        raise ValueError(f"exercise {spec['name']}: its cases need one shown in the page and one not shown")
+    return cases
+
+
+# -- showing values in feedback ------------------------------------------------------------------------------------
+
+def show_value(x: Any) -> str:
+    if isinstance(x, bool) or x is None:
+        return repr(x)
+    if isinstance(x, int):
+        return f"{x:,}"
+    if isinstance(x, float):
+        return f"{x:.{SHOWN}g}"
+    if hasattr(x, "shape") and hasattr(x, "dtype"):
+        return f"array{tuple(int(n) for n in x.shape)}"
+    if isinstance(x, Mapping):
+        return "{" + ", ".join(f"{k}: {show_value(v)}" for k, v in list(x.items())[:4]) + (", …}" if len(x) > 4 else "}")
+    if isinstance(x, (tuple, list)):
+        return "(" + ", ".join(show_value(v) for v in x) + ")"
+    text = repr(x)
+    return text if len(text) <= 80 else text[:77] + "…"
+
+
+def type_name(x: Any) -> str:
+    """A type as Python writes it: int, float, str, None, tuple, list, dict, ndarray."""
+    if hasattr(x, "shape") and hasattr(x, "dtype"):
+        return "ndarray"
+    return "None" if x is None else type(x).__name__
+
+
+def _count(x: Any, limit: int = MAX_ITEMS) -> int:
+    """How many numbers an answer holds (stops counting past the limit)."""
+    if hasattr(x, "size") and hasattr(x, "dtype"):
+        return int(x.size)
+    if isinstance(x, Mapping):
+        x = list(x.values())
+    if isinstance(x, (list, tuple)):
+        n = 0
+        for item in x:
+            n += _count(item, limit)
+            if n > limit:
+                break
+        return n
+    if isinstance(x, str):
+        return len(x) // 16
+    return 1
+
+
+def _close(a: float, b: float, rtol: float) -> bool:
+    return a == b or (math.isfinite(a) and math.isfinite(b) and abs(a - b) <= rtol * max(abs(a), abs(b)))
+
+
+# -- comparing one case ---------------------------------------------------------------------------------------------
+
+def _bad(key: str, **values) -> dict:
+    return {"status": "bad", "key": key, "values": values}
+
+
+def _wrong(key: str, **values) -> dict:
+    return {"status": "wrong", "key": key, "values": values}
+
+
+def _compare_number(case: Case, want: Any, got: Any, rtol: float) -> dict | None:
+    if isinstance(got, bool) or not isinstance(got, (int, float)) and not hasattr(got, "__float__"):
+        return _bad("type", case=case.label, expected="int | float", got=type_name(got))
+    if not _close(float(want), float(got), rtol):
+        return _wrong("number", case=case.label, expected=show_value(want), got=show_value(got))
+    return None
+
+
+def _compare_ledger(case: Case, want: Mapping, got: Any, rtol: float) -> dict | None:
+    if not isinstance(got, Mapping):
+        return _bad("type", case=case.label, expected="dict", got=type_name(got))
+    for key, value in want.items():
+        if key not in got:
+            return _wrong("ledger_missing", case=case.label, tensor=str(key), expected=show_value(value))
+        mine = got[key]
+        if isinstance(mine, bool) or not isinstance(mine, (int, float)):
+            return _bad("type", case=f"{case.label} / {key}", expected="int | float", got=type_name(mine))
+        if not _close(float(value), float(mine), rtol):
+            return _wrong("ledger", case=case.label, tensor=str(key), expected=show_value(value),
+                          got=show_value(mine))
+    extra = [k for k in got if k not in want]
+    if extra:
+        return _wrong("ledger_extra", case=case.label, tensor=str(extra[0]))
+    return None
+
+
+def _compare_arrays(case: Case, want: Sequence, got: Any, rtol: float) -> dict | None:
+    import numpy as np
+    expected = "tuple[" + ", ".join(["ndarray"] * len(want)) + "]"
+    if not isinstance(got, (tuple, list)) or len(got) != len(want):
+        return _bad("type", case=case.label, expected=expected, got=type_name(got)
+                    + (f" ({len(got)})" if isinstance(got, (tuple, list)) else ""))
+    for i, (w, g) in enumerate(zip(want, got)):
+        try:
+            g = np.asarray(g, dtype=np.float64)
+        except (TypeError, ValueError):
+            return _bad("type", case=case.label, expected=expected, got=type_name(got[i]))
+        w = np.asarray(w, dtype=np.float64)
+        if g.shape != w.shape:
+            return _wrong("shape", case=case.label, item=i + 1, expected=str(w.shape), got=str(g.shape))
+        diff = np.abs(g - w)
+        scale = float(np.max(np.abs(w))) or 1.0
+        worst = float(np.max(diff)) if diff.size else 0.0
+        if not np.all(np.isfinite(g)) or worst > rtol * scale:
+            at = tuple(int(j) for j in np.unravel_index(int(np.nanargmax(np.where(np.isfinite(diff), diff, np.inf))),
+                                                        diff.shape)) if diff.size else ()
+            return _wrong("arrays", case=case.label, item=i + 1, shape=str(w.shape), largest=show_value(worst),
+                          at=str(at), expected=show_value(float(w[at])), got=show_value(float(g[at])),
+                          tolerance=show_value(rtol * scale))
+    return None
+
+
+COMPARE = {"number": _compare_number, "ledger": _compare_ledger, "arrays": _compare_arrays}
+
+
+# -- grading ------------------------------------------------------------------------------------------------------
+
+def _learner_function(spec: Mapping[str, Any], source: str) -> tuple[Any, dict | None]:
+    """(the learner's function, None) or (None, the one problem with what was expected)."""
+    wanted = f"def {spec['function']}({', '.join(spec['params'])})"
+    if not isinstance(source, str) or not source.strip():
+        return None, _bad("empty", expected=wanted)
+    try:
+        code = compile(source, "<cell>", "exec")
+    except SyntaxError as e:
+        return None, _bad("syntax", line=e.lineno or 0, detail=e.msg or "", expected=wanted)
+    namespace: dict = {"__name__": "__exercise__"}
+    out = io.StringIO()
+    try:
+        with redirect_stdout(out), redirect_stderr(out):
+            exec(code, namespace)
+    except MemoryError:
+        return None, _bad("memory")
+    except Exception as e:   # the learner's module-level code raised: say which error, in their terms
+        return None, _bad("raised_top", error=f"{type(e).__name__}: {e}"[:300])
+    fn = namespace.get(spec["function"])
+    if not callable(fn):
+        return None, _bad("missing", name=spec["function"], expected=wanted)
+    try:
+        params = [p.name for p in inspect.signature(fn).parameters.values()]
+    except (TypeError, ValueError):
+        params = []
+    if params != list(spec["params"]):
+        return None, _bad("signature", expected=wanted, got=f"def {spec['function']}({', '.join(params)})")
+    return fn, None
+
+
+def grade(spec: Mapping[str, Any], source: str, models: Mapping[str, dict], seed: int) -> dict:
+    """Grade the learner's `source` on the exercise's cases (the shown ones and those drawn with `seed`)."""
+    fn, problem = _learner_function(spec, source)
+    cases = make_cases(spec, models, seed)
+    total = len(cases)
+    if problem:
+        return {**problem, "passed": 0, "total": total}
+    ref = resolve(spec["reference"], "")
+    compare = COMPARE[spec["compare"]]
+    for passed, case in enumerate(cases):
+        want = ref(*_copies(case.args))
+        out = io.StringIO()
+        try:
+            with redirect_stdout(out), redirect_stderr(out):
+                got = fn(*_copies(case.args))
+        except MemoryError:
+            return {**_bad("memory"), "passed": passed, "total": total}
+        except RecursionError:
+            return {**_bad("recursion", case=case.label), "passed": passed, "total": total}
+        except Exception as e:
+            return {**_bad("raised", case=case.label, error=f"{type(e).__name__}: {e}"[:300]),
+                    "passed": passed, "total": total}
+        if _count(got) > MAX_ITEMS:
+            return {**_bad("too_big", case=case.label, limit=f"{MAX_ITEMS:,}"), "passed": passed, "total": total}
+        result = compare(case, want, got, spec["rtol"])
+        if result:
+            return {**result, "passed": passed, "total": total,
+                    "printed": out.getvalue()[:MAX_PRINT]}
+    return {"status": "solved", "key": "solved", "values": {"total": total}, "passed": total, "total": total}
+
+
+def _copies(args: tuple) -> tuple:
+    """Fresh copies of mutable arguments, so a learner's function that changes its inputs in place does not change
+    what the reference is given next."""
+    import copy
+    return tuple(copy.deepcopy(a) for a in args)
