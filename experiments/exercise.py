@@ -39,6 +39,7 @@ COMPARES = ("number", "ledger", "arrays")
 MAX_ITEMS = 1_000_000        # an answer holding more numbers than this is refused (a huge output)
 MAX_PRINT = 2_000            # what a learner's function prints while graded is kept up to this many characters
 SHOWN = 8                    # a value is written with this many significant digits
+SMALL_ARRAY = 16             # an array of at most this many numbers is shown in full in the page's examples
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def exercise(name: str, *, function: str, params: Sequence[str], reference: str,
             "compare": compare, "rtol": rtol}
     return Widget(name, "exercise.html", "experiments.exercise:exercise_view",
                   {"title": title, "prompt": "", "hints": [], "spec": spec, "solution": solution},
-                  script="exercise.js", needs=("code-cell.js",))
+                  script="exercise.js", needs=("widgets.js", "code-cell.js"))   # the cells' editor keys first
 
 
 def page_models(models: Mapping[str, Any]) -> dict[str, dict]:
@@ -104,8 +105,10 @@ def show_value(x: Any) -> str:
         return f"{x:,}"
     if isinstance(x, float):
         return f"{x:.{SHOWN}g}"
-    if hasattr(x, "shape") and hasattr(x, "dtype"):
-        return f"array{tuple(int(n) for n in x.shape)}"
+    if hasattr(x, "shape") and hasattr(x, "dtype"):   # a small array in full (rounded), a larger one by its shape
+        import numpy as np
+        return (np.array2string(x, precision=4, separator=", ", max_line_width=60) if x.size <= SMALL_ARRAY
+                else f"array{tuple(int(n) for n in x.shape)}")
     if isinstance(x, Mapping):
         return "{" + ", ".join(f"{k}: {show_value(v)}" for k, v in list(x.items())[:4]) + (", …}" if len(x) > 4 else "}")
     if isinstance(x, (tuple, list)):
