@@ -47,6 +47,7 @@ class Case:
     label: str                 # what the feedback calls it: a model's name, "随机种子 3" ... (data, not prose)
     args: tuple                # the arguments, positional, in the declared order
     shown: bool = False        # the page shows this case (its inputs and expected value)
+    args_text: str = ""        # how the page shows the arguments, when not by their values (a config: its model)
 
 
 def exercise(name: str, *, function: str, params: Sequence[str], reference: str, cases: str, solution: str,
@@ -83,7 +84,7 @@ def exercise_view(o: dict, data) -> dict:
         raise data.option_error("hints", "a list of hints, each a text", hints)
     shown = [c for c in make_cases(spec, page_models(data.models), 0) if c.shown]
     ref = resolve(spec["reference"], "")
-    examples = [{"label": c.label, "args": ", ".join(show_value(a) for a in c.args),
+    examples = [{"label": c.label, "args": c.args_text or ", ".join(show_value(a) for a in c.args),
                  "expected": show_value(ref(*c.args))} for c in shown]
     return {"title": o["title"], "prompt": o["prompt"].strip(), "hints": hints, "spec": spec,
             "starter": starter(spec), "solution": o["solution"].strip("\n"), "examples": examples}
