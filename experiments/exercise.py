@@ -13,7 +13,9 @@ places it like any widget, ```` ```{widget} NAME ````, with the learner-facing t
   has not seen, drawn with rng (random.Random, seeded by the page) from the course's models;
 - ``compare``: how an answer is checked, and so what the feedback says: "number" (the first case that differs,
   expected and learner's value), "ledger" (a dict name -> count: the first tensor that differs), "arrays" (a
-  tuple of arrays: shape and the largest difference), each with a relative tolerance ``rtol``;
+  tuple of arrays: shape and the largest difference), each with a relative tolerance ``rtol``; "distribution"
+  (a sampler, called ``draws`` times per case with a seeded numpy Generator: a token of zero probability is wrong,
+  and so are counts a stated test, a chi-square, finds unlikely at p-value < ``rtol``);
 - ``solution``: the code shown only when asked (tests/test_exercises.py checks that it passes).
 
 grade(spec, source, models, seed) is the one grader (plain Python; numpy only when an answer holds arrays): the
@@ -35,7 +37,7 @@ from typing import Any
 
 from .widget import Widget, resolve
 
-COMPARES = ("number", "ledger", "arrays")
+COMPARES = ("number", "ledger", "arrays", "distribution")
 MAX_ITEMS = 1_000_000        # an answer holding more numbers than this is refused (a huge output)
 MAX_PRINT = 2_000            # what a learner's function prints while graded is kept up to this many characters
 SHOWN = 8                    # a value is written with this many significant digits
@@ -48,16 +50,23 @@ class Case:
     args: tuple                # the arguments, positional, in the declared order
     shown: bool = False        # the page shows this case (its inputs and expected value)
     args_text: str = ""        # how the page shows the arguments, when not by their values (a config: its model)
+    ref_args: tuple | None = None   # what the reference is given instead, if not args (the config the learner's
+                                    # numbers were read from: the course's function reads it itself)
 
 
 def exercise(name: str, *, function: str, params: Sequence[str], reference: str, cases: str, solution: str,
-             compare: str = "number", rtol: float = 1e-9, title: str = "练习") -> Widget:
+             compare: str = "number", rtol: float = 1e-9, title: str = "练习", draws: int = 0,
+             test: str = "") -> Widget:
     """The Widget of one exercise (see the module docstring); ``prompt`` and ``hints`` come from the lesson's
-    block. References are absolute "module:function" strings."""
+    block. References are absolute "module:function" strings. A "distribution" exercise (a sampler) also names
+    ``draws`` (calls per case) and ``test`` ("module:function", test(counts, p, bins) -> {statistic, df,
+    p_value}), and ``rtol`` is then the p-value below which the learner's draws are refused."""
     if compare not in COMPARES:
         raise ValueError(f"exercise {name}: compare must be one of {', '.join(COMPARES)}, got {compare!r}")
+    if (compare == "distribution") != bool(draws and test):
+        raise ValueError(f"exercise {name}: draws and test go with compare='distribution', and only with it")
     spec = {"name": name, "function": function, "params": list(params), "reference": reference, "cases": cases,
-            "compare": compare, "rtol": rtol}
+            "compare": compare, "rtol": rtol, "draws": draws, "test": test}
     return Widget(name, "exercise.html", "experiments.exercise:exercise_view",
                   {"title": title, "prompt": "", "hints": [], "spec": spec, "solution": solution},
                   script="exercise.js", needs=("widgets.js", "code-cell.js"))   # the cells' editor keys first
@@ -85,9 +94,14 @@ def exercise_view(o: dict, data) -> dict:
     shown = [c for c in make_cases(spec, page_models(data.models), 0) if c.shown]
     ref = resolve(spec["reference"], "")
     examples = [{"label": c.label, "args": c.args_text or ", ".join(show_value(a) for a in c.args),
-                 "expected": show_value(ref(*c.args))} for c in shown]
+                 "expected": show_value(expected(ref, c))} for c in shown]
     return {"title": o["title"], "prompt": o["prompt"].strip(), "hints": hints, "spec": spec,
             "starter": starter(spec), "solution": o["solution"].strip("\n"), "examples": examples}
+
+
+def expected(ref, case: Case) -> Any:
+    """The course's answer for a case (on copies: a reference that changes its inputs changes no other case)."""
+    return ref(*_copies(case.args if case.ref_args is None else case.ref_args))
 
 
 def make_cases(spec: Mapping[str, Any], models: Mapping[str, dict], seed: int) -> list[Case]:
@@ -212,6 +226,33 @@ def _compare_arrays(case: Case, want: Sequence, got: Any, rtol: float) -> dict |
 COMPARE = {"number": _compare_number, "ledger": _compare_ledger, "arrays": _compare_arrays}
 
 
+def _sample(fn, spec: Mapping[str, Any], case: Case, want, index: int, seed: int) -> dict | None:
+    """A sampler: `draws` calls with one seeded numpy Generator as its last argument, each answer a token id; a
+    token the reference gives no mass, or counts that the stated test (a chi-square) finds unlikely under the
+    reference's distribution at p-value < rtol, is wrong."""
+    import numpy as np
+    p = np.asarray(want, dtype=np.float64)
+    rng = np.random.default_rng([seed, index])
+    counts = np.zeros(len(p), dtype=np.int64)
+    for _ in range(spec["draws"]):
+        token = fn(*_copies(case.args), rng)
+        if isinstance(token, bool) or not isinstance(token, (int, np.integer)):
+            return _bad("type", case=case.label, expected="int", got=type_name(token))
+        if not 0 <= int(token) < len(p):
+            return _bad("range", case=case.label, got=str(int(token)), size=str(len(p)))
+        if p[int(token)] == 0:
+            return _wrong("impossible", case=case.label, token=str(int(token)))
+        counts[int(token)] += 1
+    result = resolve(spec["test"], "")(counts, p, [i for i in np.argsort(-p, kind="stable") if p[i] * spec["draws"] >= 5])
+    if result["p_value"] < spec["rtol"]:
+        gap = counts - p * spec["draws"]
+        worst = int(np.argmax(np.abs(gap)))
+        return _wrong("distribution", case=case.label, draws=f"{spec['draws']:,}", statistic=f"{result['statistic']:.1f}",
+                      df=str(result["df"]), p_value=f"{result['p_value']:.2g}", tolerance=f"{spec['rtol']:g}",
+                      token=str(worst), expected=f"{p[worst] * spec['draws']:.0f}", got=str(int(counts[worst])))
+    return None
+
+
 # -- grading ------------------------------------------------------------------------------------------------------
 
 def _learner_function(spec: Mapping[str, Any], source: str) -> tuple[Any, dict | None]:
@@ -252,13 +293,14 @@ def grade(spec: Mapping[str, Any], source: str, models: Mapping[str, dict], seed
     if problem:
         return {**problem, "passed": 0, "total": total}
     ref = resolve(spec["reference"], "")
-    compare = COMPARE[spec["compare"]]
+    sampler = spec["compare"] == "distribution"
+    compare = None if sampler else COMPARE[spec["compare"]]
     for passed, case in enumerate(cases):
-        want = ref(*_copies(case.args))
+        want = expected(ref, case)
         out = io.StringIO()
         try:
             with redirect_stdout(out), redirect_stderr(out):
-                got = fn(*_copies(case.args))
+                got = _sample(fn, spec, case, want, passed, seed) if sampler else fn(*_copies(case.args))
         except MemoryError:
             return {**_bad("memory"), "passed": passed, "total": total}
         except RecursionError:
@@ -266,9 +308,9 @@ def grade(spec: Mapping[str, Any], source: str, models: Mapping[str, dict], seed
         except Exception as e:
             return {**_bad("raised", case=case.label, error=f"{type(e).__name__}: {e}"[:300]),
                     "passed": passed, "total": total}
-        if _count(got) > MAX_ITEMS:
+        if not sampler and _count(got) > MAX_ITEMS:
             return {**_bad("too_big", case=case.label, limit=f"{MAX_ITEMS:,}"), "passed": passed, "total": total}
-        result = compare(case, want, got, spec["rtol"])
+        result = got if sampler else compare(case, want, got, spec["rtol"])
         if result:
             return {**result, "passed": passed, "total": total,
                     "printed": out.getvalue()[:MAX_PRINT]}
