@@ -278,6 +278,19 @@ def wait_update(page, widget: str, before: int) -> None:
     page.wait_for_function("([k, n]) => (window.__updates[k] || 0) > n", arg=[widget, before], timeout=60_000)
 
 
+def change(page, root: str, values: dict, fire: str, event: str = "change") -> None:
+    """Set controls of the widget whose root is the selector `root` ({selector inside it: value}), then fire one
+    event on one of them, so that exactly one update runs, and wait for it (the root's first class counts it)."""
+    widget = root.lstrip(".")
+    before = updates(page, widget)
+    page.evaluate("""([root, values, fire, event]) => {
+      const r = document.querySelector(root);
+      for (const [sel, v] of Object.entries(values)) r.querySelector(sel).value = String(v);
+      r.querySelector(fire).dispatchEvent(new Event(event));
+    }""", [root, values, fire, event])
+    wait_update(page, widget, before)
+
+
 def open_lesson(guard, url: str, *enabled: str):
     """A guarded page on a lesson, counting widget updates, once Python is ready and these controls are enabled."""
     p = guard.new_page()

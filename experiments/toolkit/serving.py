@@ -50,6 +50,7 @@ GROUPED = ("INT8", "INT4")                    # schemes with a per-group scale
 SCALE_BITS = 16                               # the group scale is stored in BF16
 KV_BYTES = {"BF16": 2, "FP8": 1}              # bytes per cache element
 PAGE_TOKENS = 16                              # vLLM's default KV block size, tokens
+GROUP_SIZE = 128                              # weights sharing one BF16 scale in INT8 / INT4
 CONTEXTS = (4096, 32768, 131072)              # the contexts the chapter weighs: 4K, 32K, 128K
 MAX_BATCH = 2 ** 14                           # crossover search gives up beyond this batch (16,384)
 
@@ -61,7 +62,7 @@ def _check(scheme: str, kv: str) -> None:
         raise ValueError(f"KV cache 精度 {kv!r} 未知（可选：{'、'.join(KV_BYTES)}）")
 
 
-def bits_per_weight(scheme: str, group_size: int = 128) -> Fraction:
+def bits_per_weight(scheme: str, group_size: int = GROUP_SIZE) -> Fraction:
     """Stored bits per weight of a matrix: the value's bits plus, for INT8/INT4, a BF16 scale shared by
     `group_size` weights."""
     _check(scheme, "BF16")
@@ -87,7 +88,7 @@ def text_params(ledger) -> int:
     return ledger.root.find("text").sum_where(lambda leaf, kinds: True)
 
 
-def quantized_weight_bytes(ledger, scheme: str = "BF16", group_size: int = 128) -> Fraction:
+def quantized_weight_bytes(ledger, scheme: str = "BF16", group_size: int = GROUP_SIZE) -> Fraction:
     """Bytes the text model's weights take: matrices in `scheme` (with group scales for INT8/INT4), the rest
     (embedding table, norms, biases the engine does not count as matmul weights) in BF16."""
     matrices = views.matmul_weights(ledger, active=False)
@@ -101,7 +102,7 @@ def kv_bytes(ledger, context: int, kv: str = "BF16") -> int:
 
 
 def roofline(ledger, device: Device, batch: int = 1, context: int = 4096, scheme: str = "BF16",
-             kv: str = "BF16", group_size: int = 128) -> dict:
+             kv: str = "BF16", group_size: int = GROUP_SIZE) -> dict:
     """One decode step of `batch` sequences with `context` cached tokens each: bytes (weights, KV cache), FLOPs,
     the time each bound sets, the step's time, its bound, and tokens per second per device and per user."""
     _check(scheme, kv)
@@ -123,7 +124,7 @@ def roofline(ledger, device: Device, batch: int = 1, context: int = 4096, scheme
 
 
 def prefill(ledger, device: Device, prompt: int, batch: int = 1, scheme: str = "BF16", kv: str = "BF16",
-            group_size: int = 128) -> dict:
+            group_size: int = GROUP_SIZE) -> dict:
     """Prefill of `batch` prompts of `prompt` tokens: weights read once (all experts touched at batch·prompt
     tokens), the cache written once, causal attention FLOPs summed over positions; time per prompt token."""
     _check(scheme, kv)
@@ -152,7 +153,7 @@ def causal_score_flops(ledger, T: int) -> int:
 
 
 def crossover_batch(ledger, device: Device, context: int = 0, scheme: str = "BF16", kv: str = "BF16",
-                    group_size: int = 128) -> int | None:
+                    group_size: int = GROUP_SIZE) -> int | None:
     """The smallest batch at which a decode step's FLOP time reaches its byte time; None if the step stays
     bandwidth-bound up to MAX_BATCH (the KV cache read grows as fast as the FLOPs). FLOP time minus byte time is
     convex in the batch (the experts read saturate), so once it turns positive it stays so: doubling, then
@@ -175,7 +176,7 @@ def crossover_batch(ledger, device: Device, context: int = 0, scheme: str = "BF1
 
 
 def fits_kv(ledger, device: Device, context: int, scheme: str = "BF16", kv: str = "BF16",
-            group_size: int = 128, page: int = PAGE_TOKENS) -> dict:
+            group_size: int = GROUP_SIZE, page: int = PAGE_TOKENS) -> dict:
     """How many sequences of `context` tokens have room for their KV cache beside the weights on one device: the
     cache allocated in pages of `page` tokens (PagedAttention), against the bytes the driver reports."""
     _check(scheme, kv)
@@ -189,7 +190,7 @@ def fits_kv(ledger, device: Device, context: int, scheme: str = "BF16", kv: str 
 
 
 def paging(ledger, device: Device, used: int, reserved: int, scheme: str = "BF16", kv: str = "BF16",
-           group_size: int = 128, page: int = PAGE_TOKENS) -> dict:
+           group_size: int = GROUP_SIZE, page: int = PAGE_TOKENS) -> dict:
     """Sequences using `used` tokens each, when every one reserves `reserved` tokens of contiguous cache against
     paged allocation in blocks of `page` tokens: one block's bytes, the bytes per sequence, the sequences that fit
     beside the weights and the share of the cache held but unused, each way."""
@@ -216,7 +217,7 @@ def batch_curve(ledger, device: Device, batches, context: int = 4096, scheme: st
 
 
 def quantization_table(ledger, device: Device, batch: int = 1, context: int = 4096,
-                       group_size: int = 128) -> list[dict]:
+                       group_size: int = GROUP_SIZE) -> list[dict]:
     """Per weight scheme: bits per weight, weight bytes, and one decode step (BF16 cache) at `batch` and
     `context`, with its speed-up over BF16."""
     base = roofline(ledger, device, batch, context, "BF16")["step_time"]

@@ -1,0 +1,27 @@
+"""Lesson C14 推理：把训好的模型部署出去 (lessons/c14-inference/lesson.md): serving a model, computed from configs
+and measured on the course's own models.
+
+calc.py holds the calculators (the build's first states and answers, and the browser's), numbers.py the lesson's
+numbers (c14.*), widgets.py the build-time views and states. The serving arithmetic is experiments/toolkit/
+serving.py (rooflines, crossover batch, KV cache beside the weights, quantization, paging); speculative sampling
+is experiments/train/speculative.py, measured by `python -m experiments.train.runs --group speculative`
+(data/train_speculative.json). Each widget's defaults are declared here, once.
+"""
+from ...widget import Lesson, Widget
+
+SERVE_MODELS = ["llama7b", "qwen3_8b", "anchor", "llama70b", "qwen3_30b_a3b", "qwen3_235b_a22b", "deepseek_v3",
+                "gpt_oss_120b"]
+SERVE_DEFAULTS = {"models": SERVE_MODELS, "model": "qwen3_8b", "device": "80", "scheme": "BF16", "kv": "BF16",
+                  "context": 4096, "batch": 16, "used": 1000}
+SPEC_DEFAULTS = {"prompt": "子曰：“", "gamma": 4, "seed": 0}
+
+LESSON = Lesson(
+    numbers="numbers:register",
+    widgets=(
+        Widget("c14-serve", "c14_serve.html", "widgets:serve_view", SERVE_DEFAULTS, script="script.js",
+               states="widgets:serve_states", calls={"c14_serve": "calc:serve"}),
+        Widget("c14-speculate", "c14_speculate.html", "widgets:speculate_view", SPEC_DEFAULTS, script="script.js",
+               states="widgets:speculate_states", calls={"c14_speculate": "calc:speculate"},
+               script_keys=("text",)),   # a note's line: only answers whose prompt was changed carry notes
+    ),
+)

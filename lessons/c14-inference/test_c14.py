@@ -1,0 +1,173 @@
+"""Lesson C14's calculators and numbers, in CPython: the serving widget's answer against the toolkit and against
+counts made here from Qwen3-8B's config keys; every control's bad input refused with one Chinese line (and the
+work bounded); speculative sampling in the widget reproducible and consistent with its own counts; the build's
+states covering each model, device, scheme, cache precision, context and gamma.
+"""
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from experiments.lessons.c14_inference import calc, numbers, widgets
+
+from experiments.format import gb, ms, n
+from experiments.toolkit import devices as DV
+from experiments.toolkit import serving as S
+from experiments.train import speculative as SP
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cfg(model_id: str) -> dict:
+    return json.loads((ROOT / "data" / "models" / model_id / "config.json").read_text(encoding="utf-8"))
+
+
+def doc(name: str) -> dict:
+    return json.loads((ROOT / "data" / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def test_serve_against_counts_from_the_config():
+    """Qwen3-8B on the H100 at batch 16, 4K: weights, the step's bytes and time, the sequences that fit and the
+    paged example, each recounted from the config's keys and the datasheet's figures."""
+    c = cfg("qwen3-8b")
+    d, L, H, kvh, hd, ff, V = (c[k] for k in ("hidden_size", "num_hidden_layers", "num_attention_heads",
+                                              "num_key_value_heads", "head_dim", "intermediate_size", "vocab_size"))
+    matrices = L * (2 * d * H * hd + 2 * d * kvh * hd + 3 * d * ff) + V * d           # + untied lm_head
+    other = V * d + L * (2 * d + 2 * hd) + d                                           # embedding, norms
+    kv_token = 2 * L * kvh * hd * 2
+    x = calc.serve(c, "80", "BF16", "BF16", "4096", "16", "1000")
+    assert x["weights"] == gb((matrices + other) * 2)
+    assert x["step"]["weight_read"] == gb(matrices * 2) and x["step"]["kv_read"] == gb(16 * 4096 * kv_token)
+    t_mem = Fraction(matrices * 2 + 16 * 4096 * kv_token, 3_350 * 10**9)
+    assert x["step"]["t_mem"] == ms(t_mem) and x["step"]["bound"] == "带宽"
+    free = 81559 * 2**20 - (matrices + other) * 2
+    assert x["room"] == n(free // (4096 * kv_token))
+    assert x["paging"]["contiguous_seqs"] == n(free // (4096 * kv_token))
+    assert x["paging"]["paged_seqs"] == n(free // (1008 * kv_token))
+    assert [r["context"] for r in x["contexts"]] == ["4K", "32K", "128K"]
+    assert x["contexts"][1]["bf16_seqs"] == n(free // (32768 * kv_token))
+    assert x["contexts"][1]["fp8_seqs"] == n(free // (32768 * kv_token // 2))
+    assert [r["batch"] for r in x["batches"]] == [n(b) for b in calc.BATCHES]
+    assert x["moe"] == ""
+
+
+def test_moe_and_a_model_too_big_for_one_card():
+    x = calc.serve(cfg("qwen3-30b-a3b"), "80", "BF16", "BF16", "4096", "64", "1000")
+    assert "MoE" in x["moe"] and "128 个专家" in x["moe"]
+    y = calc.serve(cfg("deepseek-v3"), "80", "FP8", "FP8", "4096", "1", "1000")
+    assert "放不下" in y["fit"] and y["room"] == "0"
+
+
+def test_lesson_numbers_recounted():
+    """The ridge batch from the datasheet figures, Qwen3-8B's KV bytes per token from its keys, and the dense
+    crossover as the first batch past the ridge."""
+    from experiments.course_numbers import compute_numbers
+    from sitegen.models import load_models
+    models = load_models(ROOT / "data" / "models")
+    data = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in (ROOT / "data").glob("*.json")}
+    nums = compute_numbers(models, data["course"], data.get("reference_counts"), data.get("citations"), data=data)
+    ridge = Fraction(989 * 10**12 * 2, 2 * 3_350 * 10**9)
+    assert nums["c14.ridge"].value == ridge
+    assert nums["c14.q8.crossover0"].value == math.ceil(ridge)
+    c = cfg("qwen3-8b")
+    assert nums["c14.q8.kv_kb"].value == Fraction(2 * c["num_hidden_layers"] * c["num_key_value_heads"]
+                                                   * c["head_dim"] * 2, 1000)
+    assert nums["c14.int4_bits"].value == Fraction(33, 8)
+    spec = doc("train_speculative")
+    g4 = next(r for r in spec["acceptance"] if r["gamma"] == 4)
+    assert nums["c14.spec.g4.measured"].value == Fraction(g4["tokens"], g4["steps"])
+    assert float(nums["c14.spec.g4.expected"].value) == pytest.approx(SP.expected_tokens(g4["alpha"], 4))
+    assert float(nums["c14.mtp.expected_low"].value) == pytest.approx(1.85)
+
+
+@pytest.mark.parametrize("args,phrase", [
+    (("80", "BF16", "BF16", "4096", "abc", "10"), "批大小：需要一个整数"),
+    (("80", "BF16", "BF16", "4096", "0", "10"), "批大小：需要 1 到 16,384"),
+    (("80", "BF16", "BF16", "4096", "99999", "10"), "批大小：需要 1 到 16,384"),
+    (("80", "BF16", "BF16", "4097000", "1", "10"), "上下文长度"),
+    (("80", "BF16", "BF16", "4096", "1", "5000"), "实际用到的长度"),
+    (("80", "BF16", "BF16", "4096", "1", ""), "实际用到的长度"),
+    (("99", "BF16", "BF16", "4096", "1", "10"), "显卡"),
+    (("80", "INT3", "BF16", "4096", "1", "10"), "权重精度"),
+    (("80", "BF16", "INT4", "4096", "1", "10"), "KV cache 精度"),
+    (("40", "FP8", "BF16", "4096", "1", "10"), "没有 FP8 张量核"),
+])
+def test_serve_refuses_bad_input_in_chinese(args, phrase):
+    with pytest.raises(ValueError, match=phrase):
+        calc.serve(cfg("qwen3-8b"), *args)
+
+
+@pytest.mark.parametrize("text,phrase", [("", "config"), ("{bad", "第 1 行"), ('{"model_type": "llama"}', "缺少这个键"),
+                                         ("[1, 2]", "config")])
+def test_serve_refuses_a_bad_pasted_config(text, phrase):
+    with pytest.raises(ValueError, match=phrase) as e:
+        calc.serve(text)
+    assert "Error" not in str(e.value)
+
+
+def test_serve_reads_a_pasted_config_as_the_built_in_one():
+    c = cfg("llama-2-7b")
+    assert calc.serve(json.dumps(c), "141", "INT4", "FP8", "32768", "8", "3000") == \
+        calc.serve(c, "141", "INT4", "FP8", "32768", "8", "3000")
+
+
+def models():
+    return doc("train_speaker"), doc("train_speculative")
+
+
+def test_speculate_is_reproducible_and_counts_agree():
+    sp, sd = models()
+    x = calc.speculate("子曰：“", "4", "0", sp, sd)
+    assert x == calc.speculate("子曰：“", 4, 0, sp, sd)
+    new = sum(len(s["accepted"]) + len(s["own"]) for s in x["steps"])
+    assert x["n_tokens"] == n(new) == n(sp["context"] - 4)
+    assert x["n_steps"] == n(len(x["steps"])) and all(len(s["own"]) == 1 for s in x["steps"])
+    assert x["per_step"] == f"{new / len(x['steps']):.2f}"
+    assert abs(float(x["expected"]) - SP.expected_tokens(float(x["alpha"]), 4)) < 0.02   # (α shown rounded)
+    other = calc.speculate("子曰：“", "4", "1", sp, sd)
+    assert other["steps"] != x["steps"]
+
+
+@pytest.mark.parametrize("args,phrase", [(("子曰", "0", "0"), "γ"), (("子曰", "9", "0"), "γ"),
+                                         (("子曰", "x", "0"), "γ"),
+                                         (("子曰", "2", "-1"), "随机种子"), (("", "2", "0"), "开头"),
+                                         (("abc", "2", "0"), "开头")])
+def test_speculate_refuses_bad_input_in_chinese(args, phrase):
+    sp, sd = models()
+    with pytest.raises(ValueError, match=phrase):
+        calc.speculate(*args, sp, sd)
+
+
+def test_speculate_bounds_the_prompt_and_names_dropped_characters():
+    sp, sd = models()
+    x = calc.speculate("子曰" * 40 + "Ω", "2", "0", sp, sd)
+    notes = " ".join(t["text"] for t in x["notes"])
+    assert "Ω" in notes and f"最后 {calc.MAX_PROMPT} 个字" in notes
+    assert x["n_tokens"] == n(sp["context"] - calc.MAX_PROMPT)
+
+
+def test_states_cover_the_enumerable_controls():
+    from experiments.lessons.c14_inference import SERVE_DEFAULTS, SPEC_DEFAULTS
+
+    from experiments.widget import model_ref
+
+    class Data:
+        def model(self, alias, key="model"):
+            return alias, None
+
+        def option_error(self, *a):
+            return ValueError(a)
+
+    states = widgets.serve_states(SERVE_DEFAULTS, Data())
+    args = [a for _, a in states]
+    assert {json.dumps(a[0]) for a in args} == {json.dumps(model_ref(m)) for m in SERVE_DEFAULTS["models"]}
+    assert {a[1] for a in args} == {k for k, d in DV.DEVICES.items() if d.bf16_flops}
+    assert {a[2] for a in args} == set(S.SCHEMES) and {a[3] for a in args} == set(S.KV_BYTES)
+    assert {a[4] for a in args} == {str(c) for c in calc.CONTEXT_CHOICES}
+    assert all(isinstance(v, str) for a in args for v in a[1:])
+    spec = widgets.speculate_states(SPEC_DEFAULTS, Data())
+    assert [a[1] for _, a in spec] == [str(g) for g in range(1, SP.GAMMA_MAX + 1)]
+    assert numbers.MODEL in SERVE_DEFAULTS["models"]
