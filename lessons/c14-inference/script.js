@@ -24,7 +24,7 @@
         let config = W.model(v.model);
         if (v.model === PASTED) {
           config = w.root.querySelector(".c14-config").value;
-          if (!config.trim()) throw new Error("先在下面粘贴一份 config.json，再点「用这份 config 计算」");
+          if (!config.trim()) throw new Error(W.msg("c14.paste_first"));
         }
         return [config, v.device, v.scheme, v.kv, v.context, v.batch, v.used];
       },
