@@ -52,7 +52,9 @@ def layout_text(lay: P.Layout) -> str:
 def plan_row(p: P.Plan) -> dict:
     t = p.timing
     top = max(P.SERIAL + P.OVERLAPPED, key=lambda k: t.comm[k])
-    return {"layout": layout_text(p.layout), "memory": fixed(Fraction(p.memory["total"], GB), 1),
+    lay = p.layout
+    return {"layout": f"{lay.tp}·{lay.pp}·{lay.cp}·{lay.dp}", "ep": str(lay.ep) if lay.ep > 1 else "—",
+            "zero": str(lay.zero), "memory": fixed(Fraction(p.memory["total"], GB), 1),
             "comm": fixed(Fraction(p.comm["total"], GB), 1), "bubble": pct(t.bubble),
             "step": secs(t.step), "mfu": pct(t.mfu),
             "top": f"{KIND_ZH[top]} {secs(t.comm[top])} 秒" if t.comm[top] else "—"}
@@ -177,11 +179,18 @@ def ranks_step(layout: str = "zero3", k: str = "4") -> dict:
                 else f"第 {a + 1}–{b} 条序列")
         if layout == "tp":
             what += f"；注意力头 {sh['heads'][0] + 1}–{sh['heads'][1]}，FFN 第 {sh['ffn'][0] + 1}–{sh['ffn'][1]} 列"
-        rows.append({"rank": f"第 {r} 张", "data": what, "holds": hold,
-                     "sends": "；".join(f"{kind} {n(x['sent'][kind][r])}" for kind in kinds) or "不发",
-                     "total": n(x["per_rank"][r])})
+        rows.append({"rank": f"第 {r} 张", "data": what, "holds": hold, "total": n(x["per_rank"][r])})
+    same_split = all(x["sent"][kind] == [x["sent"][kind][0]] * kk for kind in kinds)
+    split = "；".join(f"{kind} {n(x['sent'][kind][0])}" for kind in kinds)
+    if not kinds:
+        split = "一张卡不用发任何东西"
+    elif same_split:
+        split = "每张卡都一样：" + split
+    else:
+        split = "；".join(f"第 {r} 张：" + "，".join(f"{kind} {n(x['sent'][kind][r])}" for kind in kinds)
+                         for r in range(kk))
     same = x["grad_diff"] <= 1e-12 * x["grad_scale"] and x["weight_diff"] <= 1e-12
-    return {"layout": LAYOUT_ZH[layout], "k": str(kk), "rows": rows, "formula": _bytes_text(x["formula"]),
+    return {"layout": LAYOUT_ZH[layout], "k": str(kk), "rows": rows, "split": split, "formula": _bytes_text(x["formula"]),
             "agree": "一致" if x["per_rank"] == [x["formula"]] * kk else "不一致",
             "same": ("相同：梯度与更新后的权重和一张卡跑出的最多差 10⁻¹²，是浮点加法换了顺序的舍入" if same
                      else "不同：和一张卡的结果差超过了 10⁻¹²"),

@@ -100,7 +100,8 @@ def test_ranks_step_answers_and_refuses():
     assert x["agree"] == "一致" and x["same"].startswith("相同")
     assert [r["total"] for r in x["rows"]] == [x["formula"]] * 2
     assert "注意力头 3–4，FFN 第 87–172 列" in x["rows"][1]["data"]
-    assert calc.ranks_step("dp", "1")["rows"][0]["sends"] == "不发"
+    assert calc.ranks_step("dp", "1")["split"] == "一张卡不用发任何东西"
+    assert x["split"] == "每张卡都一样：前向 all-reduce 262,144；反向 all-reduce 262,144"
     with pytest.raises(ValueError, match="张量并行分到 3 张卡上分不开：注意力头数 4 不能被 3 整除；FFN 宽度 172"):
         calc.ranks_step("tp", "3")
     with pytest.raises(ValueError, match="卡数：应为 1 到 64 的整数"):
