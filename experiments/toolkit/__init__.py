@@ -22,11 +22,15 @@ lesson (tests/test_layers.py holds this, lazy imports inside functions included)
     scaling.py        published scaling-law fits, compute-optimal N and D, training FLOPs per token beyond 6N
     devices.py        the GPUs memory is weighed against, each with the bytes its driver reports and where that
                       figure comes from; the one unit rule of every "does it fit" (bytes against those bytes);
-                      bandwidth and dense BF16/FP8 FLOP/s from the datasheets
+                      bandwidth and dense BF16/FP8 FLOP/s from the datasheets; the links between GPUs (NVLink
+                      inside a node, the network between nodes) per GPU and direction, with their sources
     serving.py        inference (C14): decode and prefill rooflines, the batch where decode turns compute-bound,
                       KV cache beside the weights (paged), MoE experts a batch reads, BF16/FP8/INT8/INT4 weights
     parallel.py       parallel training (C10): ring collectives' bytes, ZeRO/TP/PP/EP/CP bytes per step, the
-                      pipeline bubble, EP's all-to-all per token, memory per GPU and a planner of layouts that fit
+                      pipeline bubble, EP's all-to-all per token, memory per GPU, a time model (step time, MFU)
+                      and a planner of the layouts that fit, fastest first
+    ranks.py          one step of the course's trainer split over k simulated ranks in one process (data
+                      parallel, ZeRO-3, tensor parallel), ring collectives with every byte counted (needs numpy)
     stored.py         a widget's derived data file (the stored runs, the measured step), or its error naming the
                       command that makes it
     bpe.py            byte-level BPE (train merge by merge, bounded; encode; decode), GPT-2's and Qwen's
