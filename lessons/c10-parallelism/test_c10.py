@@ -106,3 +106,11 @@ def test_ranks_step_answers_and_refuses():
         calc.ranks_step("tp", "3")
     with pytest.raises(ValueError, match="卡数：应为 1 到 64 的整数"):
         calc.ranks_step("dp", "0")
+
+
+def test_the_first_planner_state_puts_layouts_without_experts_first():
+    """The lesson says so beside the widget: the model's fastest layouts for DeepSeek-V3's setting use no expert
+    parallelism (no all-to-all to wait for), while DeepSeek-V3 itself uses EP 64."""
+    from experiments.lessons.c10_parallelism import PLANNER_DEFAULTS as D
+    x = calc.planner(cfg("deepseek-v3"), D["gpus"], D["cluster"], D["seq"], D["batch"], D["recompute"])
+    assert x["rows"] and all(r["ep"] == "—" for r in x["rows"][:3])
