@@ -49,12 +49,16 @@ def layout_text(lay: P.Layout) -> str:
     return " · ".join(parts) + f" · ZeRO-{lay.zero}"
 
 
+def layout_cells(lay: P.Layout) -> dict:
+    """A layout as the tables' three cells: TP·PP·CP·DP, EP (— for none), the ZeRO stage."""
+    return {"layout": f"{lay.tp}·{lay.pp}·{lay.cp}·{lay.dp}", "ep": str(lay.ep) if lay.ep > 1 else "—",
+            "zero": str(lay.zero)}
+
+
 def plan_row(p: P.Plan) -> dict:
     t = p.timing
     top = max(P.SERIAL + P.OVERLAPPED, key=lambda k: t.comm[k])
-    lay = p.layout
-    return {"layout": f"{lay.tp}·{lay.pp}·{lay.cp}·{lay.dp}", "ep": str(lay.ep) if lay.ep > 1 else "—",
-            "zero": str(lay.zero), "memory": fixed(Fraction(p.memory["total"], GB), 1),
+    return {**layout_cells(p.layout), "memory": fixed(Fraction(p.memory["total"], GB), 1),
             "comm": fixed(Fraction(p.comm["total"], GB), 1), "bubble": pct(t.bubble),
             "step": secs(t.step), "mfu": pct(t.mfu),
             "top": f"{KIND_ZH[top]} {secs(t.comm[top])} 秒" if t.comm[top] else "—"}
@@ -147,7 +151,7 @@ def published_rows(o: dict, ds_config: dict) -> list[dict]:
 
 def _published_row(name: str, lay: P.Layout, w: dict, measured: str) -> dict:
     t, dev = w["timing"], w["device"]
-    return {"name": name, "layout": layout_text(lay), "memory": fixed(Fraction(w["memory"]["total"], GB), 1),
+    return {"name": name, **layout_cells(lay), "memory": fixed(Fraction(w["memory"]["total"], GB), 1),
             "fits": "装得下" if DV.fits(w["memory"]["total"], dev) else "装不下",
             "comm": "；".join(f"{KIND_ZH[k]} {fixed(Fraction(w['comm'][k], GB), 1)}" for k in P.SERIAL + P.OVERLAPPED
                              if w["comm"][k]),
@@ -190,7 +194,8 @@ def ranks_step(layout: str = "zero3", k: str = "4") -> dict:
         split = "；".join(f"第 {r} 张：" + "，".join(f"{kind} {n(x['sent'][kind][r])}" for kind in kinds)
                          for r in range(kk))
     same = x["grad_diff"] <= 1e-12 * x["grad_scale"] and x["weight_diff"] <= 1e-12
-    return {"layout": LAYOUT_ZH[layout], "k": str(kk), "rows": rows, "split": split, "formula": _bytes_text(x["formula"]),
+    return {"layout": LAYOUT_ZH[layout], "k": str(kk), "rows": rows, "split": split,
+            "formula": _bytes_text(x["formula"]),
             "agree": "一致" if x["per_rank"] == [x["formula"]] * kk else "不一致",
             "same": ("相同：梯度与更新后的权重和一张卡跑出的最多差 10⁻¹²，是浮点加法换了顺序的舍入" if same
                      else "不同：和一张卡的结果差超过了 10⁻¹²"),
