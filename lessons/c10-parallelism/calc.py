@@ -87,7 +87,7 @@ def planner(config: dict, gpus: str = "2048", cluster: str = "h800", seq: str = 
     if not fitting:
         least = min(every, key=lambda p: p.memory["total"])
         out["message"] = (f"{n(len(every))} 种切法都装不下：最省显存的 {layout_text(least.layout)} 每张卡也要 "
-                          f"{fixed(Fraction(least.memory['total'], GB), 1)} GB，一张 {dev.name} 只有 "
+                          f"{fixed(Fraction(least.memory['total'], GB), 1)} GB，一张 {label.split('（')[0]} 只有 "
                           f"{fixed(Fraction(dev.bytes, GB), 1)} GB。试试整层重算、更多 GPU 或更短的序列。")
     return out
 

@@ -92,7 +92,7 @@ def test_planner_bad_input_names_what_does_not_divide_or_fit():
         calc.planner(c, "64", "tpu", "4096", "512", "none")
     x = calc.planner(c, "8", "h100", "131072", "8", "none")
     assert x["rows"] == [] and x["fitting"] == "0"
-    assert x["message"].startswith(f"{x['candidates']} 种切法都装不下：最省显存的") and "85.5 GB" in x["message"]
+    assert x["message"].startswith(f"{x['candidates']} 种切法都装不下：最省显存的") and "一张 H100 SXM 80GB 只有 85.5 GB" in x["message"]
 
 
 def test_ranks_step_answers_and_refuses():
