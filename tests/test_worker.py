@@ -23,7 +23,7 @@ import pytest
 from browser_fixtures import CHROMIUM, CHROMIUM_ARGS, DRAW_TIMEOUT_MS, PageGuard, wait_runtime_ready
 from experiments import api
 from experiments.lessons import entry_points
-from experiments.widget import DATA_REF, MODEL_REF, data_part
+from experiments.widget import data_part, model_ref, with_refs
 from sitegen import messages
 from sitegen.dist import IMMUTABLE
 from sitegen.runtime import install_site_runtime, plan_runtime
@@ -202,37 +202,37 @@ def marked_calls() -> set[str]:
     return {name for name, (w, ref) in entry_points().items() if "numpy" in getattr(w.resolve(ref), "packages", ())}
 
 
-def calls_without_numpy(out: Path) -> list[tuple[str, list]]:
-    """A call of every entry point not marked for numpy: each (entry point, args) the built course answers ahead
-    of time ({"$model": alias} resolved to that model's config, as widgets.js does), and one call of each of the
-    others, with a built-in model's config or the page's own values."""
+def calls_without_numpy(out: Path) -> list[tuple[str, list, list]]:
+    """A call of every entry point not marked for numpy, as (entry point, args the page sends, the same args with
+    each built-in model's config in its {"$model": alias}'s place): each call the built course answers ahead of
+    time ({"$data": path} resolved, as widgets.js does), and one call of each of the others, with a built-in
+    model or the page's own values."""
     models = json.loads((out / "data" / "models.json").read_text(encoding="utf-8"))
     config = lambda alias: models[alias]["config"]  # noqa: E731
     published = lambda path: data_part(   # noqa: E731  ({"$data": path}: that part of the published document)
         {path.split("/")[0]: json.loads((out / "data" / f"{path.split('/')[0]}.json").read_text("utf-8"))}, path)
-    resolve = lambda v: (config(v[MODEL_REF]) if isinstance(v, dict) and set(v) == {MODEL_REF}   # noqa: E731
-                         else published(v[DATA_REF]) if isinstance(v, dict) and set(v) == {DATA_REF}
-                         else [resolve(x) for x in v] if isinstance(v, list)
-                         else {k: resolve(x) for k, x in v.items()} if isinstance(v, dict) else v)
-    calls = []
+    sent = []
     for page in sorted(out.glob("*.html")):
         for packed in re.findall(r'class="precomputed" data-calls="[^"]*">([^<]*)</script>', page.read_text("utf-8")):
             for key in read_precomputed(packed):
                 name, args = key.split(" ", 1)
                 if name not in marked_calls():   # (the build answers some marked ones too: C11's recall)
-                    calls.append((name, resolve(json.loads(args))))
-    anchor, moe = config("anchor"), config("qwen3_30b_a3b")
-    calls += [("c11_moe_ledger", [moe]), ("c11_hybrid_memory", [anchor, 16, 32768]), ("c11_hybrid_chart", [anchor]),
-              ("c11_batch_read", [moe, 16]), ("c11_batch_chart", [moe]),
-              ("ffn_prefill_decode", [anchor, "BF16", "3.35", "989", "1024", "8"]), ("ffn_share_chart", [3, "1", []]),
-              ("ledger_views", [anchor]), ("crossover_at", [anchor, 4096]), ("byo_views", [json.dumps(moe)])]
+                    sent.append((name, with_refs(json.loads(args), model_ref, published)))
+    anchor, moe = model_ref("anchor"), model_ref("qwen3-30b-a3b")   # (a model by its folder's id works too)
+    sent += [("c11_moe_ledger", [moe]), ("c11_hybrid_memory", [anchor, 16, 32768]), ("c11_hybrid_chart", [anchor]),
+             ("c11_batch_read", [moe, 16]), ("c11_batch_chart", [moe]),
+             ("ffn_prefill_decode", [anchor, "BF16", "3.35", "989", "1024", "8"]), ("ffn_share_chart", [3, "1", []]),
+             ("ledger_views", [anchor]), ("crossover_at", [anchor, 4096]),
+             ("byo_views", [json.dumps(config("qwen3_30b_a3b"))])]   # (a pasted config travels whole)
     c6 = (out / "c6-model-size.html").read_text("utf-8")   # C6's refit: the page's own stored runs and token count
     runs = json.loads(html.unescape(re.search(r'class="c6-own-runs">(.*?)</script>', c6, re.S).group(1)))
-    calls.append(("c6_own_refit", [runs, int(re.search(r'data-train-tokens="(\d+)"', c6).group(1))]))
-    return calls
+    sent.append(("c6_own_refit", [runs, int(re.search(r'data-train-tokens="(\d+)"', c6).group(1))]))
+    by_id = {m["id"]: m["config"] for m in models.values()}
+    return [(name, args, with_refs(args, lambda a: config(a) if a in models else by_id[a])) for name, args in sent]
 
 
-def test_the_widgets_worker_is_ready_before_numpy_and_only_marked_calls_wait_for_it(guarded_page, site_url, repo_site):
+def test_the_widgets_worker_is_ready_before_numpy_and_only_marked_calls_wait_for_it(guarded_page, site_url, repo_site,
+                                                                                    worker_site):
     """The numpy wheel is held (never answered until the end): the widgets' worker says ready all the same, every
     entry point not marked @uses("numpy") answers what CPython answers, a marked one waits, and runs once the
     wheel arrives."""
@@ -253,7 +253,13 @@ def test_the_widgets_worker_is_ready_before_numpy_and_only_marked_calls_wait_for
     guarded_page.evaluate("""() => { window.__int4 = null;
         courseRuntime.call("experiments.api:ffn_int4_probe", []).then((r) => { window.__int4 = r; }); }""")
     calls = calls_without_numpy(repo_site.out)
-    assert {name for name, _ in calls} == set(entry_points()) - marked_calls()     # every one of them
+    assert {name for name, _, _ in calls} == set(entry_points()) - marked_calls()     # every one of them
+    models = worker_site / "course" / "data" / "models.json"   # (the worker reads the built-in models from there)
+    models.parent.mkdir(exist_ok=True)
+    shutil.copyfile(repo_site.out / "data" / "models.json", models)
+    # a model id the course does not have is refused in Chinese; answering it, the worker has read the models
+    unknown = call(guarded_page, "experiments.api:ledger_views", [model_ref("no-such-model")])
+    assert unknown == {"ok": False, "error": "UnknownModel: 没有这个内置模型：no-such-model（课程的模型列表里没有它）"}
     # (a call that waited for numpy would never be answered. The worker answers an unmarked call in the task that
     # receives it, and replies arrive in order: so once a ping sent after all of them is answered, a call still
     # without its answer is one that waits; no clock is involved)
@@ -266,10 +272,11 @@ def test_the_widgets_worker_is_ready_before_numpy_and_only_marked_calls_wait_for
           return reply;
         });
         return courseRuntime.call("experiments.api:ping", ["after the calls"]).then(() => replies);
-      }""", calls)
-    for (name, args), reply in zip(calls, replies):
+      }""", [(name, args) for name, args, _ in calls])
+    for (name, _, configs), reply in zip(calls, replies):    # a model sent by its id == its config sent whole
         assert reply["ok"], (name, reply["r"])
-        assert json.loads(reply["r"]) == json.loads(api.entry_point(name)(json.dumps(args))), name
+        assert json.loads(reply["r"]) == json.loads(api.entry_point(name)(json.dumps(configs))), name
+
     assert guarded_page.evaluate("window.__int4") is None          # still waiting for numpy, after all of those
 
     held[0].continue_()
