@@ -32,7 +32,8 @@ OPS = ("*2", "*1/2", "+1", "-1", "*3/2", "*3", "*4", "*6", "*10", "*1/10", "*100
 # data documents whose measured values lessons cite (data/train_runs.json: the trainer's stored runs); a change
 # moves one recorded series or figure, as a different run would have come out (never a run's settings: /spec/ and
 # the settings SETTINGS names, which the trainer was given rather than measured)
-MEASURED = ("train_runs", "train_memory", "train_stability", "train_lr_sweep", "train_speaker", "train_isoflop")
+MEASURED = ("train_runs", "train_memory", "train_stability", "train_lr_sweep", "train_speaker", "train_isoflop",
+            "train_speculative")
 SETTINGS = re.compile(r"/spec(/|$)|^/(steps|lr|lr_factor|warmup|tau|z_loss|caps|seeds/seeds|xiong/(depths|samples))$"
                       r"|^/race/(steps|multipliers|lr(/.*)?)$|/(batch_size|seq_len|lr)$"
                       r"|^/(lrs|lr_exponents|base_lr|seeds)(/\d+)?$|^/depth/(lrs|model)(/.*)?$"   # lr_sweep's

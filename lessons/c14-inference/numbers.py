@@ -4,7 +4,8 @@ Serving figures come from experiments/toolkit/serving.py on the device table's H
 bandwidth and dense tensor FLOP/s from NVIDIA's datasheet, memory as the driver reports it); where a figure has a
 short formula it is an expression over the config's values and the device's, and the toolkit's own value is passed
 as ``value=`` so the Registry asserts both agree. Speculative-sampling figures are read from the stored measurement
-(data/train_speculative.json, `python -m experiments.train.runs --group speculative`). Units are in the names:
+(data/train_speculative.json, `python -m experiments.train.runs --group speculative`); the chi-square p-values
+are recomputed here from the stored statistics. Units are in the names:
 ``*_gb`` 10⁹ bytes, ``*_ms`` milliseconds, ``*_kb`` 10³ bytes.
 """
 from __future__ import annotations
@@ -12,16 +13,19 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ...expr import Const, Sym
+from ...format import n
 from ...toolkit import devices as DV
 from ...toolkit import serving as S
 from ...toolkit.stored import document
+from ...train import speculative as SP
+from . import SERVE_DEFAULTS
 
 GB = Const(10**9)
 DEV = DV.H100
 DEV_SRC = (DEV.speed_source,)
 MODEL = "qwen3_8b"            # the dense GQA model the text follows
 MOE = "qwen3_30b_a3b"         # the MoE beside it
-USED, RESERVED = 1000, 32768  # the paging example: a 1,000-token request in a 32K reservation
+RESERVED = 32768              # the paging example: a request of the serving widget's `used` tokens in a 32K reservation
 B_MID, B_BIG = 64, 256        # the batch sizes the text quotes
 
 
@@ -50,6 +54,8 @@ def register(reg, models, course=None, data=None) -> None:
 def _dense(reg, mn) -> None:
     led = mn.ledger
     p = "c14.q8"
+    T = SERVE_DEFAULTS["context"]                 # the serving widget's first context: the text's example
+    used = SERVE_DEFAULTS["used"]
     src = (mn.where + "（逐个张量由账本引擎数出）", DEV.speed_source)
     w = S.quantized_weight_bytes(led)
     reg.add(f"{p}.weights_gb", f"{mn.name} 的文本模型权重（BF16，GB）", value=w / 10**9, kind="bytes", style="x1",
@@ -60,42 +66,46 @@ def _dense(reg, mn) -> None:
             Const(2) * Sym("L", a.n_layers) * Sym("h_kv", a.n_kv_heads) * Sym("d_h", a.head_dim) * Const(2)
             / Const(1000), value=Fraction(kv_tok, 1000), kind="bytes", style="x0", symbols=mn.keys,
             sources=(mn.where + "：num_hidden_layers、num_key_value_heads、head_dim",))
-    r1 = S.roofline(led, DEV, 1, 4096)
-    reg.add(f"{p}.b1_ms", f"{mn.name} 批大小 1、上下文 4K 的一步解码至少要多久（ms，H100，BF16）",
+    r1 = S.roofline(led, DEV, 1, T)
+    reg.add(f"{p}.b1_ms", f"{mn.name} 批大小 1、上下文 {n(T)} 的一步解码至少要多久（ms，H100，BF16）",
             value=r1["step_time"] * 1000, kind="ratio", style="x2", sources=src)
-    reg.add(f"{p}.b1_tps", f"{mn.name} 批大小 1 时每秒 token 上限（H100，BF16，4K 上下文）",
+    reg.add(f"{p}.b1_tps", f"{mn.name} 批大小 1 时每秒 token 上限（H100，BF16，上下文 {n(T)}）",
             value=r1["tokens_per_s"], kind="ratio", style="x0", sources=src)
     reg.add(f"{p}.b1_flop_ms", f"{mn.name} 批大小 1 时这一步的矩阵乘按峰值算完要多久（ms）",
             value=r1["compute_time"] * 1000, kind="ratio", style="x3", sources=src)
     reg.add(f"{p}.naive_tps", f"{mn.name} 只按峰值算力估的每秒 token 数（批大小 1）", value=1 / r1["compute_time"],
             kind="ratio", style="x0", sources=src)
-    reg.add(f"{p}.b1_read_gb", f"{mn.name} 批大小 1、上下文 4K 时一步要读的字节（权重 + KV cache，GB）",
+    reg.add(f"{p}.b1_read_gb", f"{mn.name} 批大小 1、上下文 {n(T)} 时一步要读的字节（权重 + KV cache，GB）",
             value=(r1["weight_bytes"] + r1["kv_bytes"]) / 10**9, kind="bytes", style="x1", sources=src)
-    r64 = S.roofline(led, DEV, B_MID, 4096)
-    reg.add(f"{p}.b64_tps", f"{mn.name} 批大小 64 时整张卡每秒 token 上限（4K 上下文）", value=r64["tokens_per_s"],
+    r64 = S.roofline(led, DEV, B_MID, T)
+    reg.add(f"{p}.b64_tps", f"{mn.name} 批大小 {B_MID} 时整张卡每秒 token 上限（上下文 {n(T)}）",
+            value=r64["tokens_per_s"],
             kind="ratio", style="x0", sources=src)
-    reg.add(f"{p}.b64_tps_user", f"{mn.name} 批大小 64 时每个用户每秒 token 上限（4K 上下文）",
+    reg.add(f"{p}.b64_tps_user", f"{mn.name} 批大小 {B_MID} 时每个用户每秒 token 上限（上下文 {n(T)}）",
             value=r64["tokens_per_s_per_user"], kind="ratio", style="x1", sources=src)
-    r256 = S.roofline(led, DEV, B_BIG, 4096)
-    reg.add(f"{p}.b256_flop_share", f"{mn.name} 批大小 256、上下文 4K：算力时间占带宽时间的比例",
+    r256 = S.roofline(led, DEV, B_BIG, T)
+    reg.add(f"{p}.b256_flop_share", f"{mn.name} 批大小 {B_BIG}、上下文 {n(T)}：算力时间占带宽时间的比例",
             value=r256["compute_time"] / r256["memory_time"], kind="ratio", style="pct1", sources=src)
+    reg.add("c14.ctx_k", "正文例子的上下文长度（K = 1,024 个 token）", value=Fraction(T, 1024), style="n")
+    reg.add(f"{p}.room", f"{mn.name} 在 H100 上权重之外放得下几条正文例子长度的序列（BF16 cache）",
+            value=S.fits_kv(led, DEV, T)["sequences"], style="n", sources=src)
     reg.add(f"{p}.crossover0", f"{mn.name} 上下文为 0（只读权重）时解码转为算力瓶颈的批大小",
             value=S.crossover_batch(led, DEV, 0), kind="ratio", style="n", sources=src)
-    for T in S.CONTEXTS:
-        f = S.fits_kv(led, DEV, T)
-        reg.add(f"{p}.seqs_{T // 1024}k",
-                f"{mn.name} 在 H100 上权重之外放得下几条 {T // 1024}K 上下文的序列（BF16 cache）",
+    for c in S.CONTEXTS:
+        f = S.fits_kv(led, DEV, c)
+        reg.add(f"{p}.seqs_{c // 1024}k",
+                f"{mn.name} 在 H100 上权重之外放得下几条 {c // 1024}K 上下文的序列（BF16 cache）",
                 value=f["sequences"], kind="count", style="n", sources=src)
-        reg.add(f"{p}.seq_gb_{T // 1024}k", f"{mn.name} 一条 {T // 1024}K 上下文序列的 KV cache（BF16，GB）",
+        reg.add(f"{p}.seq_gb_{c // 1024}k", f"{mn.name} 一条 {c // 1024}K 上下文序列的 KV cache（BF16，GB）",
                 value=Fraction(f["per_sequence"], 10**9), kind="bytes", style="x2", sources=src)
     fp8 = S.fits_kv(led, DEV, 32768, kv="FP8")
     reg.add(f"{p}.seqs_32k_fp8", f"{mn.name} 用 FP8 存 KV cache 时放得下几条 32K 序列", value=fp8["sequences"],
             kind="count", style="n", sources=src)
-    rows = {q["scheme"]: q for q in S.quantization_table(led, DEV, 1, 4096)}
+    rows = {q["scheme"]: q for q in S.quantization_table(led, DEV, 1, T)}
     for s in S.SCHEMES:
         reg.add(f"{p}.w_{s.lower()}_gb", f"{mn.name} 的权重按 {s} 存（GB，INT8/INT4 含每 128 个一组的 BF16 缩放）",
                 value=rows[s]["weights"] / 10**9, kind="bytes", style="x1", sources=src)
-        reg.add(f"{p}.speedup_{s.lower()}", f"{mn.name} 批大小 1 时 {s} 权重比 BF16 快几倍（4K 上下文）",
+        reg.add(f"{p}.speedup_{s.lower()}", f"{mn.name} 批大小 1 时 {s} 权重比 BF16 快几倍（上下文 {n(T)}）",
                 value=rows[s]["speedup"], kind="ratio", style="x2", sources=src)
     reg.add("c14.page_tokens", "vLLM 默认的 KV 块大小（token）", value=S.PAGE_TOKENS, style="n",
             sources=("Kwon 等 2023（PagedAttention，arXiv 2309.06180）与 vLLM 的默认设置",))
@@ -104,13 +114,13 @@ def _dense(reg, mn) -> None:
     reg.add("c14.int4_bits", "INT4 每个权重实占的位数：4 + 16 ÷ 128（每 128 个权重共用一个 BF16 缩放）",
             Const(4) + Const(16) / Sym("分组大小", S.GROUP_SIZE), value=S.bits_per_weight("INT4"), kind="ratio",
             style="x3")
-    pre = S.prefill(led, DEV, 4096)
-    reg.add(f"{p}.prefill_ms_token", f"{mn.name} 预填充 4K 提示时平均每个提示 token 的时间（ms）",
+    pre = S.prefill(led, DEV, T)
+    reg.add(f"{p}.prefill_ms_token", f"{mn.name} 预填充 {n(T)} 个 token 的提示时平均每个提示 token 的时间（ms）",
             value=pre["time_per_token"] * 1000, kind="ratio", style="x3", sources=src)
     reg.add(f"{p}.decode_over_prefill", f"{mn.name} 解码一个 token 的时间是预填充摊到每个 token 的几倍",
             value=r1["step_time"] / pre["time_per_token"], kind="ratio", style="x0", sources=src)
-    g = S.paging(led, DEV, USED, RESERVED)
-    reg.add("c14.paging.used", "分页例子里一条请求实际用到的 token 数", value=USED, style="n")
+    g = S.paging(led, DEV, used, RESERVED)
+    reg.add("c14.paging.used", "分页例子里一条请求实际用到的 token 数", value=used, style="n")
     reg.add("c14.paging.reserved", "分页例子里整块预留的 token 数（32K）", value=RESERVED, style="n")
     reg.add(f"{p}.block_mb", f"{mn.name} 一个 16 token 的 KV 块（所有层，BF16，MB）",
             value=Fraction(g["block_bytes"], 10**6), kind="bytes", style="x2", sources=src)
@@ -131,7 +141,8 @@ def _moe(reg, mn) -> None:
     w = S.step_weights(led)
     reg.add(f"{p}.active_gb", f"{mn.name} 批大小 1 时一步读的权重（BF16，GB）", value=Fraction(w.read(1) * 2, 10**9),
             kind="bytes", style="x1", sources=src)
-    reg.add(f"{p}.b64_gb", f"{mn.name} 批大小 64 时一步读的权重（BF16，GB）", value=Fraction(w.read(B_MID) * 2, 10**9),
+    reg.add(f"{p}.b64_gb", f"{mn.name} 批大小 {B_MID} 时一步读的权重（BF16，GB）",
+            value=Fraction(w.read(B_MID) * 2, 10**9),
             kind="bytes", style="x1", sources=src)
     reg.add(f"{p}.all_gb", f"{mn.name} 全部矩阵权重（BF16，GB）", value=Fraction(w.all * 2, 10**9), kind="bytes",
             style="x1", sources=src)
@@ -170,10 +181,11 @@ def _speculative(reg, data) -> None:
     dist = doc["distribution"]
     reg.add("c14.spec.dist.trials", "分布检验的投机采样次数", value=dist["trials"], sources=src)
     reg.add("c14.spec.dist.bins", "分布检验分成的格数", value=dist["bins"], sources=src)
-    reg.add("c14.spec.dist.p_spec", "投机采样的首字频数对目标分布的卡方检验 p 值",
-            value=Fraction(str(dist["speculative"]["p_value"])), kind="ratio", style="x2", sources=src)
-    reg.add("c14.spec.dist.p_draft", "草稿模型自己采样的首字频数对目标分布的卡方检验 p 值",
-            value=Fraction(str(dist["draft"]["p_value"])), kind="ratio", style="e1", sources=src)
+    for who, label, style in (("speculative", "投机采样", "x2"), ("draft", "草稿模型自己采样", "e1")):
+        stat, df = dist[who]["statistic"], dist[who]["df"]      # the p-value from the stored statistic, here
+        reg.add(f"c14.spec.dist.p_{'spec' if who == 'speculative' else who}",
+                f"{label}的首字频数对目标分布的卡方检验 p 值（统计量 {stat}，自由度 {df}）",
+                value=Fraction(SP.chi2_sf(stat, df)), kind="ratio", style=style, sources=src)
     low = reg.numbers.get("cited.deepseek_v3_mtp_accept_low")
     high = reg.numbers.get("cited.deepseek_v3_mtp_accept_high")
     if low is not None and high is not None:
