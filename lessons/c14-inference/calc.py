@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ...format import gb, ms, n, pct, per_second, sci, trim_decimal
+from ...format import format_value, gb, ms, n, pct, per_second, sci, trim_decimal
 from ...toolkit import devices as DV
 from ...toolkit import serving as S
 from ...toolkit.config_text import ledger_of_input
@@ -60,6 +60,11 @@ def _step_text(r: dict) -> dict:
             "tps_user": per_second(r["tokens_per_s_per_user"])}
 
 
+def mb(nbytes) -> str:
+    """Bytes as decimal MB (10⁶ bytes), two decimals: one KV block is a few MB."""
+    return format_value(Fraction(nbytes, 10**6), "x2") + " MB"
+
+
 def crossover_text(x: int | None) -> str:
     return f"批大小到 {n(x)} 时" if x is not None else f"批大小到 {n(S.MAX_BATCH)} 仍未"
 
@@ -96,7 +101,7 @@ def serve(config, device="80", scheme="BF16", kv="BF16", context=4096, batch=1, 
                         "tps_user": per_second(row["tokens_per_s_per_user"]),
                         "speedup": trim_decimal(round(row["speedup"], 2)) + "×", "bound": BOUND_ZH[row["bound"]]})
     page = S.paging(led, dev, u, T, scheme, kv)
-    paging = {"used": n(u), "reserved": n(T), "page": n(page["page"]), "block": gb(page["block_bytes"]),
+    paging = {"used": n(u), "reserved": n(T), "page": n(page["page"]), "block": mb(page["block_bytes"]),
               "contiguous_seqs": n(page["contiguous"]["sequences"]), "paged_seqs": n(page["paged"]["sequences"]),
               "contiguous_waste": pct(page["contiguous"]["waste"]), "paged_waste": pct(page["paged"]["waste"]),
               "paged_tokens": n(page["paged"]["tokens"])}
