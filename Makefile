@@ -48,10 +48,10 @@ lint: setup          ## the style gate: ruff (lint, import order) and mypy, conf
 
 check: lint runtime tokenizers  ## the fast loop: every test but the browser and transformers ones (markers: tests/conftest.py),
                      ## in one process per core; a module's tests stay together (its module fixtures are built once)
-	$(PYTHON) -m pytest tests -m "not browser and not hf" -n auto --dist loadfile $(CHECK_ARGS)
+	$(PYTHON) -m pytest tests lessons -m "not browser and not hf" -n auto --dist loadfile $(CHECK_ARGS)
 
 test: lint runtime tokenizers chromium   ## the whole test suite (engine, build, HF cross-check, browser tests)
-	$(PYTHON) -m pytest tests $(TEST_ARGS)
+	$(PYTHON) -m pytest tests lessons $(TEST_ARGS)
 
 bench: build chromium    ## speed and size figures (not a test): tables + _bench/latest.json; BENCH_ARGS="--profile phone", "--quick"
 	$(PYTHON) -m tests.bench $(BENCH_ARGS)

@@ -10,14 +10,17 @@ is left exactly as it was. Only then is everything written into a new sibling fo
 is killed when, and the next build cleans up after a killed one). Finally the change report says which computed
 numbers moved since the previous build.
 
-Lessons and their widgets are not listed here: each lesson's package in experiments/lessons/ declares its
-numbers and widgets (experiments.widget), and the build discovers them (sitegen/widgets.py renders a widget from
-its declaration). Extending the output: OUTPUT_STEPS.append(step), step(site, dest) writes more files into the
-new folder before it is swapped in.
+Lessons and their widgets are not listed here: a lesson is a folder, lessons/<id>/ (its lesson.md, its Python
+declaring its numbers and widgets, experiments.widget, its templates/, its script.js), and the build finds every
+one under the root it is given (experiments.lessons.course(root); sitegen/widgets.py renders a widget from its
+declaration). Everything is read from that root and nothing is kept from one build to the next, so one process
+can build several courses. Extending the output: OUTPUT_STEPS.append(step), step(site, dest) writes more files
+into the new folder before it is swapped in.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import shutil
 import sys
@@ -28,6 +31,7 @@ from typing import Any, cast
 
 from experiments.errors import ConfigError, CourseError, Problem
 from experiments.ledger import jsontext
+from experiments.lessons import LESSON_FILE
 from sitegen import changes, jscheck, markdown, minify, pages, swap
 from sitegen import widgets as widget_renderers
 from sitegen.claims import claim_names
@@ -53,12 +57,13 @@ class Site:
     widgets: dict[str, markdown.WidgetRenderer]
     steps: list[Callable[[Site, Path], None]]
     declared: tuple = ()                                         # the lesson packages' Lesson declarations
+    packages: Any = None                                         # experiments.lessons.Course: root/lessons/'s Python
     models: dict[str, dict] = field(default_factory=dict)        # id -> data/models/<id>/ as {meta, config}
     data: dict[str, Any] = field(default_factory=dict)           # name -> data/<name>.json (course, ...)
     numbers: dict[str, Any] | None = None                        # name -> experiments.numbers.Number
     model_numbers: dict[str, Any] = field(default_factory=dict)  # alias -> course_numbers.ModelNumbers
     lessons: list[markdown.Lesson] = field(default_factory=list) # in course order
-    lesson_files: dict[str, str] = field(default_factory=dict)   # id (file stem) -> path, rendered or not
+    lesson_files: dict[str, str] = field(default_factory=dict)   # id (folder name) -> its lesson.md, rendered or not
     pages: dict[str, str] = field(default_factory=dict)          # output path -> HTML
     files: dict[str, str | bytes] = field(default_factory=dict)  # output path -> other generated content
     uses: list[dict] = field(default_factory=list)               # every number on a page: {name, page, id, style}
@@ -82,26 +87,26 @@ class Site:
             raise BuildError(self.errors)
 
 
-# Widget renderers, one per widget declared in experiments/lessons/: name -> renderer(options, context) -> HTML.
-WIDGETS: dict[str, markdown.WidgetRenderer] = dict(widget_renderers.WIDGETS)
 # Output steps: step(site, dest) writes more files into the temporary output folder before it is swapped in.
 OUTPUT_STEPS: list[Callable[[Site, Path], None]] = []
 
 
 def build(root: Path = ROOT, out: Path | None = None, *, widgets: dict | None = None,
           steps: list | None = None, lessons: tuple | None = None) -> Site:
-    from experiments.lessons import all_lessons
+    from experiments.lessons import course
     root = Path(root).resolve()
+    found = course(root)     # each lesson folder's Python, imported from this root (widgets: its renderers)
     site = Site(root, Path(out).resolve() if out else root / "_site",
-                WIDGETS if widgets is None else widgets, OUTPUT_STEPS if steps is None else steps,
-                tuple(all_lessons() if lessons is None else lessons))
+                widget_renderers.renderers(found, root) if widgets is None else widgets,
+                OUTPUT_STEPS if steps is None else steps, tuple(found.lessons if lessons is None else lessons),
+                packages=found)
     check_links(site)        # no symbolic link in what the build reads or copies points outside the course
     load_models(site)        # data/models/<id>/ -> site.models ({meta, config}, every config validated)
     load_data(site)          # data/*.json -> site.data (data/course.json validated)
     check_derived(site)      # the stored runs and measurements were made from today's text, config and trainer
     check_declarations(site) # every reference a lesson package declares resolves (functions, templates, scripts)
     compute_numbers(site)    # experiments.course_numbers -> site.numbers
-    load_lessons(site)       # lessons/*.md -> site.lessons (front matter, callouts, widgets, numbers, claims)
+    load_lessons(site)       # lessons/*/lesson.md -> site.lessons (front matter, callouts, widgets, numbers, claims)
     check_outline(site)      # data/course.json chapters <-> lessons
     site.stop_if_errors()    # nothing is written unless every input is good
     render_pages(site)       # index.html + one page per lesson (Jinja2, site/templates)
@@ -227,7 +232,7 @@ def course_problems(course: Any) -> list[Problem]:
         if ch.get("title") is not None and not isinstance(ch.get("title"), str):
             problems.append(Problem(f"{key}.title", "text or null", ch.get("title"), True))
         if ch.get("lesson") is not None and not isinstance(ch.get("lesson"), str):
-            problems.append(Problem(f"{key}.lesson", "a lesson id (lessons/<id>.md) or null", ch.get("lesson"), True))
+            problems.append(Problem(f"{key}.lesson", "a lesson id (lessons/<id>/) or null", ch.get("lesson"), True))
         if ch.get("status") == "written" and not (isinstance(ch.get("lesson"), str) and ch.get("title")):
             problems.append(Problem(key, "a title and a lesson id for a written chapter", None))
     return problems
@@ -238,12 +243,38 @@ def check_declarations(site: Site) -> None:
     name exists. A problem names the package's file and the field; a widget with one renders nowhere (its lesson
     line points here). And the scripts' side (sitegen/jscheck.py): every mount key and entry point name a widget's
     script uses is one its widgets declare, each problem at the script's file and line."""
-    for error, broken in widget_renderers.declaration_problems(site.declared, site.root / "site" / "static" / "js"):
+    for error, broken in lesson_package_problems(site):
         site.fail(error, error.file if any(p.key == "numbers" for p in error.problems) else None)
         site.widgets = {**site.widgets, **{name: widget_renderers.broken_renderer(name, error.file)
                                            for name in broken}}
     declared = {w.name: w for lesson in site.declared for w in lesson.widgets}
-    site.errors += jscheck.script_problems(declared, site.root / "site" / "static" / "js")   # the JS half's names
+    site.errors += jscheck.script_problems(declared, site.root)   # the JS half's names
+
+
+def in_progress(site: Site, folder: Path) -> bool:
+    """A lesson folder still being written: no lesson.md yet, and data/course.json does not mark its chapter
+    written. Its Python's numbers count if it imports and its declarations resolve; otherwise it is left out,
+    quietly (a folder with its lesson.md, or of a written chapter, fails the build instead)."""
+    written = {ch.get("lesson") for ch in site.course.get("chapters", []) if ch.get("status") == "written"}
+    return not (folder / LESSON_FILE).is_file() and folder.name not in written
+
+
+def lesson_package_problems(site: Site) -> list:
+    """A lesson folder whose __init__.py does not import fails the build, named (unless it is in progress).
+    -> the problems of the in-progress lessons' declarations, which leave those lessons out instead."""
+    for folder, error in site.packages.failed.items():
+        if not in_progress(site, folder):
+            file = _rel(site, folder / "__init__.py")
+            site.fail(SourceError(file, None, f"the lesson's Python does not import ({type(error).__name__}: "
+                                              f"{error})"), file)
+    found = widget_renderers.declaration_problems(site.declared, site.root, site.packages)
+    folders = {_rel(site, folder / "__init__.py"): folder for folder in site.packages.folders.values()}
+    quiet = {error.file for error, _ in found if error.file in folders and in_progress(site, folders[error.file])}
+    if quiet:
+        site.declared = tuple(lesson for lesson in site.declared
+                              if widget_renderers.package_file(lesson.package, site.packages, site.root) not in quiet)
+        site.packages = dataclasses.replace(site.packages, lessons=site.declared)
+    return [(error, broken) for error, broken in found if error.file not in quiet]
 
 
 def course_model_problems(site: Site) -> list[Problem]:
@@ -270,7 +301,8 @@ def compute_numbers(site: Site) -> None:
     try:
         site.numbers, site.model_numbers = compute_course(site.models, course=site.course,
                                                           reference=site.data.get("reference_counts"),
-                                                          citations=site.data.get("citations"), data=site.data)
+                                                          citations=site.data.get("citations"), data=site.data,
+                                                          lessons=site.packages)
     except CourseError as e:
         site.errors.append(e)
 
@@ -278,9 +310,13 @@ def compute_numbers(site: Site) -> None:
 def load_lessons(site: Site) -> None:
     data = {**site.data, "models": site.model_numbers}
     lessons = []
-    for path in sorted((site.root / "lessons").glob("*.md")):
+    for path in sorted((site.root / "lessons").glob("*.md")):   # the layout before lesson folders
+        if _rel(site, path) not in site.broken:
+            site.errors.append(LessonError(_rel(site, path), None, f"a lesson is a folder: move this file to "
+                                                                   f"lessons/{path.stem}/{LESSON_FILE}"))
+    for path in sorted((site.root / "lessons").glob(f"*/{LESSON_FILE}")):
         file = _rel(site, path)
-        site.lesson_files[path.stem] = file
+        site.lesson_files[path.parent.name] = file
         if file in site.broken:   # (a link out of the course: reported by check_links, never read)
             continue
         try:
@@ -293,7 +329,7 @@ def load_lessons(site: Site) -> None:
             lessons.append(markdown.render_lesson(text, page))
         except BuildError as e:
             site.errors += e.errors
-        site.claims += [{"id": f"{file}:{line}", "text": text, "page": f"{path.stem}.html",
+        site.claims += [{"id": f"{file}:{line}", "text": text, "page": f"{path.parent.name}.html",
                          "numbers": claim_names(text)} for line, text, _ in page.claims]
     order = {ch.get("lesson"): i for i, ch in enumerate(site.course.get("chapters", []))}
     site.lessons = sorted(lessons, key=lambda lesson: (order.get(lesson.id, len(order)), lesson.meta.get("order") or 0,
@@ -308,7 +344,8 @@ def check_outline(site: Site) -> None:
     for i, ch in enumerate(chapters):
         if ch.get("status") == "written" and ch.get("lesson") not in site.lesson_files:
             site.errors.append(ConfigError([Problem(
-                f"chapters[{i}].lesson", f"an existing lesson lessons/{ch.get('lesson')}.md for written chapter "
+                f"chapters[{i}].lesson", f"an existing lesson lessons/{ch.get('lesson')}/{LESSON_FILE} for written "
+                f"chapter "
                 f"{ch.get('id')}", ch.get("lesson"), True)], "data/course.json"))
     by_lesson = {ch.get("lesson"): ch for ch in chapters if ch.get("lesson")}
     for lesson in site.lessons:

@@ -9,7 +9,7 @@ numbers. This module sits above the lessons: it is the one place that puts both 
 """
 from __future__ import annotations
 
-from .lessons import register_numbers
+from . import lessons as lesson_folders
 from .numbers import Number
 from .toolkit.model_numbers import LEDGER, ModelNumbers, Registry, generic_numbers, model_numbers, slug
 from .toolkit.shared_numbers import register_shared
@@ -25,12 +25,13 @@ def compute_numbers(models: dict[str, dict], course: dict | None = None, referen
 
 
 def compute_course(models: dict[str, dict], course: dict | None = None, reference: dict | None = None,
-                   citations: dict | None = None, data: dict | None = None, strict: bool = True
-                   ) -> tuple[dict[str, Number], dict[str, ModelNumbers]]:
+                   citations: dict | None = None, data: dict | None = None, strict: bool = True,
+                   lessons: lesson_folders.Course | None = None) -> tuple[dict[str, Number], dict[str, ModelNumbers]]:
     """The numbers, and each model's ModelNumbers (ledger, arch, name) keyed by its alias or slug. data: the
     other data/*.json documents by name (e.g. train_runs), for the lessons whose numbers read one; ``strict``: see
-    experiments.toolkit.model_numbers.Registry."""
+    experiments.toolkit.model_numbers.Registry; ``lessons``: the lessons whose numbers to add (the build's, from the
+    root it builds; by default experiments.lessons.course())."""
     reg, per_model = generic_numbers(models, course, reference, citations, strict)   # every model's, and cited.*
     register_shared(reg, per_model)                                         # the ones several lessons cite
-    register_numbers(reg, per_model, course, data=data)                     # each lesson's own
+    (lessons or lesson_folders.course()).register_numbers(reg, per_model, course, data=data)   # each lesson's own
     return reg.numbers, per_model

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from .errors import LessonError
+from .scripts import part_path
 
 MOUNT = re.compile(r"\bmount\(\s*\{")
 CALL_NAMES = (re.compile(r"""\bcall\(\s*["']([A-Za-z0-9_]+)["']"""),           # call("name", ...)
@@ -72,22 +73,23 @@ def call_names(text: str) -> list[tuple[str, int]]:
     return [(name, _line(text, pos)) for pos, name in found]
 
 
-def script_problems(widgets: Mapping, js_dir: Path, rel: str = "site/static/js") -> list[LessonError]:
+def script_problems(widgets: Mapping, root: Path) -> list[LessonError]:
     """Every mount key and entry point name in the widgets' own scripts that no widget loading the script declares.
-    widgets: name -> experiments.widget.Widget."""
+    widgets: name -> experiments.widget.Widget; root: the course root (a lesson's script is lessons/<id>/script.js,
+    a shared one a file of site/static/js/, sitegen.scripts.part_path)."""
     by_script: dict[str, list] = {}
     for w in widgets.values():
         if w.script:
             by_script.setdefault(w.script, []).append(w)
     problems = []
     for script, users in sorted(by_script.items()):
-        path = js_dir / script
+        path = part_path(root, script)
         if not path.is_file():
             continue                        # reported by the declarations' own check
         text = path.read_text(encoding="utf-8")
         names = {w.name for w in users}
         calls = {c for w in users for c in w.calls}
-        file = f"{rel}/{script}"
+        file = path.relative_to(root).as_posix()
         for key, line in mount_keys(text):
             if key not in names:
                 problems.append(LessonError(file, line, f"mount key '{key}' is not a widget that loads this script"
@@ -118,10 +120,12 @@ def key_paths(value) -> set[str]:
     return out
 
 
-def field_problems(html: str, sources: Iterable, templates: Path, template: str) -> list[tuple[str, int, str]]:
-    """(template file, line, message) for each data-f / data-each key of a rendered widget that none of
-    `sources` (its answers and its view's values) holds. The line is the first one in the widget's template (or a
-    template it imports) that writes the key."""
+def field_problems(html: str, sources: Iterable, dirs: list[Path], template: str,
+                   root: Path) -> list[tuple[str, int, str]]:
+    """(template file from the course root, line, message) for each data-f / data-each key of a rendered widget
+    that none of `sources` (its answers and its view's values) holds. The line is the first one in the widget's
+    template (or a template it imports, from `dirs`: its lesson's templates, then the shared ones) that writes the
+    key."""
     known: set[str] = set()
     for s in sources:
         known |= key_paths(s)
@@ -129,18 +133,19 @@ def field_problems(html: str, sources: Iterable, templates: Path, template: str)
     for kind, key in sorted({(m.group(1), m.group(2)) for m in FIELD.finditer(html)}):
         if key in known:
             continue
-        file, line = _where(templates, template, f'data-{kind}="{key}"')
+        file, line = _where(dirs, template, f'data-{kind}="{key}"', root)
         out.append((file, line, f"data-{kind} key '{key}' is not a key of the widget's answers or view"
                                 f"{_did_you_mean(key, known)}"))
     return out
 
 
-def _where(templates: Path, template: str, needle: str) -> tuple[str, int]:
+def _where(dirs: list[Path], template: str, needle: str, root: Path) -> tuple[str, int]:
     """The template file and line that write `needle`: the widget's own template first, then any other."""
-    files = [templates / template] + sorted(p for p in templates.glob("*.html") if p.name != template)
+    own = next((d / template for d in dirs if (d / template).is_file()), Path(dirs[0]) / template)
+    files = [own] + [p for d in dirs for p in sorted(Path(d).glob("*.html")) if p != own]
     for path in files:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
         pos = text.find(needle)
         if pos >= 0:
-            return f"site/templates/widgets/{path.name}", _line(text, pos)
-    return f"site/templates/widgets/{template}", 0
+            return path.relative_to(root).as_posix(), _line(text, pos)
+    return own.relative_to(root).as_posix(), 0

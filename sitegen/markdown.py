@@ -63,7 +63,7 @@ CALLOUTS = {  # name -> (icon, default title)
 WIDGET_INFO = "{widget}"
 TERM_ROLE = "term"   # {term}`softcap`: a device's one name from data/glossary.json, with its gloss
 FRONT_MATTER_REQUIRED: dict[str, type] = {"title": str, "chapter": str}
-FRONT_MATTER_OPTIONAL: dict[str, type] = {"id": str, "order": int, "summary": str,   # id: the file's name
+FRONT_MATTER_OPTIONAL: dict[str, type] = {"id": str, "order": int, "summary": str,   # id: the folder's name
                                           "reading_minutes": int}
 
 # The first widget the build answered (its controls work before Python) is drawn set up in the page's first paint:
@@ -146,7 +146,7 @@ class WidgetContext:
 
 @dataclass
 class Lesson:
-    file: str                      # 'lessons/c4-transformer-block.md'
+    file: str                      # 'lessons/c4-transformer-block/lesson.md'
     meta: dict                     # validated front matter
     body: str                      # HTML
     toc: list[tuple[str, str]]     # (heading id, heading text) of the h2 parts
@@ -283,11 +283,19 @@ def read_front_matter(tokens: list[Token], page: Page) -> dict:
             page.error(line_of(key), f"front matter: '{key}' expected {kind.__name__}, got {meta[key]!r}")
     for key in FRONT_MATTER_OPTIONAL:
         meta.setdefault(key, None)
-    stem = page.file.rsplit("/", 1)[-1].removesuffix(".md")
+    stem = lesson_id(page.file)
     if isinstance(meta.get("id"), str) and meta["id"] != stem:
-        page.error(line_of("id"), f"front matter: id {meta['id']!r} must equal the file name {stem!r}")
-    meta["id"] = stem   # the lesson's id is its file's name, written once (an id in the front matter may repeat it)
+        page.error(line_of("id"), f"front matter: id {meta['id']!r} must equal the folder's name {stem!r}")
+    meta["id"] = stem   # the lesson's id is its folder's name, written once (an id in the front matter may repeat it)
     return meta
+
+
+def lesson_id(file: str) -> str:
+    """A lesson's id, its folder's name: lessons/<id>/lesson.md -> <id> (a lone Markdown file x.md: x)."""
+    parts = file.split("/")
+    if parts[-1] == "lesson.md" and len(parts) > 1:
+        return parts[-2]
+    return parts[-1].removesuffix(".md")
 
 
 def table_of_contents(tokens: list[Token]) -> list[tuple[str, str]]:

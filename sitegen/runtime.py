@@ -28,7 +28,8 @@ files forever (`Cache-Control: public, max-age=31536000, immutable` for pyodide/
 a stale one; pages share the same URLs, so the second lesson page downloads nothing again:
     _site/pyodide/<PYODIDE_VERSION>/<the six files above>   (pinned by sha256; a new version is a new folder)
     _site/py/<hash>/worker.js         (site/static/js/worker.js; finds Pyodide at ../../pyodide/<version>/)
-    _site/py/<hash>/experiments.zip   (pack_experiments: the experiments/ package, .py files only)
+    _site/py/<hash>/experiments.zip   (pack_experiments: the experiments/ package and each lesson's Python from
+                                       lessons/<id>/ at experiments/lessons/<package>/, .py files only)
 <hash> is the first 12 hex digits of the sha256 of worker.js followed by the zip (plan_runtime). A page starts the
 runtime from `data-worker="py/<hash>/worker.js"` on its runtime-client.js script (site/templates/base.html,
 relative to the page), which is the only place the hash appears; static/js/worker.js itself is not shipped.
@@ -227,8 +228,11 @@ def copy_runtime(cache_dir: Path, site_dir: Path) -> Path:
     return dest
 
 
-def experiments_zip(src_pkg_dir: Path) -> bytes:
-    """The package at src_pkg_dir zipped (.py files only, no __pycache__) as `<pkg name>/...` entries.
+def experiments_zip(src_pkg_dir: Path, lessons_dir: Path | None = None) -> bytes:
+    """The package at src_pkg_dir zipped (.py files only, no __pycache__) as `<pkg name>/...` entries, with each
+    lesson's Python from lessons_dir (by default the lessons/ folder beside the package): lessons/<id>/*.py, its
+    tests left out, at <pkg name>/lessons/<id with - replaced by _>/, where the worker imports it as
+    experiments.lessons.<package> (experiments/lessons/__init__.py).
 
     Deterministic: entries sorted, fixed timestamp (1980-01-01) and permissions, so the same sources give
     byte-identical zips (and the same URL, see plan_runtime). pyodide.unpackArchive(buffer, "zip") of it yields
@@ -237,11 +241,13 @@ def experiments_zip(src_pkg_dir: Path) -> bytes:
     src = Path(src_pkg_dir)
     if not src.is_dir():
         raise FileNotFoundError(f"{src}: no such package folder")
-    files = sorted(p for p in src.rglob("*.py") if "__pycache__" not in p.relative_to(src).parts)
+    entries = {f"{src.name}/{p.relative_to(src).as_posix()}": p for p in src.rglob("*.py")
+               if "__pycache__" not in p.relative_to(src).parts}
+    entries.update(lesson_files(src.parent / "lessons" if lessons_dir is None else Path(lessons_dir), src.name))
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for path in files:
-            info = zipfile.ZipInfo(f"{src.name}/{path.relative_to(src).as_posix()}", date_time=(1980, 1, 1, 0, 0, 0))
+        for name, path in sorted(entries.items()):
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             info.create_system = 3  # unix, whatever the host
@@ -249,9 +255,21 @@ def experiments_zip(src_pkg_dir: Path) -> bytes:
     return buf.getvalue()
 
 
-def pack_experiments(src_pkg_dir: Path, dest_zip: Path) -> Path:
-    """experiments_zip(src_pkg_dir) written to dest_zip (atomically); returns dest_zip."""
-    data = experiments_zip(src_pkg_dir)
+def lesson_files(lessons_dir: Path, package: str = "experiments") -> dict[str, Path]:
+    """{name in the zip: file} of each lesson folder's Python (lessons/<id>/ holding an __init__.py), tests left
+    out, at <package>/lessons/<id with - replaced by _>/."""
+    out = {}
+    for folder in sorted(p for p in Path(lessons_dir).glob("*") if (p / "__init__.py").is_file()):
+        for path in folder.rglob("*.py"):
+            rel = path.relative_to(folder)
+            if "__pycache__" not in rel.parts and not path.name.startswith("test_"):
+                out[f"{package}/lessons/{folder.name.replace('-', '_')}/{rel.as_posix()}"] = path
+    return out
+
+
+def pack_experiments(src_pkg_dir: Path, dest_zip: Path, lessons_dir: Path | None = None) -> Path:
+    """experiments_zip(src_pkg_dir, lessons_dir) written to dest_zip (atomically); returns dest_zip."""
+    data = experiments_zip(src_pkg_dir, lessons_dir)
     dest = Path(dest_zip)
     dest.parent.mkdir(parents=True, exist_ok=True)
     _write_atomic(dest, data)
@@ -289,15 +307,19 @@ class RuntimePlan:
 WORKER_VERSION = re.compile(rb'const PYODIDE_VERSION = "([^"]+)";')
 
 
-def plan_runtime(worker_js: Path = WORKER_JS, experiments_dir: Path = ROOT / "experiments") -> RuntimePlan:
-    """Read worker.js, zip experiments/ and name the versioned folder; nothing is written. worker.js must load the
-    Pyodide version this module bundles (its `const PYODIDE_VERSION = "..."`), else RuntimeFetchError."""
+def plan_runtime(worker_js: Path = WORKER_JS, experiments_dir: Path = ROOT / "experiments",
+                 lessons_dir: Path | None = None) -> RuntimePlan:
+    """Read worker.js, zip experiments/ with the lessons' Python (lessons_dir; by default the lessons/ of the course
+    root worker_js belongs to, ROOT/site/static/js/worker.js) and name the versioned folder; nothing is written.
+    worker.js must load the Pyodide version this module bundles (its `const PYODIDE_VERSION = "..."`), else
+    RuntimeFetchError."""
     code = Path(worker_js).read_bytes()
     found = WORKER_VERSION.search(code)
     if not found or found.group(1).decode() != PYODIDE_VERSION:
         raise RuntimeFetchError(f"{worker_js}: expected `const PYODIDE_VERSION = \"{PYODIDE_VERSION}\";` "
                                 f"(the bundled Pyodide), got {found.group(0).decode() if found else 'none'}")
-    data = experiments_zip(experiments_dir)
+    data = experiments_zip(experiments_dir, Path(worker_js).resolve().parents[3] / "lessons"
+                           if lessons_dir is None else lessons_dir)
     folder = "py/" + hashlib.sha256(code + data).hexdigest()[:12]
     return RuntimePlan(code, data, folder[3:], folder, f"{folder}/worker.js", f"{folder}/experiments.zip")
 

@@ -36,6 +36,11 @@ HEADER = ("/* {parts}: site/static/js/*.js, in this order, one file for the page
           " (sitegen/scripts.py) */\n")
 
 
+def part_path(root: Path, part: str) -> Path:
+    """A page's script part -> its file: lessons/<id>/script.js from the course root, a bare name in site/static/js."""
+    return Path(root) / part if "/" in part else Path(root) / "site" / JS_DIR / part
+
+
 class ScriptBundles:
     """Makes (once per distinct list of parts) and remembers the pages' script files."""
 
@@ -53,9 +58,11 @@ class ScriptBundles:
     def _make(self, parts: tuple[str, ...]) -> tuple[str, str]:
         chunks = [HEADER.format(parts=" + ".join(parts)), messages.prelude(self.table, self.js_dir)]
         for part in parts:
-            path = self.js_dir / part
+            # a lesson's script by its path from the course root (js_dir is ROOT/site/static/js), a shared one here
+            path = self.js_dir.parents[2] / part if "/" in part else self.js_dir / part
             if not path.is_file():
-                raise CourseError(f"site/{JS_DIR}/{part}: missing; a page's script list names it "
+                raise CourseError(f"{part if '/' in part else f'site/{JS_DIR}/{part}'}: missing; a page's script "
+                                  f"list names it "
                                   f"(a widget's declaration, experiments/widget.py)")
             # each part on its own, as a file of its own would be: one that throws does not stop the next
             chunks.append(f"\n/* ---- {part} ---- */\ntry {{\n" + minify.js(path.read_text(encoding="utf-8")).rstrip()

@@ -1,9 +1,13 @@
-"""Build-time rendering of the lesson widgets declared in experiments/lessons/ (experiments.widget.Widget).
+"""Build-time rendering of the lesson widgets each lesson declares (experiments.widget.Widget, in lessons/<id>/).
 
 For a ```` ```{widget} NAME ```` block: options = the widget's defaults overlaid with the block's YAML; values =
 its view(options, data) (pure Python, the same functions the browser's answers come from); HTML = its template
-in site/templates/widgets/ rendered with those values and the helpers below. The page records the widget's
+rendered with those values and the helpers below. A template is looked up in its lesson's folder first
+(lessons/<id>/templates/), then among the templates several lessons share (site/templates/widgets/: the code
+cell, the row and picker macros); both of the course root being built (Templates). The page records the widget's
 scripts, so it loads exactly the JavaScript its widgets need, in the order the declarations give.
+
+    renderers(course, root)     -> {widget name: renderer}, for one build (build.py); nothing is kept between builds
 
 Template helpers: blank (an all-empty row for a <template class="row">), num(name, style) a computed number
 pointing at its derivation; md(text) inline Markdown; chart(spec, label) a Plotly figure drawn when it scrolls
@@ -36,21 +40,46 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from experiments import lessons
 from experiments.errors import ConfigError, Problem
+from experiments.lessons import TEMPLATES_DIR, Course
 from experiments.widget import DATA_REF, MODEL_REF, OptionError, Widget, WidgetData, data_part, resolve
 
 from . import jscheck
 from .errors import BuildError, LessonError
 from .markdown import number_html, render_markdown, term_html
+from .scripts import part_path
 
 MODELS_JSON = "data/models.json"   # the built-in models for the browser (build.py write_browser_models)
-TEMPLATES = Path(__file__).resolve().parent.parent / "site" / "templates" / "widgets"
-_env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True, undefined=StrictUndefined,
-                   trim_blocks=True, lstrip_blocks=True)
-_env.filters["grouped"] = lambda v: f"{v:,}" if isinstance(v, int) else v
-_env.filters["pct"] = lambda v: f"{float(v) * 100:.1f}%"
-_env.filters["attrjson"] = lambda v: json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+SHARED_TEMPLATES = "site/templates/widgets"   # (from the course root) templates several lessons use
+
+
+class Templates:
+    """The widget templates of one course root: each lesson's folder (lessons/<id>/templates/) first, then the
+    shared ones; one Jinja environment per lesson folder, made when first needed."""
+
+    def __init__(self, root: Path, course: Course):
+        self.root, self.course = Path(root), course
+        self._envs: dict[tuple[Path, ...], Environment] = {}
+
+    def dirs(self, widget: Widget) -> list[Path]:
+        """Where the widget's template (and what it imports) is looked for, in order."""
+        folder = self.course.folder(widget.package)
+        own = [folder / TEMPLATES_DIR] if folder is not None else []
+        return own + [self.root / SHARED_TEMPLATES]
+
+    def find(self, widget: Widget) -> Path | None:
+        return next((d / widget.template for d in self.dirs(widget) if (d / widget.template).is_file()), None)
+
+    def env(self, widget: Widget) -> Environment:
+        dirs = tuple(self.dirs(widget))
+        if dirs not in self._envs:
+            env = Environment(loader=FileSystemLoader([str(d) for d in dirs]), autoescape=True,
+                              undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+            env.filters["grouped"] = lambda v: f"{v:,}" if isinstance(v, int) else v
+            env.filters["pct"] = lambda v: f"{float(v) * 100:.1f}%"
+            env.filters["attrjson"] = lambda v: json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+            self._envs[dirs] = env
+        return self._envs[dirs]
 
 
 def json_script(value, cls: str) -> Markup:
@@ -167,6 +196,7 @@ def precompute(widget: Widget, options: dict, data: WidgetData) -> dict:
     if not widget.states:
         return {}
     from experiments import api
+    declared = {name: (widget, ref) for name, ref in widget.calls.items()}   # (this widget's, as the page asks)
     answers = {}
     for name, args in widget.resolve(widget.states)(options, data):
         if name not in widget.calls:
@@ -175,7 +205,7 @@ def precompute(widget: Widget, options: dict, data: WidgetData) -> dict:
         key = f"{name} {canonical(args)}"
         if key not in answers:
             sent = _with_configs(json.loads(json.dumps(args)), data)   # (JSON's round trip, configs as they are)
-            answers[key] = json.loads(api.entry_point(name).with_args(sent))
+            answers[key] = json.loads(api.entry_point(name, declared).with_args(sent))
     return answers
 
 
@@ -183,7 +213,7 @@ class FieldErrors(BuildError):
     """A rendered widget's template fields that nothing fills, each at its template's file and line."""
 
 
-def renderer(widget: Widget):
+def renderer(widget: Widget, templates: Templates):
     """renderer(options, ctx) -> HTML for one declared widget (sitegen.markdown calls it per widget block)."""
     def render(given: dict, ctx) -> str:
         data = WidgetData(ctx.data["models"], ctx.data, widget)
@@ -200,10 +230,11 @@ def renderer(widget: Widget):
         for key in answers:   # documents Python is sent a part of when it answers (published as data/<name>.json)
             ctx.page.fetches.extend(f"data/{d}.json" for d in data_documents(json.loads(key.split(" ", 1)[1])))
         ctx.answered = bool(answers)
-        out = _env.get_template(widget.template).render(**_tools(ctx), **values, id=ctx.page.next_id(widget.name))
+        out = templates.env(widget).get_template(widget.template).render(**_tools(ctx), **values,
+                                                                          id=ctx.page.next_id(widget.name))
         if widget.script and answers:   # the fields its script fills are keys of the answers (sitegen/jscheck.py)
             fields = jscheck.field_problems(out, [values, *answers.values(), dict.fromkeys(widget.script_keys)],
-                                            TEMPLATES, widget.template)
+                                            templates.dirs(widget), widget.template, templates.root)
             if fields:
                 raise FieldErrors([LessonError(f, line, f"{msg} (widget {widget.name}, used at {ctx.file}:"
                                                         f"{ctx.line})") for f, line, msg in fields])
@@ -212,7 +243,10 @@ def renderer(widget: Widget):
     return render
 
 
-WIDGETS = {name: renderer(w) for name, w in lessons.widgets().items()}
+def renderers(course: Course, root: Path) -> dict:
+    """{widget name: renderer} for every widget the course's lessons declare, templates from `root`."""
+    templates = Templates(root, course)
+    return {name: renderer(w, templates) for name, w in course.widgets().items()}
 
 
 # -- checking the declarations ---------------------------------------------------------------------------------
@@ -235,19 +269,25 @@ def _function_problem(key: str, ref, package: str) -> Problem | None:
     return None
 
 
-def _package_file(package: str) -> str:
-    """experiments/lessons/<package>/__init__.py (what a maintainer opens), from the dotted package name."""
+def package_file(package: str, course: Course, root: Path) -> str:
+    """The file a maintainer opens for a lesson package: lessons/<id>/__init__.py (experiments/lessons/common.py for
+    the shared widgets), from the course root."""
+    folder = course.folder(package)
+    if folder is not None:
+        return _rel(folder / "__init__.py", root)
     parts = package.split(".")
     return "/".join(parts) + ("/__init__.py" if len(parts) > 2 else ".py")
 
 
-def declaration_problems(declared, js_dir: Path,
-                         templates: Path = TEMPLATES) -> list[tuple[ConfigError, list[str]]]:
+def declaration_problems(declared, root: Path, course: Course) -> list[tuple[ConfigError, list[str]]]:
     """Every reference the lesson packages declare, resolved: each widget's view, states and calls (functions),
-    template (site/templates/widgets/), script and needs (js_dir), and each lesson's numbers. -> one (ConfigError,
+    template (its lesson's templates/, then site/templates/widgets/), script and needs (a file of its lesson's
+    folder, named lessons/<id>/<file>, or of site/static/js/), and each lesson's numbers. -> one (ConfigError,
     names of its broken widgets) per lesson package with problems, the error naming the package's file and each
     field; empty when all resolve."""
     out: list[tuple[ConfigError, list[str]]] = []
+    root = Path(root)
+    templates = Templates(root, course)
     for lesson in declared:
         problems: list[Problem | None] = []   # (None: that reference resolved)
         package = lesson.package
@@ -260,24 +300,29 @@ def declaration_problems(declared, js_dir: Path,
             if w.states is not None:
                 mine.append(_function_problem(f"{where}.states", w.states, package))
             mine += [_function_problem(f"{where}.calls.{name}", ref, package) for name, ref in w.calls.items()]
-            if not (templates / w.template).is_file():
-                mine.append(Problem(f"{where}.template", f"a file in {_rel(templates)}", w.template, True))
-            if w.script is not None and not (js_dir / w.script).is_file():
-                mine.append(Problem(f"{where}.script", f"a file in {_rel(js_dir)}", w.script, True))
-            mine += [Problem(f"{where}.needs", f"a file in {_rel(js_dir)}", s, True)
-                     for s in w.needs if not (js_dir / s).is_file()]
+            if templates.find(w) is None:
+                mine.append(Problem(f"{where}.template", "a file in " + " or ".join(
+                    _rel(d, root) + "/" for d in templates.dirs(w)), w.template, True))
+            own = _rel(templates.dirs(w)[0].parent, root) + "/" if len(templates.dirs(w)) > 1 else ""
+            where_js = f"a file in {own + ' or ' if own else ''}site/static/js/"
+            if w.script is not None and not part_path(root, w.script).is_file():
+                mine.append(Problem(f"{where}.script", where_js, w.script, True))
+            mine += [Problem(f"{where}.needs", where_js, s, True)
+                     for s in w.needs if not part_path(root, s).is_file()]
             if any(mine):
                 broken.append(w.name)
             problems += mine
         found = [p for p in problems if p]
         if found:
-            out.append((ConfigError(found, _package_file(package)), broken))
+            out.append((ConfigError(found, package_file(package, course, root)), broken))
     return out
 
 
-def _rel(path: Path) -> str:
-    parts = Path(path).parts
-    return "/".join(parts[parts.index("site"):]) + "/" if "site" in parts else str(path)
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return Path(path).relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def broken_renderer(name: str, file: str | None):

@@ -1,9 +1,11 @@
 """Build test fixtures (a pytest plugin, listed in tests/conftest.py): builds of the site in temporary copies.
 
 Nothing here touches the repo's own _site/. A temporary copy holds data/, lessons/ and site/ from the repo;
-by default its lessons are the two tiny fixture lessons in tests/fixtures/site/lessons and its course outline
-is the repo's data/course.json with the chapters replaced by tests/fixtures/site/chapters.json, so build tests
-do not depend on lessons being written. Model folders whose family the ledger cannot read yet are left out of a
+by default its pages are the two tiny fixture lessons in tests/fixtures/site/lessons (lessons/<id>/lesson.md)
+and its course outline is the repo's data/course.json with the chapters replaced by
+tests/fixtures/site/chapters.json, so build tests do not depend on lessons being written. The repo's lesson
+folders come along without their lesson.md (and tests): their numbers and widgets are there, as in the course,
+and none of them is a page. Model folders whose family the ledger cannot read yet are left out of a
 fixture copy (the repo copy, fixture_lessons=False, keeps everything).
 
     def test_x(built_site):                 # one successful build per session: built_site.out / "index.html"
@@ -69,7 +71,9 @@ def copy_course(tmp: Path, *, fixture_lessons: bool = True) -> Path:
     if not fixture_lessons:
         shutil.copytree(REPO / "lessons", root / "lessons")
         return root
-    shutil.copytree(FIXTURE_SITE / "lessons", root / "lessons")
+    shutil.copytree(REPO / "lessons", root / "lessons",   # every lesson's Python, templates and script; no page
+                    ignore=shutil.ignore_patterns("lesson.md", "test_*.py", "__pycache__"))
+    shutil.copytree(FIXTURE_SITE / "lessons", root / "lessons", dirs_exist_ok=True)
     for folder in model_folders(root / "data" / "models"):
         if not _readable_model(folder):
             shutil.rmtree(folder)

@@ -70,16 +70,17 @@ class Change:
 
 def lesson_claims(root: Path = ROOT) -> list[Claim]:
     out = []
-    for path in sorted((root / "lessons").glob("*.md")):
+    for path in sorted((root / "lessons").glob("*/lesson.md")):
         for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            out += [Claim(path.name, i, m.group(1).strip()) for m in CLAIM.finditer(line)]
+            out += [Claim(path.relative_to(root / "lessons").as_posix(), i, m.group(1).strip())
+                    for m in CLAIM.finditer(line)]
     return out
 
 
 def load_inputs(root: Path = ROOT):
     """(models, data) exactly as the build reads them."""
     import build
-    site = build.Site(root, root / "_site", build.WIDGETS, [])
+    site = build.Site(root, root / "_site", {}, [])
     build.load_models(site)
     build.load_data(site)
     assert not site.errors, site.errors
@@ -146,13 +147,12 @@ def changes(models, data):
 def _lesson_defaults():
     """(package, dict name, key) of every numeric setting in a lesson's ``*_DEFAULTS`` (its widgets' first state)."""
     import importlib
-    import pkgutil
 
-    import experiments.lessons as lessons
-    for info in pkgutil.iter_modules(lessons.__path__):
-        if not info.ispkg:
+    from experiments.lessons import course
+    for lesson in course(ROOT).lessons:
+        if lesson.package == "experiments.lessons":   # (common.py: no settings of its own)
             continue
-        pkg = importlib.import_module(f"{lessons.__name__}.{info.name}")
+        pkg = importlib.import_module(lesson.package)
         for name, table in sorted(vars(pkg).items()):
             if name.endswith("_DEFAULTS") and isinstance(table, dict):
                 for key, value in table.items():
@@ -161,7 +161,7 @@ def _lesson_defaults():
                             Fraction(value)
                         except (ValueError, ZeroDivisionError):
                             continue
-                        yield info.name, name, key
+                        yield lesson.package.rsplit(".", 1)[1], name, key
 
 
 def _default_changes():

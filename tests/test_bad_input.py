@@ -26,7 +26,7 @@ from experiments.ledger import cli as ledger_cli
 
 CORPUS = Path(__file__).resolve().parent / "bad_input"
 CASES = json.loads((CORPUS / "cases.json").read_text(encoding="utf-8"))["cases"]
-LESSON_TARGET = "lessons/c5-fixture.md"   # a fixture lesson (front matter id c5-fixture, chapter C5)
+LESSON_TARGET = "lessons/c5-fixture/lesson.md"   # a fixture lesson (front matter id c5-fixture, chapter C5)
 WRAP_META = {"name": "Bad input", "family": "llama", "source": "tests/bad_input"}
 GOOD_CONFIG = REPO / "data" / "models" / "llama-2-7b" / "config.json"
 

@@ -240,10 +240,10 @@ def _edit(path: Path, old: str, new: str) -> None:
 
 def test_unknown_number_fails_with_file_line_and_reference(good_copy):
     result, digest = good_copy
-    _edit(result.root / "lessons" / "c4-fixture.md", "GPT-2 的 FFN 一共 {n}`gpt2.ffn`",
+    _edit(result.root / "lessons" / "c4-fixture" / "lesson.md", "GPT-2 的 FFN 一共 {n}`gpt2.ffn`",
           "GPT-2 的 FFN 一共 {n}`gpt2.fnn`")
     failed = run_build(result.root, runtime=False)
-    assert_failed_cleanly(failed, digest, "lessons/c4-fixture.md:15: unknown number 'gpt2.fnn' in {n}`gpt2.fnn`")
+    assert_failed_cleanly(failed, digest, "lessons/c4-fixture/lesson.md:15: unknown number 'gpt2.fnn' in {n}`gpt2.fnn`")
     assert len(failed.stderr.splitlines()) == 2  # one clear message + the summary
 
 
@@ -295,27 +295,29 @@ def test_a_config_with_infinity_reaches_the_browser_as_json_and_nan_is_refused(g
 
 def test_every_problem_is_reported_together(good_copy):
     result, digest = good_copy
-    _edit(result.root / "lessons" / "c4-fixture.md", "{pct}`anchor.ffn_share_total`，", "{pct}`anchor.nope`，")
-    _edit(result.root / "lessons" / "c4-fixture.md", "## ② 对照表", "```{widget} nope\n```\n")
-    _edit(result.root / "lessons" / "c5-fixture.md", "chapter: C5", "chapter: C9")
+    _edit(result.root / "lessons" / "c4-fixture" / "lesson.md", "{pct}`anchor.ffn_share_total`，",
+          "{pct}`anchor.nope`，")
+    _edit(result.root / "lessons" / "c4-fixture" / "lesson.md", "## ② 对照表", "```{widget} nope\n```\n")
+    _edit(result.root / "lessons" / "c5-fixture" / "lesson.md", "chapter: C5", "chapter: C9")
     (result.root / "data" / "evolution.json").write_text("[1, 2", encoding="utf-8")
     failed = run_build(result.root, runtime=False)
     assert_failed_cleanly(failed, digest,
                           "data/evolution.json: expected valid JSON",
-                          "lessons/c4-fixture.md:14: unknown number 'anchor.nope'",
-                          "lessons/c4-fixture.md:21: unknown widget 'nope'",
-                          "lessons/c5-fixture.md: front matter says chapter 'C9', data/course.json lists it under 'C5'")
+                          "lessons/c4-fixture/lesson.md:14: unknown number 'anchor.nope'",
+                          "lessons/c4-fixture/lesson.md:21: unknown widget 'nope'",
+                          "lessons/c5-fixture/lesson.md: front matter says chapter 'C9', data/course.json lists it "
+                          "under 'C5'")
 
 
 def test_outline_and_lessons_must_agree(good_copy):
     result, digest = good_copy
-    (result.root / "lessons" / "c5-fixture.md").rename(result.root / "lessons" / "c7-orphan.md")
-    _edit(result.root / "lessons" / "c7-orphan.md", "id: c5-fixture", "id: c7-orphan")
+    (result.root / "lessons" / "c5-fixture").rename(result.root / "lessons" / "c7-orphan")
+    _edit(result.root / "lessons" / "c7-orphan" / "lesson.md", "id: c5-fixture", "id: c7-orphan")
     failed = run_build(result.root, runtime=False)
     assert_failed_cleanly(failed, digest,
                           "data/course.json: key 'chapters[2].lesson': "
-                          "expected an existing lesson lessons/c5-fixture.md",
-                          "lessons/c7-orphan.md: not listed in data/course.json")
+                          "expected an existing lesson lessons/c5-fixture/lesson.md",
+                          "lessons/c7-orphan/lesson.md: not listed in data/course.json")
 
 
 def test_failing_output_step_leaves_previous_output(good_copy):
@@ -334,7 +336,7 @@ def test_failing_output_step_leaves_previous_output(good_copy):
 # -- hooks -------------------------------------------------------------------------------------------------------
 def test_widgets_and_output_steps_are_one_line_each(tmp_path):
     root = copy_course(tmp_path)
-    _edit(root / "lessons" / "c5-fixture.md", "## ① 没有数字的一课",
+    _edit(root / "lessons" / "c5-fixture" / "lesson.md", "## ① 没有数字的一课",
           "## ① 没有数字的一课\n\n```{widget} total\nmodel: gpt2\n```")
 
     def total_widget(options, ctx):
@@ -416,8 +418,8 @@ def test_added_and_removed_numbers_are_reported(good_copy):
     result, _ = good_copy
     shutil.rmtree(result.root / "data" / "models" / "gpt2")
     _edit(result.root / "data" / "course.json", '"gpt2": "gpt2",', "")   # (an alias of a missing model is refused)
-    _edit(result.root / "lessons" / "c4-fixture.md", "GPT-2 的 FFN 一共 {n}`gpt2.ffn` 个参数", "")
-    _edit(result.root / "lessons" / "c4-fixture.md", "| GPT-2 | {M}`gpt2.total` |\n", "")
+    _edit(result.root / "lessons" / "c4-fixture" / "lesson.md", "GPT-2 的 FFN 一共 {n}`gpt2.ffn` 个参数", "")
+    _edit(result.root / "lessons" / "c4-fixture" / "lesson.md", "| GPT-2 | {M}`gpt2.total` |\n", "")
     edited = run_build(result.root, runtime=False)
     assert edited.returncode == 0, edited.stderr
     changes = {c["name"]: c for c in json.loads((result.out / "changes.json").read_text(encoding="utf-8"))}
@@ -428,8 +430,6 @@ def test_added_and_removed_numbers_are_reported(good_copy):
 
 
 # -- the repo itself -------------------------------------------------------------------------------------------------
-@pytest.mark.skipif(not list((REPO / "lessons").glob("*.md")) or not build_module.WIDGETS,
-                    reason="the repo's lessons need widget renderers; none registered in build.WIDGETS yet")
 def test_the_repo_builds(repo_site):
     """The real course: every lesson, every model file, the real outline (the session's build of it)."""
     assert repo_site.returncode == 0, repo_site.stderr

@@ -53,13 +53,13 @@ def wrong_links(text: str, pages: dict[str, str] = PAGE) -> list[str]:
 
 @pytest.mark.parametrize("stem", sorted(LESSON_OF))
 def test_a_lesson_calls_done_only_what_comes_before_it(stem):
-    text = (ROOT / "lessons" / f"{stem}.md").read_text(encoding="utf-8")
+    text = (ROOT / "lessons" / stem / "lesson.md").read_text(encoding="utf-8")
     assert misplaced(LESSON_OF[stem], text) == []
 
 
 @pytest.mark.parametrize("stem", sorted(LESSON_OF))
 def test_a_lesson_links_a_chapter_only_to_its_own_written_page(stem):
-    assert wrong_links((ROOT / "lessons" / f"{stem}.md").read_text(encoding="utf-8")) == []
+    assert wrong_links((ROOT / "lessons" / stem / "lesson.md").read_text(encoding="utf-8")) == []
 
 
 def test_the_check_catches_a_later_chapter_called_done():

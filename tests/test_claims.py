@@ -18,11 +18,11 @@ CLAIM = re.compile(r"\{claim\}`([^`]+)`")
 
 
 def claims_in_lessons(root: Path = REPO) -> list[tuple[str, int, str]]:
-    """(lessons/FILE.md, line, claim) for every claim written in the lessons."""
+    """(lessons/<id>/lesson.md, line, claim) for every claim written in the lessons."""
     out = []
-    for path in sorted((root / "lessons").glob("*.md")):
+    for path in sorted((root / "lessons").glob("*/lesson.md")):
         for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            out += [(f"lessons/{path.name}", i, m.group(1)) for m in CLAIM.finditer(line)]
+            out += [(path.relative_to(root).as_posix(), i, m.group(1)) for m in CLAIM.finditer(line)]
     return out
 
 

@@ -43,8 +43,8 @@ def base(inputs):
 
 def test_the_lessons_have_claims():
     assert len(CLAIMS) >= 100
-    assert {c.file for c in CLAIMS} >= {"c4-transformer-block.md", "c4-ffn-deep-read.md",
-                                         "c11-moe-linear-attention.md"}
+    assert {c.file for c in CLAIMS} >= {"c4-transformer-block/lesson.md", "c4-ffn-deep-read/lesson.md",
+                                         "c11-moe-linear-attention/lesson.md"}
 
 
 def test_every_claim_has_a_witness():

@@ -88,7 +88,7 @@ def test_the_recipe_table_marks_states_under_the_cards_bytes_as_fitting():
 def test_the_lessons_device_numbers_recount_the_mib(numbers):
     assert numbers["device.h100.mib"].value == 81_559
     assert float(numbers["device.h100.gb"].value) == pytest.approx(81_559 * 2 ** 20 / 1e9)
-    for lesson in ("c9-training-memory.md", "c11-moe-linear-attention.md"):
+    for lesson in ("c9-training-memory/lesson.md", "c11-moe-linear-attention/lesson.md"):
         text = (ROOT / "lessons" / lesson).read_text(encoding="utf-8")
         for claim in re.findall(r"\{claim\}`([^`]+)`", text):       # a fit is weighed against the card's bytes
             if "h100_memory_gb" in claim:

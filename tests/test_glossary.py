@@ -69,19 +69,19 @@ def _lines(text: str):
 
 def learner_texts(root: Path = REPO):
     """(file, line, text) of everything the course may show a learner, as written in the repository."""
-    for path in sorted((root / "lessons").glob("*.md")):
+    for path in sorted((root / "lessons").glob("*/lesson.md")):
         for i, line in _lines(path.read_text(encoding="utf-8")):
             yield path, i, line
-    for path in sorted((root / "site" / "templates").rglob("*.html")):
+    for path in sorted((root / "site" / "templates").rglob("*.html")) + sorted(root.glob("lessons/*/templates/*.html")):
         for i, line in _lines(path.read_text(encoding="utf-8")):
             yield path, i, line
-    for path in sorted((root / "site" / "static" / "js").glob("*.js")):
+    for path in sorted((root / "site" / "static" / "js").glob("*.js")) + sorted(root.glob("lessons/*/script.js")):
         for i, line in _lines(path.read_text(encoding="utf-8")):
             for m in JS_STRING.finditer(line):
                 if CJK.search(m.group()):
                     yield path, i, m.group()
-    for folder in ("experiments", "sitegen"):
-        for path in sorted((root / folder).rglob("*.py")):
+    for folder in ("experiments", "sitegen", "lessons"):
+        for path in sorted(p for p in (root / folder).rglob("*.py") if not p.name.startswith("test_")):
             for i, text in _python_strings(path):
                 yield path, i, text
     for path in sorted((root / "data").glob("*.json")):
@@ -143,10 +143,10 @@ def test_one_name_per_device_everywhere():
 # -- what a code cell prints ----------------------------------------------------------------------------------------
 def code_cells():
     """(lesson file, line, source) of every code cell's default source."""
-    for path in sorted((REPO / "lessons").glob("*.md")):
+    for path in sorted((REPO / "lessons").glob("*/lesson.md")):
         text = path.read_text(encoding="utf-8")
         for m in re.finditer(r"^```\{widget\} code\n(.*?)^```$", text, flags=re.S | re.M):
-            yield path.name, text[:m.start()].count("\n") + 1, yaml.safe_load(m.group(1))["source"]
+            yield path.parent.name, text[:m.start()].count("\n") + 1, yaml.safe_load(m.group(1))["source"]
 
 
 def raw_shown(text: str) -> list[str]:

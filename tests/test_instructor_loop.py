@@ -23,7 +23,7 @@ import pytest
 from browser_fixtures import wait_runtime_ready
 from build_fixtures import REPO, build_in_temp_copy, copy_course, run_build, tree_digest
 
-LESSON = "lessons/c4-fixture.md"
+LESSON = "lessons/c4-fixture/lesson.md"
 STARTUP_TIMEOUT_S = 120
 UPDATE_TIMEOUT_MS = 20_000   # generous for a loaded 2-core machine; speed is measured by `make bench`, not here
 

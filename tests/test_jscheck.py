@@ -2,15 +2,13 @@
 template field is refused with its file, line and a did-you-mean, all of them in one build."""
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from build_fixtures import REPO, copy_course, run_build
 from sitegen import jscheck
-from sitegen import widgets as widget_renderers
 
-C11 = "site/static/js/widgets-c11.js"
+C11 = "lessons/c11-moe-linear-attention/script.js"
+LEDGER = "lessons/c11-moe-linear-attention/templates/c11_moe_ledger.html"
 
 
 def _line_of(path, needle: str) -> int:
@@ -37,28 +35,23 @@ def test_key_paths_reach_parts_items_and_indices():
 
 def test_the_course_as_it_is_has_no_problem():
     from experiments import lessons
-    assert jscheck.script_problems(lessons.widgets(), REPO / "site" / "static" / "js") == []
+    assert jscheck.script_problems(lessons.course(REPO).widgets(), REPO) == []
 
 
 @pytest.fixture()
-def misspelt(tmp_path, monkeypatch):
-    """A course copy whose C11 script misspells a mount key and an entry point, and whose C11 ledger template (in
-    a copy of the templates the build renders with) misspells a field."""
+def misspelt(tmp_path):
+    """A course copy whose C11 script misspells a mount key and an entry point, and whose C11 ledger template
+    misspells a field (the build reads both from the copy)."""
     root = copy_course(tmp_path, fixture_lessons=False)
     script = root / C11
     text = script.read_text(encoding="utf-8")
     text = text.replace('"c11-recall": recall', '"c11-recal": recall', 1)
     text = text.replace('W.call("c11_batch_read"', 'W.call("c11_batch_reed"', 1)
     script.write_text(text, encoding="utf-8")
-    templates = tmp_path / "templates"
-    shutil.copytree(widget_renderers.TEMPLATES, templates)
-    ledger = templates / "c11_moe_ledger.html"
+    ledger = root / LEDGER
     source = ledger.read_text(encoding="utf-8")
     assert 'data-f="total"' in source
     ledger.write_text(source.replace('data-f="total"', 'data-f="totl"', 1), encoding="utf-8")
-    from jinja2 import FileSystemLoader
-    monkeypatch.setattr(widget_renderers._env, "loader", FileSystemLoader(str(templates)))
-    monkeypatch.setattr(widget_renderers, "TEMPLATES", templates)
     return root, script, ledger
 
 
@@ -75,7 +68,7 @@ def test_every_misspelling_is_refused_at_its_file_and_line_together(misspelt):
         f"{C11}:{mount}: mount key 'c11-recal' is not a widget that loads this script (did you mean 'c11-recall'?)",
         f"{C11}:{call}: entry point 'c11_batch_reed' is not one its widgets declare in calls (did you mean "
         "'c11_batch_read'?)",
-        f"site/templates/widgets/c11_moe_ledger.html:{field}: data-f key 'totl' is not a key of the widget's "
+        f"{LEDGER}:{field}: data-f key 'totl' is not a key of the widget's "
         "answers or view (did you mean 'total'?)",
     ]
     for start in expected:

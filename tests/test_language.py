@@ -178,7 +178,8 @@ def test_seed_check_finds_a_repeated_phrase_across_numbers_and_formulas():
 def test_the_exempt_outline_is_the_lessons_outline():
     """Each exempt outline phrase heads a section (or asks a ⑦ question) in nearly every lesson: it is the course's
     structure, not a phrase taken from a seed."""
-    texts = [f.read_text(encoding="utf-8") for f in (Path(__file__).resolve().parent.parent / "lessons").glob("*.md")]
+    lessons = Path(__file__).resolve().parents[1] / "lessons"
+    texts = [f.read_text(encoding="utf-8") for f in lessons.glob("*/lesson.md")]
     rare = [p for p in seed_ngrams.OUTLINE if sum(p in t for t in texts) < len(texts) - 1]
     assert len(texts) >= 8 and rare == []
 
@@ -197,6 +198,6 @@ def test_no_lesson_repeats_its_seed(pages, lesson):
     eight Chinese characters with the seed."""
     owned = seed_ngrams.course_owned(COURSE, lesson)
     page = seed_ngrams.page_text(pages[f"{lesson}.html"])
-    markdown = (Path(__file__).resolve().parent.parent / "lessons" / f"{lesson}.md").read_text(encoding="utf-8")
+    markdown = (Path(__file__).resolve().parent.parent / "lessons" / lesson / "lesson.md").read_text(encoding="utf-8")
     assert seed_ngrams.shared(page, SEEDS[lesson], owned) == []
     assert seed_ngrams.shared(markdown, SEEDS[lesson], owned) == []

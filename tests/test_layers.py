@@ -8,7 +8,8 @@ Layers, lowest first (experiments/toolkit/__init__.py says what each holds):
     baseline  experiments.baseline
     train     experiments.train (the numpy trainer)
     toolkit   experiments.toolkit
-    lesson    experiments.lessons.<one lesson>: imports only its own package and the layers below
+    lesson    experiments.lessons.<one lesson> (its folder lessons/<id>/, tests left out): imports only its own
+              package and the layers below
     course    experiments.lessons (discovery), course_numbers, api, the experiments package itself; they reach a
               lesson only through discovery, never by its name
 
@@ -46,7 +47,15 @@ def module_name(path: Path) -> str:
 
 
 def modules() -> dict[str, Path]:
-    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py")) if "__pycache__" not in p.parts}
+    """Every module of the package, each lesson's (lessons/<id>/*.py, imported as experiments.lessons.<package>)
+    included."""
+    from experiments.lessons import package_name
+    found = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py")) if "__pycache__" not in p.parts}
+    for p in sorted((ROOT / "lessons").glob("*/*.py")):
+        if (p.parent / "__init__.py").is_file() and not p.name.startswith("test_"):
+            package = f"experiments.lessons.{package_name(p.parent.name)}"
+            found[package if p.stem == "__init__" else f"{package}.{p.stem}"] = p
+    return found
 
 
 @functools.cache
@@ -139,16 +148,17 @@ def test_every_module_is_in_a_layer():
 
 
 @pytest.mark.parametrize("source, expected", [
-    ("from ..c4_ffn_deep_read import calc\n", "lesson experiments.lessons.c11_moe_linear imports another lesson"),
+    ("from ..c4_ffn_deep_read import calc\n",
+     "lesson experiments.lessons.c11_moe_linear_attention imports another lesson"),
     ("def f():\n    from ... import api\n", "imports experiments.api (course), a layer above it"),
     ("def f():\n    import sitegen.widgets\n", "never imports the site"),
 ])
 def test_the_check_finds_an_upward_or_sideways_import(tmp_path, source, expected):
     """The same check on a made-up lesson module holding one bad import (a lazy one in two cases) reports it."""
-    fake = tmp_path / "experiments" / "lessons" / "c11_moe_linear" / "probe.py"
+    fake = tmp_path / "experiments" / "lessons" / "c11_moe_linear_attention" / "probe.py"
     fake.parent.mkdir(parents=True)
     fake.write_text(source, encoding="utf-8")
-    found = upward_imports({**modules(), "experiments.lessons.c11_moe_linear.probe": fake})
+    found = upward_imports({**modules(), "experiments.lessons.c11_moe_linear_attention.probe": fake})
     assert len(found) == 1 and expected in found[0], found
 
 

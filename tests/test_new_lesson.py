@@ -1,11 +1,11 @@
-"""docs/adding-a-lesson.md, followed to the letter: a new lesson with a new widget is new files plus one entry in
-data/course.json, and nothing else.
+"""docs/adding-a-lesson.md, followed to the letter: a new lesson with a new widget is one new folder, lessons/<id>/,
+plus one entry in data/course.json, and nothing else.
 
-In a temporary copy of the whole project, the files under tests/fixtures/new_lesson/ are added (each must be
-new: none may overwrite a file of the project) and one chapter is appended to data/course.json; the copy's own
-build.py builds it. The lesson page must carry the widget as its view rendered it, load the widget's script,
-list its entry point for the worker, and in Chromium the widget must recompute in the browser (Pyodide, the
-copy's own experiments package) to exactly what CPython computes.
+In a temporary copy of the whole project, the files under tests/fixtures/new_lesson/ (the folder
+lessons/c99-kit/) are added (each must be new: none may overwrite a file of the project) and one chapter is
+appended to data/course.json; the copy's own build.py builds it. The lesson page must carry the widget as its view
+rendered it, load the widget's script, list its entry point for the worker, and in Chromium the widget must
+recompute in the browser (Pyodide, the copy's own experiments package) to exactly what CPython computes.
 """
 import json
 import re
@@ -51,9 +51,8 @@ def kit_site(tmp_path_factory):
 
 def test_only_new_files_and_one_outline_entry(kit_site):
     root, added = kit_site
-    assert sorted(added) == ["experiments/lessons/c99_kit/__init__.py", "experiments/lessons/c99_kit/views.py",
-                             "lessons/c99-kit.md", "site/static/js/widgets-kit.js",
-                             "site/templates/widgets/kit_total.html"]
+    assert sorted(added) == ["lessons/c99-kit/__init__.py", "lessons/c99-kit/lesson.md", "lessons/c99-kit/script.js",
+                             "lessons/c99-kit/templates/kit_total.html", "lessons/c99-kit/views.py"]
 
 
 def test_page_has_the_widget_its_script_and_its_entry_point(kit_site):
@@ -65,7 +64,7 @@ def test_page_has_the_widget_its_script_and_its_entry_point(kit_site):
     assert f'data-testid="kit-sum" data-f="total">{n(build_ledger(config).total)}</strong>' in html
     assert 'data-widget="kit-total"' in html
     assert re.findall(r'<script src="static/js/page-[0-9a-f]{12}\.js" data-parts="([^"]+)"', html) == [
-        "runtime-client.js widgets.js widgets-kit.js"]
+        "runtime-client.js widgets.js lessons/c99-kit/script.js"]
     assert 'data-warm="[&#34;kit_total&#34;]"' in html
     index = (root / "_site" / "index.html").read_text(encoding="utf-8")
     assert 'href="c99-kit.html"' in index

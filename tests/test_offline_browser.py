@@ -191,7 +191,7 @@ def test_offline_after_one_visit_and_a_new_build_on_the_next_online_visit(browse
         assert switch.served == []                      # nothing came from the server
 
         # 4. a new build with a changed sentence; online again: one reload shows it, the old cache goes
-        lesson = root / "lessons" / (pages[0].removesuffix(".html") + ".md")
+        lesson = root / "lessons" / pages[0].removesuffix(".html") / "lesson.md"
         text = lesson.read_text(encoding="utf-8")
         body = text.split("\n---\n", 1)
         paragraph = next(line for line in body[1].splitlines()

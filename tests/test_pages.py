@@ -163,10 +163,11 @@ def test_each_page_loads_only_the_widget_scripts_it_uses(repo_site):
         assert re.findall(r'<script defer src="static/js/([^"]+)"', html) == ["popover.js", "offline.js"]
         return parts.split(" ")
     assert scripts("index.html") == ["prefetch-runtime.js"]   # no runtime on the outline
-    assert scripts("c4-transformer-block.html") == ["runtime-client.js", "derivation.js", "widgets.js", "widgets-c4.js",
-                                                    "code-cell.js", "charts.js"]
-    assert scripts("c4-ffn-deep-read.html") == ["runtime-client.js", "widgets.js", "code-cell.js", "widgets-ffn.js",
-                                                "widgets-ffn-extra.js", "charts.js"]
+    assert scripts("c4-transformer-block.html") == ["runtime-client.js", "derivation.js", "widgets.js",
+                                                    "lessons/c4-transformer-block/script.js", "code-cell.js",
+                                                    "charts.js"]
+    assert scripts("c4-ffn-deep-read.html") == ["runtime-client.js", "widgets.js", "code-cell.js",
+                                                "lessons/c4-ffn-deep-read/script.js", "charts.js"]
 
 
 def test_a_page_script_file_holds_its_parts_in_order_and_is_named_by_its_bytes(tmp_path):

@@ -1,4 +1,4 @@
-"""A lesson is a plug-in: removing its package, its Markdown and its data/course.json chapter leaves a course that
+"""A lesson is a plug-in: removing its folder, lessons/<id>/, and its data/course.json chapter leaves a course that
 builds, whose other pages are unchanged, and whose browser entry points still resolve.
 
 Each case copies what the build reads (build.py, experiments/, sitegen/, site/, lessons/, data/) into a
@@ -9,9 +9,11 @@ Plotly's copy (sitegen/vendor.py), which no lesson changes.
 """
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -20,18 +22,17 @@ from project_copy import ROOT, copy_project, modules_of
 
 
 def lesson_packages() -> dict[str, str]:
-    """Lesson id -> its package folder name, for every lesson package that declares a page."""
-    from experiments.lessons import all_lessons
-    return {lesson.id: lesson.package.rsplit(".", 1)[1] for lesson in all_lessons() if lesson.id}
+    """Lesson id -> its package's name, for every lesson folder with a page (lessons/<id>/lesson.md)."""
+    from experiments.lessons import package_name
+    return {p.parent.name: package_name(p.parent.name) for p in sorted((ROOT / "lessons").glob("*/lesson.md"))}
 
 
 PACKAGES = lesson_packages()
 
 
-def copy_without(lesson_id: str, package: str, dest: Path) -> Path:
+def copy_without(lesson_id: str, dest: Path) -> Path:
     copy_project(dest)
-    shutil.rmtree(dest / "experiments" / "lessons" / package)
-    (dest / "lessons" / f"{lesson_id}.md").unlink()
+    shutil.rmtree(dest / "lessons" / lesson_id)
     course_file = dest / "data" / "course.json"
     course = json.loads(course_file.read_text(encoding="utf-8"))
     course["chapters"] = [ch for ch in course["chapters"] if ch.get("lesson") != lesson_id]
@@ -56,15 +57,17 @@ def _same_runtime(html: str) -> str:
 @pytest.mark.parametrize("lesson_id", sorted(PACKAGES))
 def test_a_course_without_the_lesson_builds(lesson_id, tmp_path, full_site):
     package = PACKAGES[lesson_id]
-    root = copy_without(lesson_id, package, tmp_path / "project")
+    root = copy_without(lesson_id, tmp_path / "project")
     with modules_of(root) as build:
         site = build.build(root, root / "_site", steps=[build.write_browser_models])
         from experiments import api, lessons
         from sitegen import runtime
-        assert lesson_id not in [lesson.id for lesson in lessons.all_lessons()]
+        assert f"experiments.lessons.{package}" not in [lesson.package for lesson in lessons.course(root).lessons]
         warm = json.loads(api.warm_modules("[[]]"))   # every remaining entry point's module imports
         assert warm and not [m for m in warm if m.startswith(f"experiments.lessons.{package}")]
-        runtime.plan_runtime(root / "site" / "static" / "js" / "worker.js", root / "experiments")   # zips
+        plan = runtime.plan_runtime(root / "site" / "static" / "js" / "worker.js", root / "experiments")   # zips
+        assert not [n for n in zipfile.ZipFile(io.BytesIO(plan.zip_bytes)).namelist()
+                    if n.startswith(f"experiments/lessons/{package}/")]
     page = f"{lesson_id}.html"
     assert set(site.pages) == set(full_site) - {page}
     assert (root / "_site" / "index.html").is_file() and not (root / "_site" / page).exists()

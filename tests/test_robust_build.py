@@ -23,7 +23,7 @@ import pytest
 
 from build_fixtures import BUILD_TIMEOUT_S, REPO, copy_course, run_build, tree_digest
 
-LESSON = "lessons/c4-fixture.md"
+LESSON = "lessons/c4-fixture/lesson.md"
 
 
 def build(root: Path, out: Path | None = None, **env) -> subprocess.CompletedProcess:
@@ -312,7 +312,7 @@ def test_a_symbolic_link_within_the_course_is_copied(course):
 
 
 # -- claims nested too deeply ------------------------------------------------------------------------------------
-FIXTURE_LESSON = "lessons/c5-fixture.md"
+FIXTURE_LESSON = "lessons/c5-fixture/lesson.md"
 DEEP_CLAIMS = {
     "parentheses": "(" * 10_000 + "anchor.total" + ")" * 10_000 + " > 0",          # the parser's MemoryError
     "minus-signs": "-" * 3_000 + "anchor.total < 0",                                  # its RecursionError

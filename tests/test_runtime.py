@@ -188,20 +188,30 @@ def test_pack_experiments_is_byte_identical_across_runs(tmp_path):
     first = pack_experiments(ROOT / "experiments", tmp_path / "a.zip").read_bytes()
     copy = shutil.copytree(ROOT / "experiments", tmp_path / "copy" / "experiments",
                            copy_function=shutil.copyfile)  # fresh mtimes must not matter
-    second = pack_experiments(copy, tmp_path / "b.zip").read_bytes()
+    second = pack_experiments(copy, tmp_path / "b.zip", ROOT / "lessons").read_bytes()
     assert first == second
     with zipfile.ZipFile(tmp_path / "a.zip") as zf:
         names = zf.namelist()
     assert "experiments/__init__.py" in names and "experiments/api.py" in names
     assert names == sorted(names) and all(n.endswith(".py") and "__pycache__" not in n for n in names)
+    # each lesson's Python, from lessons/<id>/, where the worker imports it; its tests stay behind
+    assert {"experiments/lessons/c4_transformer_block/__init__.py", "experiments/lessons/c4_ffn_deep_read/calc.py",
+            "experiments/lessons/common.py"} <= set(names)
+    assert not [n for n in names if n.rsplit("/", 1)[1].startswith("test_")]
 
 
 def test_packed_experiments_import_from_the_zip(tmp_path):
     zpath = pack_experiments(ROOT / "experiments", tmp_path / "experiments.zip")
     with zipfile.ZipFile(zpath) as zf:
         zf.extractall(tmp_path / "unpacked")
-    proc = subprocess.run([sys.executable, "-c", "import experiments.api as a; print(a.ping('[1]'))"],
+    code = ("import experiments.api as a, experiments.lessons as l; print(a.ping('[1]')); "
+            "print(sorted(l.entry_points())); print(a.entry_point('total_view').__name__)")
+    proc = subprocess.run([sys.executable, "-c", code],
                           cwd=tmp_path / "unpacked", capture_output=True, text=True, timeout=60,
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path / "unpacked")})
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["pong"] == [1]
+    ping, declared, found = proc.stdout.splitlines()
+    assert json.loads(ping)["pong"] == [1]
+    # the lessons shipped in the zip are discovered there, as the worker's Python does (no lessons/ folder beside)
+    from experiments import lessons
+    assert declared == str(sorted(lessons.course(ROOT).entry_points())) and found == "total_view"

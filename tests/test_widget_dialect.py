@@ -1,4 +1,5 @@
-"""One widget dialect (static checks over site/static/js/*.js and the templates' inline scripts).
+"""One widget dialect (static checks over site/static/js/*.js, each lesson's lessons/<id>/script.js and the templates'
+inline scripts).
 
 widgets.js is the one place that fills a widget's markup from an answer (fill / make / rows, driven by data-f,
 data-attr, data-fmt, data-if, data-each and <template>s), keeps controls in the URL (bind), picks a model named in
@@ -16,6 +17,7 @@ import pytest
 
 from experiments import lessons
 from experiments.widget import CORE_SCRIPT
+from sitegen.scripts import part_path
 
 ROOT = Path(__file__).resolve().parent.parent
 JS = ROOT / "site" / "static" / "js"
@@ -34,10 +36,13 @@ TESTID = re.compile(r"""\[data-testid|dataset\.testid|getAttribute\(\s*["']data-
 
 
 def lesson_scripts() -> list[Path]:
-    """Every widget script a lesson package declares, and every widgets-*.js (all but the shared core)."""
-    declared = {w.script for w in lessons.widgets().values() if w.script}
-    names = (declared | {p.name for p in JS.glob("widgets-*.js")}) - {CORE_SCRIPT}
-    return sorted(JS / n for n in names)
+    """Every widget script a lesson package declares, and every lesson's script.js (all but the shared core)."""
+    declared = {part_path(ROOT, w.script) for w in lessons.course(ROOT).widgets().values() if w.script}
+    return sorted((declared | set((ROOT / "lessons").glob("*/script.js"))) - {JS / CORE_SCRIPT})
+
+
+def script_id(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
 
 
 def code(path: Path) -> str:
@@ -48,18 +53,19 @@ def code(path: Path) -> str:
 
 
 def test_there_are_lesson_scripts():
-    assert {p.name for p in lesson_scripts()} >= {"widgets-c4.js", "widgets-c11.js", "widgets-ffn.js",
-                                                  "widgets-ffn-extra.js", "code-cell.js"}
+    assert {script_id(p) for p in lesson_scripts()} >= {
+        "lessons/c4-transformer-block/script.js", "lessons/c11-moe-linear-attention/script.js",
+        "lessons/c4-ffn-deep-read/script.js", "site/static/js/code-cell.js"}
 
 
-@pytest.mark.parametrize("path", lesson_scripts(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", lesson_scripts(), ids=script_id)
 def test_a_lesson_script_defines_no_helper_of_its_own(path):
     text = code(path)
     defined = {a or b for a, b in DEFINED.findall(text)}
-    assert not defined & HELPERS, f"{path.name} defines {sorted(defined & HELPERS)}: use window.courseWidgets'"
-    assert not WALKER_ATTRIBUTES.findall(text), f"{path.name} reads the walker's attributes itself"
-    assert not ROW_BY_HAND.findall(text), f"{path.name} builds rows node by node: clone the template (rows())"
-    assert not EXCEPTION_NAME.findall(text), f"{path.name} strips exception names itself: call() already does"
+    assert not defined & HELPERS, f"{script_id(path)} defines {sorted(defined & HELPERS)}: use window.courseWidgets'"
+    assert not WALKER_ATTRIBUTES.findall(text), f"{script_id(path)} reads the walker's attributes itself"
+    assert not ROW_BY_HAND.findall(text), f"{script_id(path)} builds rows node by node: clone the template (rows())"
+    assert not EXCEPTION_NAME.findall(text), f"{script_id(path)} strips exception names itself: call() already does"
 
 
 def inline_scripts(path: Path) -> str:
@@ -68,10 +74,11 @@ def inline_scripts(path: Path) -> str:
 
 
 def test_no_production_script_selects_by_testid():
-    scripts = sorted(JS.glob("*.js")) + sorted((ROOT / "sitegen").glob("*.js"))
+    scripts = sorted(JS.glob("*.js")) + sorted((ROOT / "sitegen").glob("*.js")) + sorted(ROOT.glob("lessons/*/*.js"))
     assert len(scripts) > 10
-    bad = [p.name for p in scripts if TESTID.search(code(p))]
-    bad += [p.relative_to(ROOT).as_posix() for p in sorted(TEMPLATES.rglob("*.html"))
+    bad = [script_id(p) for p in scripts if TESTID.search(code(p))]
+    templates = sorted(TEMPLATES.rglob("*.html")) + sorted(ROOT.glob("lessons/*/templates/*.html"))
+    bad += [p.relative_to(ROOT).as_posix() for p in templates
             if TESTID.search(inline_scripts(p))]
     assert not bad, f"selects by data-testid (a test hook, not an API): {bad}"
 

@@ -179,10 +179,12 @@ def test_every_experiments_module_imports_in_the_browser(runtime_page):
         "print(' '.join(names))\n")
     reply = run(runtime_page, source)
     assert reply["ok"], reply["error"]
-    expected = sorted(".".join(("experiments",) + p.relative_to(ROOT / "experiments").with_suffix("").parts)
-                      .removesuffix(".__init__")
-                      for p in (ROOT / "experiments").rglob("*.py")
-                      if p.stem != "__main__" and p != ROOT / "experiments" / "__init__.py")
+    from sitegen.runtime import lesson_files  # each lesson's Python, shipped at experiments/lessons/<package>/
+    shipped = [Path(p) for p in lesson_files(ROOT / "lessons")]
+    expected = sorted(".".join(p.with_suffix("").parts).removesuffix(".__init__") for p in
+                      [Path("experiments") / p.relative_to(ROOT / "experiments")
+                       for p in (ROOT / "experiments").rglob("*.py")] + shipped
+                      if p.stem != "__main__" and p != Path("experiments/__init__.py"))
     assert reply["stdout"].split() == expected
 
 

@@ -1,0 +1,28 @@
+"""Lesson C5 优化：参数怎么更新得又快又稳 (lessons/c5-optimization.md): its numbers and widgets.
+
+The numbers (numbers.py, c5.*) come from the trainer (experiments/train/), its precomputed runs
+(data/train_runs.json) and cited figures; the widgets (widgets.py) show the precomputed runs and schedules as
+the build answered them ahead of time (``states``: the race from the stored runs, the schedules from the trainer's
+Schedule), and run the live training and the baseline's first step in the page's training worker
+(site/static/js/train-c5.js), through the entry points declared here.
+"""
+from ...widget import Lesson, Widget
+
+_JS = "script.js"
+
+LESSON = Lesson(
+    numbers="numbers:register",
+    widgets=(
+        Widget("c5-race", "c5_race.html", "widgets:race_view", {"multiplier": 0}, script=_JS,
+               needs=("training.js", "charts.js"), states="widgets:race_states", calls={"c5_race": "widgets:race"}),
+        Widget("c5-schedule", "c5_schedule.html", "widgets:schedule_view", {"kind": "cosine", "warmup": 30},
+               script=_JS, needs=("training.js", "charts.js"), states="widgets:schedule_states",
+               calls={"c5_schedule": "widgets:schedule"}),
+        Widget("c5-first-step", "c5_first_step.html", "widgets:first_step_view", {}, script=_JS, needs=("training.js",),
+               calls={"c5_first_step": "widgets:first_step"}),
+        Widget("c5-live", "c5_live.html", "widgets:live_view", {"optimizer": "adamw", "multiplier": 0},
+               script=_JS, needs=("training.js", "charts.js"),
+               calls={"c5_train_start": "widgets:train_start", "c5_train_step": "widgets:train_step",
+                      "c5_train_speak": "widgets:train_speak"}),
+    ),
+)

@@ -1,0 +1,152 @@
+/*
+ * script.js - behaviour of lesson C6's widgets (模型该多大), on window.courseWidgets' public API only.
+ *
+ *   c6-isoflop   the budget slider: each stop is answered by the build (states), else by Python (c6_isoflop)
+ *   c6-budget    budget, GPU, GPU count, utilisation -> each fit's N and D and the days (c6_budget); the GPU picker's
+ *                choices are answered by the build, the free fields by Python
+ *   c6-device    times the course trainer's step on the baseline in the training worker (training.js), so the
+ *                seconds it takes never hold up another widget's answer (c6_device_speed)
+ *                and says how long this device would take to train the baseline to 20 tokens per parameter
+ *   c6-own-isoflop the course trainer's own IsoFLOP grid and its fit; reruns one budget in the training worker
+ *                (c6_own_start, c6_own_step) and refits as each model finishes (c6_own_refit)
+ * Every string shown comes from Python; this file only moves it into the markup the build wrote.
+ */
+(function () {
+  "use strict";
+
+  const W = window.courseWidgets;
+
+  function isoflop(root, ns) {
+    const slider = root.querySelector(".c6-slider");
+    const budgets = JSON.parse(root.dataset.budgets);
+    const placed = JSON.parse(root.dataset.placed);
+    const answer = root.querySelector(".c6-answer");
+    const out = root.querySelector(".c6-budget-out");
+    const built = slider.defaultValue;
+    const recompute = W.latest(root, "c6-isoflop", () => {
+      const budget = budgets[Number(slider.value)];
+      return W.call("c6_isoflop", [budget, placed]).then((x) => {
+        W.fill(answer, x);
+        out.textContent = x.budget;
+        slider.setAttribute("aria-valuetext", x.budget + " FLOPs");
+        W.setState(ns, "budget", slider.value === built ? null : budget);
+        W.chart(root, x.chart);
+      });
+    });
+    const wanted = W.getState(ns, "budget");
+    if (wanted !== null) {
+      const i = budgets.indexOf(wanted);
+      if (i >= 0 && String(i) !== slider.value) { slider.value = String(i); recompute({ label: "budget" }); }
+      else if (i < 0) W.setState(ns, "budget", null);
+    }
+    slider.addEventListener("input", () => recompute({ label: "budget" }));
+    W.live(root, ".c6-slider");
+  }
+
+  function budget(root, ns) {
+    const b = W.bind(root, ns, { budget: ".c6-b", gpu: ".c6-g", gpus: ".c6-n", mfu: ".c6-u" });
+    const plan = root.querySelector(".c6-plan");
+    const recompute = W.latest(root, "c6-budget", () => {
+      const v = b.values();
+      const peak = b.c.gpu.selectedOptions[0].dataset.peak;
+      return W.call("c6_budget", [v.budget, peak, v.gpus, v.mfu]).then((x) => {
+        W.fill(plan, x);
+        b.record();
+      });
+    });
+    if (b.restore()) recompute({ label: "restore" });
+    b.onChange(() => recompute({ label: "input" }));
+    W.live(root, ".c6-b, .c6-g, .c6-n, .c6-u");
+  }
+
+  function device(root) {
+    const button = root.querySelector(".c6-measure");
+    const result = root.querySelector(".c6-device-result");
+    const [seq, repeats, batch] = ["seq", "repeats", "batch"].map((k) => Number(root.dataset[k]));
+    const measure = W.latest(root, "c6-device", () => window.courseTrainer.call("c6_device_speed",
+      [seq, repeats, batch]).then((x) => {
+      result.textContent = x.sentence;
+      result.hidden = false;
+      root.dataset.gflops = String(x.flops / 1e9);
+    }));
+    button.addEventListener("click", () => measure({ label: "measure" }));
+    W.live(root, ".c6-measure");
+  }
+
+  // The course trainer's own IsoFLOP grid: the build drew the stored runs' fit; 开始重跑 trains one budget's models
+  // again in the training worker (training.js, OWN_ROUND steps per request), and each model that finishes replaces
+  // its stored point, the fit (c6_own_refit, the build's own function) redrawing the chart and the tables.
+  function ownIsoflop(root, ns) {
+    const stored = JSON.parse(root.querySelector("script.c6-own-runs").textContent);
+    const trainTokens = Number(root.dataset.trainTokens);
+    const pick = root.querySelector(".c6-own-budget");
+    const answer = root.querySelector(".c6-own-answer");
+    const [startB, pauseB, resetB] = ["start", "pause", "reset"].map((k) => root.querySelector(".c6-own-" + k));
+    const out = (name) => root.querySelector('output[name="' + name + '"]');
+    const stateText = root.querySelector(".c6-own-state");
+    const idleNote = stateText.textContent;
+    const budgets = Array.from(new Set(stored.map((r) => r.budget)));
+    let runs = stored.slice();
+    const refit = W.latest(root, "c6-own-isoflop", () => {
+      const finished = root.dataset.rerunDone || "0";     // the rerun's models this fit includes
+      return W.call("c6_own_refit", [runs, trainTokens]).then((x) => {
+        W.fill(answer, x);
+        W.chart(root, x.chart);
+        root.dataset.refitDone = finished;
+        root.dispatchEvent(new CustomEvent("course:updated", { bubbles: true }));
+      });
+    });
+    const panel = { start: startB, pause: pauseB, reset: resetB, locked: [pick], text: stateText };
+    const setState = (s, note) => window.courseTrainer.showState(root, panel, s, note);
+    const runner = window.courseTrainer.run({
+      text: root.dataset.text,
+      startCall: (t) => ["c6_own_start", [t, budgets[Number(pick.value)]]],
+      stepCall: "c6_own_step",
+      state: setState,
+      began: (r) => { out("of").textContent = "0"; root.dataset.rerunRuns = String(r.runs); },
+      steps: (rows) => {
+        for (const s of rows) {
+          out("run").textContent = String(s.run);
+          out("step").textContent = String(s.step);
+          out("of").textContent = String(s.of);
+          if (s.finished) {
+            const f = s.finished;
+            runs = runs.map((r) => (r.budget === f.budget && r.width === f.width ? f : r));
+            root.dataset.rerunDone = String(s.run);
+            stateText.textContent = "（" + s.note + "，已重新拟合）";
+            refit({ label: "rerun" });
+          }
+        }
+      },
+      done: () => setState("done", "（这个预算的模型都重跑完了，图和表已经用新的损失拟合）"),
+      failed: (e) => {
+        W.showError(root, W.learnerMessage(e));
+        setState("error", "（重跑出错，已停止）");
+      },
+    });
+    function reset() {
+      runner.reset();
+      runs = stored.slice();
+      delete root.dataset.rerunDone;
+      ["run", "step", "of"].forEach((k) => { out(k).textContent = "0"; });
+      W.showError(root, "");
+      setState("idle", idleNote);
+      refit({ label: "reset" });
+    }
+    const saved = W.getState(ns, "budget");
+    if (saved !== null && Number(saved) >= 0 && Number(saved) < budgets.length) pick.value = saved;
+    pick.addEventListener("change", () => {
+      W.setState(ns, "budget", pick.value === pick.querySelector("option[selected]").value ? null : pick.value);
+      if (runner.started()) reset();
+      // the choice changes nothing drawn until a rerun starts: the status line says what 开始重跑 will run
+      setState("idle", "（将重跑 " + pick.selectedOptions[0].textContent + "；点开始重跑）");
+    });
+    startB.addEventListener("click", () => { W.showError(root, ""); runner.start(); });
+    pauseB.addEventListener("click", () => { runner.pause(); setState("paused", "（已暂停；点开始重跑继续）"); });
+    resetB.addEventListener("click", reset);
+    pick.disabled = false;
+    setState("idle", idleNote);
+  }
+
+  W.mount({ "c6-isoflop": isoflop, "c6-budget": budget, "c6-device": device, "c6-own-isoflop": ownIsoflop });
+})();
