@@ -396,7 +396,7 @@ def _check_blocks(state: StateCore) -> None:
 def widget_plugin(md: MarkdownIt) -> None:
     """```{widget} NAME + YAML options -> <div class="widget" ...> holding the build-time rendering."""
     md.core.ruler.push("course_widgets", _resolve_widgets)
-    default_fence = cast(RendererHTML, md.renderer).rules.get("fence")
+    default_fence = cast(RendererHTML, md.renderer).rules["fence"]
 
     def fence(self, tokens, idx, options, env):
         token = tokens[idx]

@@ -346,16 +346,16 @@ def step_time(ledger: Ledger, lay: Layout, dev: Device, fab: Fabric, comm: dict[
     if dev.bf16_flops is None:
         raise ValueError(f"{dev.name} 没有 BF16 张量核，估不出训练时间")
     comm = per_step_comm(ledger, lay) if comm is None else comm
-    flops, extra = step_flops(ledger, lay) if flops is None else flops
+    matmul, extra = step_flops(ledger, lay) if flops is None else flops
     peak = dev.bf16_flops
-    compute = Fraction(flops + extra, lay.gpus * peak)
+    compute = Fraction(matmul + extra, lay.gpus * peak)
     links = group_links(lay, fab)
     bw = {"nvlink": fab.nvlink, "network": fab.network}
     secs = {k: Fraction(comm[k]) / bw[links[k]] for k in SERIAL + OVERLAPPED}
     bub = bubble(lay.pp, lay.micro_batches, chunks)
     busy = (compute + sum((secs[k] for k in secs if k not in hidden), Fraction(0))) / (1 - bub)
     step = max(busy, sum((secs[k] for k in hidden), Fraction(0)))
-    return Timing(compute, secs, links, bub, step, Fraction(flops, lay.gpus * peak) / step, flops)
+    return Timing(compute, secs, links, bub, step, Fraction(matmul, lay.gpus * peak) / step, matmul)
 
 
 # -- the planner --------------------------------------------------------------------------------------------------

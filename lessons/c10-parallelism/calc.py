@@ -57,6 +57,7 @@ def layout_cells(lay: P.Layout) -> dict:
 
 def plan_row(p: P.Plan) -> dict:
     t = p.timing
+    assert t is not None   # (a row is a layout that fits, and the planner times every one that fits)
     top = max(P.SERIAL + P.OVERLAPPED, key=lambda k: t.comm[k])
     return {**layout_cells(p.layout), "memory": fixed(Fraction(p.memory["total"], GB), 1),
             "comm": fixed(Fraction(p.comm["total"], GB), 1), "bubble": pct(t.bubble),

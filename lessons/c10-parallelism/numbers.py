@@ -170,6 +170,7 @@ def _deepseek(reg, mn) -> None:
     implied = tokens * Sym("GPU 小时", DS["hours"]) * Const(3600) / (Const(10 ** 12) * Sym("卡", DS["gpus"]))
     reg.add("c10.ds.implied", "按报告的 GPU 小时倒推的每步秒数", implied, sources=pub + (f"{DS_SRC}第 1 节",),
             kind="ratio", style="x1")
+    assert dev.bf16_flops is not None   # (the H100 has BF16 tensor cores: devices.py)
     reg.add("c10.ds.implied_mfu", "按报告的 GPU 小时倒推的 MFU（以 BF16 峰值计）",
             value=Fraction(exposed.flops, DS["gpus"] * dev.bf16_flops) / implied.value, sources=src,
             kind="ratio", style="pct")

@@ -18,6 +18,7 @@ from fractions import Fraction
 
 from ...expr import Const, Sym
 from ...ledger import forks as F
+from ...ledger import views
 from ...toolkit.model_numbers import LEDGER
 from . import FORK_MODELS
 
@@ -103,7 +104,7 @@ def _model(reg, alias: str, mn) -> None:
                 Sym("MTP", m["params"]) / Sym("总参数", L.total), kind="ratio", style="pct",
                 sources=(mn.where + LEDGER,))
         reg.add(f"{p}.mtp_flops_share", f"{mn.name}：多预测一个 token 的 MTP 前向计算，占主模型每 token 权重计算的比例",
-                value=Fraction(m["flops_per_token"]) / Fraction(F.param_flops_per_token(L)), kind="ratio",
+                value=Fraction(m["flops_per_token"]) / Fraction(views.param_flops_per_token(L)), kind="ratio",
                 style="pct", sources=(mn.where + LEDGER + "：2 × MTP 模块里一个 token 经过的矩阵权重",))
     costs = F.stability_params(L)
     for key, label in (("qk_norm", "QK-norm（q_norm、k_norm）的参数"), ("sinks", "注意力 sinks 的参数"),
