@@ -5,6 +5,11 @@ STAMP := .cache/setup-stamp
 # Python may cache compiled modules (and pytest its rewritten test modules) in __pycache__/ (git-ignored): a shell
 # that sets PYTHONDONTWRITEBYTECODE recompiles everything in every process, ~6 s of CPU per test run and per build.
 unexport PYTHONDONTWRITEBYTECODE
+# A target's own time, printed at its end (`make check`): the wall time since make started, and the CPU time of all
+# it ran, from /proc: the user + system ticks of make's finished children (lint ...) and of this shell's (pytest).
+START_NS := $(shell date +%s%N)
+TIMES = awk -v t0=$(START_NS) -v now=$$(date +%s%N) '{ cpu += ($$16 + $$17) / 100 } \
+	END { printf "make $@: %.1f s wall, %.1f s CPU\n", (now - t0) / 1e9, cpu }' /proc/$$PPID/stat /proc/$$$$/stat
 
 .PHONY: setup chromium runtime tokenizers build serve dev dist lint check test bench clean
 
@@ -42,13 +47,17 @@ dev: runtime         ## build, serve on http://127.0.0.1:$(PORT)/, rebuild on ev
 dist: build          ## the folder to publish: _dist/ (hashed runtime folder, .gz/.br copies); see docs/publishing.md
 	$(PYTHON) -m sitegen.dist
 
-lint: setup          ## the style gate: ruff (lint, import order) and mypy, configured in pyproject.toml
+lint: setup          ## the style gate: ruff (lint, import order) and mypy, configured in pyproject.toml (mypy through
+                     ## tests/typecheck.py, which adds each lesson folder's Python under its package name)
 	$(PYTHON) -m ruff check .
-	$(PYTHON) -m mypy
+	$(PYTHON) -m tests.typecheck
 
-check: lint runtime tokenizers  ## the fast loop: every test but the browser and transformers ones (markers: tests/conftest.py),
-                     ## in one process per core; a module's tests stay together (its module fixtures are built once)
-	$(PYTHON) -m pytest tests lessons -m "not browser and not hf" -n auto --dist loadfile $(CHECK_ARGS)
+check: lint runtime tokenizers  ## the fast loop: every test but the browser, transformers and slow ones (markers:
+                     ## tests/conftest.py; slow: kills of real builds, subprocess builds, the load test, finite-difference
+                     ## and witness sweeps), in one process per core; a module's tests stay together (its module fixtures
+                     ## are built once); it ends with its own wall and CPU time
+	$(PYTHON) -m pytest tests lessons -m "not browser and not hf and not slow" -n auto --dist loadfile $(CHECK_ARGS); \
+	  status=$$?; $(TIMES); exit $$status
 
 test: lint runtime tokenizers chromium   ## the whole test suite (engine, build, HF cross-check, browser tests)
 	$(PYTHON) -m pytest tests lessons $(TEST_ARGS)
