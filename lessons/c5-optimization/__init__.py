@@ -6,7 +6,9 @@ the build answered them ahead of time (``states``: the race from the stored runs
 Schedule), and run the live training and the baseline's first step in the page's training worker
 (site/static/js/train-c5.js), through the entry points declared here.
 """
+from ...exercise import exercise
 from ...widget import Lesson, Widget
+from .exercises import SOLUTION as _C5_ADAMW_STEP_SOLUTION
 
 _JS = "script.js"
 
@@ -24,5 +26,11 @@ LESSON = Lesson(
                script=_JS, needs=("training.js", "charts.js"),
                calls={"c5_train_start": "widgets:train_start", "c5_train_step": "widgets:train_step",
                       "c5_train_speak": "widgets:train_speak"}),
+        exercise("c5-adamw-step", function="adamw_step",
+                 params=("p", "g", "m", "v", "t", "lr", "beta1", "beta2", "eps", "weight_decay"),
+                 reference="experiments.lessons.c5_optimization.exercises:adamw_step",
+                 cases="experiments.lessons.c5_optimization.exercises:adamw_cases",
+                 compare="arrays", solution=_C5_ADAMW_STEP_SOLUTION,
+                 title="练习：写出 AdamW 的一步"),
     ),
 )
