@@ -4,7 +4,9 @@ calc.py holds the calculators (the browser's experiments.api:c9_* and the build'
 training-memory ledger (experiments/ledger/training.py), widgets.py the build-time views and the states the build
 answers ahead of time, numbers.py the lesson's numbers (c9.*). Each widget's defaults are declared here, once.
 """
+from ...exercise import exercise
 from ...widget import Lesson, Widget
+from .exercises import SOLUTION as _C9_ZERO_BYTES_SOLUTION
 
 _C9 = "script.js"
 STEP_MODELS = ["baseline", "gpt2", "llama7b", "qwen3_8b", "anchor", "qwen3_30b_a3b", "deepseek_v3"]
@@ -27,5 +29,11 @@ LESSON = Lesson(
         Widget("c9-measured", "c9_measured.html", "widgets:measured_view", MEASURED_DEFAULTS, script=_C9,
                states="widgets:measured_states",
                calls={"c9_measure": "calc:measure", "c9_predicted": "calc:predicted"}),
+        exercise("c9-zero-bytes", function="zero_state_bytes",
+                 params=("params", "stage", "dp"),
+                 reference="experiments.ledger.training:zero_model_states",
+                 cases="experiments.lessons.c9_training_memory.exercises:zero_cases",
+                 compare="number", rtol=0.0, solution=_C9_ZERO_BYTES_SOLUTION,
+                 title="练习：一张卡上的模型状态有多少字节"),
     ),
 )
