@@ -4,7 +4,9 @@ numbers.py holds the lesson's own numbers (c4.*); widgets.py what each widget sh
 the browser's recomputation, through the same functions) and, in ``states``, which answers the build computes
 ahead of time so the pickers answer before Python is loaded.
 """
+from ...exercise import exercise
 from ...widget import Lesson, Widget
+from .exercises import SOLUTION as _C4_CLASSIC_ESTIMATE_SOLUTION
 
 _C4 = "script.js"
 
@@ -34,5 +36,11 @@ LESSON = Lesson(
         # it draws its crossover chart and its numbers' derivations in the browser
         Widget("byo-config", "byo_config.html", "widgets:byo_config_view", {"example": "anchor", "compare": ["gpt2"]},
                script=_C4, needs=("derivation.js", "charts.js"), calls={"byo_views": "widgets:byo_views_call"}),
+        exercise("c4-classic-estimate", function="classic_estimate",
+                 params=("config",),
+                 reference="experiments.lessons.c4_transformer_block.exercises:classic",
+                 cases="experiments.lessons.c4_transformer_block.exercises:classic_cases",
+                 compare="number", rtol=0.0, solution=_C4_CLASSIC_ESTIMATE_SOLUTION,
+                 title="练习：从 config 算经典估算"),
     ),
 )
