@@ -7,7 +7,9 @@ the layer types of hybrid configs the engine does not read. The decode-bandwidth
 toolkit's (experiments/toolkit/decode.py: step_weights, StepWeights.touched_extra / read), and the expert controls
 change the config keys the engine's MoE facts name.
 """
+from ...exercise import exercise
 from ...widget import Lesson, Widget
+from .exercises import SOLUTION as _C11_ACTIVE_PARAMS_SOLUTION
 
 _C11 = "script.js"
 MOE_MODELS = ["qwen3_30b_a3b", "qwen3_235b_a22b", "deepseek_v3", "gpt_oss_120b", "qwen3_next_80b_a3b",
@@ -32,5 +34,11 @@ LESSON = Lesson(
         Widget("c11-recall", "c11_recall.html", "widgets:recall_view", RECALL_DEFAULTS, script=_C11,
                needs=("charts.js",), states="widgets:recall_states",
                calls={"c11_recall": "recall:recall_experiment"}),
+        exercise("c11-active-params", function="active_params",
+                 params=("backbone", "moe_layers", "experts", "top_k", "hidden", "expert_ffn"),
+                 reference="experiments.lessons.c11_moe_linear_attention.exercises:active",
+                 cases="experiments.lessons.c11_moe_linear_attention.exercises:active_cases",
+                 compare="number", rtol=0.0, solution=_C11_ACTIVE_PARAMS_SOLUTION,
+                 title="练习：每个 token 用到多少参数"),
     ),
 )
