@@ -8,7 +8,9 @@ not, their share of all parameters, from the ledger engine); c2-speak lets the s
 prompt under greedy, temperature, top-k and top-p decoding, shows the next-token distribution, and trains the same
 architecture from scratch in the page's training worker (site/static/js/train-c2.js), speaking every few steps.
 """
+from ...exercise import exercise
 from ...widget import Lesson, Widget
+from .exercises import SOLUTION as _C2_TOP_P_SOLUTION
 from .numbers import SPEAK_PROMPT
 
 LESSON = Lesson(
@@ -21,5 +23,12 @@ LESSON = Lesson(
                       "c2_train_step": "widgets:train_step", "c2_train_speak": "widgets:train_speak"},
                script_keys=("line",)),   # the live run's log rows: the script writes each continuation
         Widget("c2-heads", "c2_heads.html", "widgets:heads_view", {}),
+        exercise("c2-top-p", function="sample_top_p",
+                 params=("logits", "temperature", "top_p", "rng"),
+                 reference="experiments.lessons.c2_next_token.exercises:distribution",
+                 cases="experiments.lessons.c2_next_token.exercises:sampler_cases",
+                 compare="distribution", rtol=1e-6, draws=2000,
+                 test="experiments.train.speculative:chi_square", solution=_C2_TOP_P_SOLUTION,
+                 title="练习：自己写 top-p 采样"),
     ),
 )
