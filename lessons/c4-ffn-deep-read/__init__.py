@@ -8,7 +8,9 @@ describe a widget's first state read these dictionaries.
 """
 from typing import Any
 
+from ...exercise import exercise
 from ...widget import Lesson, Widget
+from .exercises import SOLUTION as _C4FFN_SWIGLU_COUNT_SOLUTION
 
 _FFN = "script.js"
 _EXTRA = "script.js"
@@ -56,5 +58,11 @@ LESSON = Lesson(
                states="extra:depth_width_states",
                calls={"ffn_depth_width_table": "extra:depth_width_table",
                       "ffn_depth_width_now": "extra:depth_width_now"}),
+        exercise("c4ffn-swiglu-count", function="swiglu_ffn_params",
+                 params=("hidden", "intermediate", "n_layers"),
+                 reference="experiments.lessons.c4_ffn_deep_read.exercises:ffn",
+                 cases="experiments.lessons.c4_ffn_deep_read.exercises:ffn_cases",
+                 compare="number", rtol=0.0, solution=_C4FFN_SWIGLU_COUNT_SOLUTION,
+                 title="练习：数一个模型的 SwiGLU FFN"),
     ),
 )
