@@ -5,7 +5,9 @@ build-time views and the states the build answers ahead of time, numbers.py the 
 the IsoFLOP fit of the course trainer's own grid (data/train_isoflop.json). The fits' formulas are
 experiments/toolkit/scaling.py's. Each widget's defaults are declared here, once.
 """
+from ...exercise import exercise
 from ...widget import Lesson, Widget
+from .exercises import SOLUTION as _C6_CHINCHILLA_OPTIMUM_SOLUTION
 
 _C6 = "script.js"
 # budgets the explorer's slider stops at: 1 and 3 per decade from 10^15 (the course baseline's scale) to 10^26,
@@ -35,5 +37,11 @@ LESSON = Lesson(
                needs=("training.js", "charts.js"),
                calls={"c6_own_refit": "widgets:own_refit", "c6_own_start": "widgets:own_start",
                       "c6_own_step": "widgets:own_step"}),
+        exercise("c6-chinchilla-optimum", function="chinchilla_optimum",
+                 params=("C", "A", "B", "alpha", "beta"),
+                 reference="experiments.lessons.c6_model_size.exercises:optimum",
+                 cases="experiments.lessons.c6_model_size.exercises:optimum_cases",
+                 compare="arrays", rtol=1e-9, solution=_C6_CHINCHILLA_OPTIMUM_SOLUTION,
+                 title="练习：算力最优的闭式解"),
     ),
 )
