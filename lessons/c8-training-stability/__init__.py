@@ -7,7 +7,9 @@ and the same run live in the page's training worker, site/static/js/train-c8.js)
 devices the course's configs use, and final loss against learning rate for each fix with the deeper model's
 Post-LN runs (data/train_lr_sweep.json, `python -m experiments.train.runs --group lr_sweep`).
 """
+from ...exercise import exercise
 from ...widget import Lesson, Widget
+from .exercises import SOLUTION as _C8_Z_LOSS_SOLUTION
 
 LESSON = Lesson(
     numbers="numbers:register",
@@ -18,5 +20,11 @@ LESSON = Lesson(
                calls={"c8_train_start": "widgets:train_start", "c8_train_step": "widgets:train_step"}),
         Widget("c8-devices", "c8_devices.html", "widgets:devices_view", {}),
         Widget("c8-lr-sweep", "c8_lr_sweep.html", "widgets:lr_sweep_view", {}),
+        exercise("c8-z-loss", function="objective_with_z_loss",
+                 params=("logits", "targets", "z_coeff"),
+                 reference="experiments.lessons.c8_training_stability.exercises:objective",
+                 cases="experiments.lessons.c8_training_stability.exercises:z_loss_cases",
+                 compare="number", rtol=1e-9, solution=_C8_Z_LOSS_SOLUTION,
+                 title="练习：加上 z-loss 的训练目标"),
     ),
 )
