@@ -4,7 +4,9 @@ calc.py words the engine's fork cards and cost models (experiments/ledger/forks.
 holds the lesson's numbers (c15.*), widgets.py the build-time views and the states the build answers ahead of
 time. Each widget's defaults are declared here, once.
 """
+from ...exercise import exercise
 from ...widget import Lesson, Widget
+from .exercises import SOLUTION as _C15_KV_BYTES_SOLUTION
 
 _C15 = "script.js"
 # the fork map's rows: this year's releases beside the course's earlier models (aliases from data/course.json or
@@ -32,5 +34,11 @@ LESSON = Lesson(
                states="widgets:context_states", calls={"c15_context": "calc:context_rows"}),
         Widget("c15-what-if", "c15_what_if.html", "widgets:what_if_view", WHAT_IF_DEFAULTS, script=_C15,
                states="widgets:what_if_states", calls={"c15_what_if": "calc:what_if_view"}),
+        exercise("c15-kv-bytes", function="kv_cache_bytes",
+                 params=("n_layers", "n_kv_heads", "head_dim", "tokens", "bytes_per_elem"),
+                 reference="experiments.lessons.c15_architecture_forks.exercises:kv",
+                 cases="experiments.lessons.c15_architecture_forks.exercises:kv_cases",
+                 compare="number", rtol=0.0, solution=_C15_KV_BYTES_SOLUTION,
+                 title="练习：一条岔路的 KV 缓存"),
     ),
 )
