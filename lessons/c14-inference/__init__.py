@@ -9,9 +9,7 @@ is experiments/train/speculative.py, measured by `python -m experiments.train.ru
 """
 from ...widget import Lesson, Widget
 
-SERVE_MODELS = ["llama7b", "qwen3_8b", "anchor", "llama70b", "qwen3_30b_a3b", "qwen3_235b_a22b", "deepseek_v3",
-                "gpt_oss_120b"]
-SERVE_DEFAULTS = {"models": SERVE_MODELS, "model": "qwen3_8b", "device": "80", "scheme": "BF16", "kv": "BF16",
+SERVE_DEFAULTS = {"model": "qwen3_8b", "device": "80", "scheme": "BF16", "kv": "BF16",
                   "context": 4096, "batch": 16, "used": 1000}
 SPEC_DEFAULTS = {"prompt": "子曰：“", "gamma": 4, "seed": 0}
 

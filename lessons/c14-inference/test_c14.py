@@ -11,9 +11,9 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from experiments.lessons.c14_inference import calc, numbers, widgets
 
 from experiments.format import gb, ms, n
+from experiments.lessons.c14_inference import calc, numbers, widgets
 from experiments.toolkit import devices as DV
 from experiments.toolkit import serving as S
 from experiments.train import speculative as SP
@@ -151,23 +151,27 @@ def test_speculate_bounds_the_prompt_and_names_dropped_characters():
 
 def test_states_cover_the_enumerable_controls():
     from experiments.lessons.c14_inference import SERVE_DEFAULTS, SPEC_DEFAULTS
-
     from experiments.widget import model_ref
+
+    aliases = ["qwen3_8b", "llama7b", "deepseek_v3"]
 
     class Data:
         def model(self, alias, key="model"):
             return alias, None
+
+        def choices(self):
+            return [(a, None) for a in aliases]
 
         def option_error(self, *a):
             return ValueError(a)
 
     states = widgets.serve_states(SERVE_DEFAULTS, Data())
     args = [a for _, a in states]
-    assert {json.dumps(a[0]) for a in args} == {json.dumps(model_ref(m)) for m in SERVE_DEFAULTS["models"]}
+    assert {json.dumps(a[0]) for a in args} == {json.dumps(model_ref(m)) for m in aliases}
     assert {a[1] for a in args} == {k for k, d in DV.DEVICES.items() if d.bf16_flops}
     assert {a[2] for a in args} == set(S.SCHEMES) and {a[3] for a in args} == set(S.KV_BYTES)
     assert {a[4] for a in args} == {str(c) for c in calc.CONTEXT_CHOICES}
     assert all(isinstance(v, str) for a in args for v in a[1:])
     spec = widgets.speculate_states(SPEC_DEFAULTS, Data())
     assert [a[1] for _, a in spec] == [str(g) for g in range(1, SP.GAMMA_MAX + 1)]
-    assert numbers.MODEL in SERVE_DEFAULTS["models"]
+    assert numbers.MODEL == SERVE_DEFAULTS["model"]

@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 
 import pytest
-from experiments.lessons.c14_inference import calc
 
 from browser_fixtures import change, open_lesson, open_without_python, updates, wait_update
+from experiments.lessons.c14_inference import calc
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "c14-inference.html"

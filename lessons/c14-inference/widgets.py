@@ -18,10 +18,9 @@ SPECULATIVE = data_ref("train_speculative")  # the draft and the stored measurem
 
 
 def _serve_models(o: dict, data) -> list:
-    models = [data.model(a, key="models") for a in o["models"]]
-    if o["model"] not in dict(models):
-        raise data.option_error("model", "one of the aliases in 'models'", o["model"])
-    return models
+    """Every model in data/models (the picker's options), the chosen one checked."""
+    data.model(o["model"])
+    return data.choices()
 
 
 def _serve_args(o: dict, **change) -> list:
