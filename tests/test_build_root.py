@@ -1,0 +1,64 @@
+"""The build takes everything from the root it is given (issue #47 part 6): a lesson's Python, its templates, its
+Markdown, its script and the data are read from that root, and nothing is kept from one build to the next. So one
+process builds a modified copy of the course and then the course itself, and each site is its own.
+
+In a temporary copy of the course, lesson C9's numbers.py registers one more number, its Markdown cites it, one of
+its widget templates and its script gain a line each; the copy is built in this process (build.main, as
+`python build.py --root COPY` would), then the course itself, and then the copy again.
+"""
+from __future__ import annotations
+
+import json
+
+from build_fixtures import REPO, copy_course, run_build
+
+LESSON = "lessons/c9-training-memory"
+PROBE_NUMBER = "c9.copy_probe"
+PROBE_VALUE = 4242                  # (shown as 4,242)
+PROBE_TEMPLATE = "副本里的模板"
+PROBE_SCRIPT = "courseCopyProbe"
+
+
+def _append(path, text: str) -> None:
+    path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
+
+
+def _modified_copy(tmp_path):
+    root = copy_course(tmp_path, fixture_lessons=False)
+    _append(root / LESSON / "numbers.py", f'''
+
+_register = register
+
+
+def register(reg, models, course=None, data=None) -> None:   # (the copy's one more number)
+    _register(reg, models, course=course, data=data)
+    reg.add("{PROBE_NUMBER}", "副本里多出的一个数", value={PROBE_VALUE}, sources=("测试",))
+''')
+    _append(root / LESSON / "lesson.md", f"\n副本里多出的一个数：{{n}}`{PROBE_NUMBER}`。\n")
+    _append(root / LESSON / "templates" / "c9_korthikanti.html", f'<p class="copy-probe" hidden>{PROBE_TEMPLATE}</p>\n')
+    _append(root / LESSON / "script.js", f"\nwindow.{PROBE_SCRIPT} = 1;\n")
+    return root
+
+
+def _site(result) -> tuple[str, str, dict]:
+    """(the C9 page, its script file, numbers.json) of a build."""
+    assert result.returncode == 0, result.stderr
+    page = (result.out / "c9-training-memory.html").read_text(encoding="utf-8")
+    (script,) = [s for s in page.split('"') if s.startswith("static/js/page-")]
+    numbers = json.loads((result.out / "numbers.json").read_text(encoding="utf-8"))
+    return page, (result.out / script).read_text(encoding="utf-8"), numbers
+
+
+def _has_probes(page: str, script: str, numbers: dict) -> list[bool]:
+    return [PROBE_NUMBER in json.dumps(numbers), "4,242" in page, PROBE_TEMPLATE in page, PROBE_SCRIPT in script]
+
+
+def test_a_modified_copy_and_the_course_build_in_one_process(tmp_path):
+    copy = _modified_copy(tmp_path / "copy")
+    first = _site(run_build(copy, runtime=False))
+    assert _has_probes(*first) == [True, True, True, True]       # the copy's Python, Markdown, template, script
+    course = _site(run_build(REPO, tmp_path / "course-site", runtime=False))
+    assert _has_probes(*course) == [False, False, False, False]  # the course's own, nothing of the copy's
+    again = _site(run_build(copy, tmp_path / "copy-again", runtime=False))
+    assert _has_probes(*again) == [True, True, True, True]
+    assert again[0] == first[0]
