@@ -4,7 +4,7 @@ Names are ``<model>.<quantity>`` where <model> is an alias from data/course.json
 for any other model, its id with dots and dashes turned into underscores (``qwen3_235b_a22b``). The generic
 quantities of every model and the cited figures (``cited.<name>``, data/citations.json) come from the toolkit
 (experiments/toolkit/model_numbers.py), with the few numbers several lessons cite
-(experiments/toolkit/shared_numbers.py); each lesson's package in experiments/lessons/ adds its own derived
+(experiments/toolkit/shared_numbers.py); each lesson's package (lessons/<id>/) adds its own derived
 numbers. This module sits above the lessons: it is the one place that puts both together.
 """
 from __future__ import annotations

@@ -1,10 +1,12 @@
 """How a lesson declares its widgets, once: name, defaults, build-time view, browser entry points, template, script.
 
-A lesson package (experiments/lessons/<lesson>/) holds ``LESSON = Lesson(...)``; experiments/lessons/__init__.py
-discovers every such package, so nothing is listed by hand anywhere else. From the declarations:
+A lesson's folder (lessons/<id>/, the package experiments.lessons.<id with - as _>) holds ``LESSON =
+Lesson(...)``; experiments/lessons/__init__.py discovers every such folder, so nothing is listed by hand anywhere
+else. From the declarations:
 - the build (sitegen/widgets.py) fills each ```` ```{widget} NAME ```` block: options = defaults + the block's YAML,
-  values = view(options, data), HTML = site/templates/widgets/<template> rendered with those values, and the page
-  loads the widget's script (site/static/js/<script>) after the shared core (widgets.js) and before charts.js;
+  values = view(options, data), HTML = <template> (the lesson's templates/, else site/templates/widgets/) rendered
+  with those values, and the page loads the widget's script (the lesson's script.js, or one in site/static/js/)
+  after the shared core (widgets.js) and before charts.js;
 - the browser (experiments/api.py) answers ``experiments.api:NAME`` for every entry point a widget declares in
   ``calls``, with the same functions;
 - the worker warms the modules those entry points live in (api.warm_modules), in declaration order;
@@ -47,10 +49,10 @@ class OptionError(CourseError):
 @dataclass(frozen=True)
 class Widget:
     name: str                                   # ```{widget} NAME in a lesson
-    template: str                               # site/templates/widgets/<template>
+    template: str                               # in the lesson's templates/, else site/templates/widgets/
     view: str                                   # "module:function": view(options, data) -> template values
     defaults: Mapping[str, Any] = field(default_factory=dict)   # the first state; the browser's too
-    script: str | None = None                   # site/static/js/<script> makes it live; None: static as built
+    script: str | None = None                   # "script.js" (its lesson's) makes it live; None: static as built
     needs: tuple[str, ...] = ()                 # other scripts it uses, e.g. ("derivation.js", "charts.js")
     calls: Mapping[str, str] = field(default_factory=dict)      # browser entry point -> "module:function"
     states: str | None = None                   # "module:function": states(options, data) -> [(call, args)]

@@ -5,7 +5,7 @@ one-line summary. The home page lists the planned chapters without a link and sa
 ends; every lesson page steps to its written neighbours along the outline and names the unwritten chapters the
 step passes over. C4's data-flow tracker and every lesson's ② 从已有出发 tie what they build on to the chapter
 that teaches it: a written chapter is linked, a planned one is named as not written yet, and a tracker stage is
-shown as learned only where a written chapter before C4 teaches it (experiments/lessons/c4_transformer_block/
+shown as learned only where a written chapter before C4 teaches it (lessons/c4-transformer-block/
 widgets.py, stage_status). What a lesson's prose may call done or still to come is tests/test_chapter_order.py.
 """
 from __future__ import annotations

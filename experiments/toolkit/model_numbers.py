@@ -4,7 +4,7 @@ these, the cited figures and every lesson's own: experiments/course_numbers.py).
 Names are ``<model>.<quantity>`` where <model> is an alias from data/course.json (``anchor``, ``gpt2`` ...) or,
 for any other model, its id with dots and dashes turned into underscores (``qwen3_235b_a22b``). Generic
 quantities exist for every model (totals, FFN shares, the classic estimate and its gap, compute crossover, KV
-cache); each lesson's package in experiments/lessons/ adds its own derived numbers. Cited figures that cannot be
+cache); each lesson's package (lessons/<id>/) adds its own derived numbers. Cited figures that cannot be
 derived from a config come from data/citations.json as ``cited.<name>`` with their source.
 
 What a learner reads about a number's origin is Chinese and about the course: a model's numbers name "<模型名> 的

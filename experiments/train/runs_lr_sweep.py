@@ -5,7 +5,7 @@ Wortsman et al. 2023 ("Small-scale proxies for large-scale Transformer training 
 judge a stability intervention by its final loss against the learning rate: a fix that matters lets a wider range
 of learning rates train. Their summary is the LR sensitivity, the expected deviation from the best loss over the
 swept range, E_lr[min(loss(lr), loss_0) - min_lr loss(lr)], with loss_0 the loss at initialisation (a diverged
-run counts as loss_0); the lesson computes it from this file (experiments/lessons/c8_training_stability/calc.py).
+run counts as loss_0); the lesson computes it from this file (lessons/c8-training-stability/calc.py).
 
 - sweep: the stability grid's small live model and schedule (runs_stability.spec: AdamW, cosine to 10%, clipping
   at 1.0, runs_stability.STEPS steps) with no fix and with each fix of FIXES alone (and all of them at once), at

@@ -1,4 +1,4 @@
-"""Lesson C11 MoE 与线性注意力：总参数与激活参数分家 (lessons/c11-moe-linear-attention.md).
+"""Lesson C11 MoE 与线性注意力：总参数与激活参数分家 (lesson.md).
 
 calc.py holds the calculators (the build's first states and answers, and the browser's), numbers.py the
 lesson's numbers (c11.*), widgets.py the build-time views. Each widget's defaults are declared here, once.

@@ -1,5 +1,5 @@
 """Lesson C11 (MoE 与线性注意力): every figure the lesson cites, recomputed here from the configs, independently of
-experiments/lessons/c11_moe_linear_attention.
+this folder's Python.
 
 The test reads data/models/*/config.json itself and recounts each quantity from its config keys (or, where only a
 tensor tree can say it, from the ledger tree's leaves with its own walk), then compares with the number the page

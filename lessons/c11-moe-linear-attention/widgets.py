@@ -1,7 +1,7 @@
 """C11's widgets at build time: each view computes the widget's first state with calc.py (the functions the browser
 calls as experiments.api:c11_*); each ``states`` lists, where a control has few enough positions, every call those
 positions make, which the build answers ahead of time (sitegen/widgets.py), so the page answers those controls
-before the browser's Python is ready. site/static/js/widgets-c11.js makes the markup live.
+before the browser's Python is ready. script.js (this folder) makes the markup live.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Lesson C15 分歧：2026 年的架构岔路 (lessons/c15-architecture-forks.md).
+"""Lesson C15 分歧：2026 年的架构岔路 (lesson.md).
 
 calc.py words the engine's fork cards and cost models (experiments/ledger/forks.py) for the widgets, numbers.py
 holds the lesson's numbers (c15.*), widgets.py the build-time views and the states the build answers ahead of

@@ -4,7 +4,7 @@ The lesson's prose is rendered the way the build renders it (sitegen.markdown wi
 widgets, which draw their own tables, are left empty) and its number spans are counted: every fork carries its
 cache, FLOPs and parameters for each model that takes it, so the prose shows at least 80. A few of those figures
 are then recounted from the configs' own keys (data/models/*/config.json read here), not through the engine or
-experiments/lessons/c15_architecture_forks.
+this folder's Python.
 """
 from __future__ import annotations
 

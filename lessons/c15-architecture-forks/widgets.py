@@ -1,7 +1,7 @@
 """C15's widgets at build time: each view computes the first state with calc.py (the functions the browser calls as
 experiments.api:c15_*), and each ``states`` lists what the enumerable controls ask (the map's order, every stop of
 the context slider, every model with each of its swaps at the built context), so the page answers them before the
-browser's Python is ready. site/static/js/widgets-c15.js makes the markup live.
+browser's Python is ready. script.js (this folder) makes the markup live.
 """
 from __future__ import annotations
 

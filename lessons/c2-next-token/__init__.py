@@ -1,4 +1,4 @@
-"""Lesson C2 从向量到下一个 token (lessons/c2-next-token.md): its numbers and its two widgets.
+"""Lesson C2 从向量到下一个 token (lesson.md): its numbers and its two widgets.
 
 The numbers (numbers.py, c2.*) come from the trainer's stored speaker model (data/train_speaker.json, made by
 `python -m experiments.train.runs --group speaker`), from the trainer's own functions (softmax cross-entropy and
@@ -6,7 +6,7 @@ its gradient, the embedding lookup) and from the published configs (tied and unt
 The widgets (widgets.py): c2-heads, a static table of every course model's embedding and output head (tied or
 not, their share of all parameters, from the ledger engine); c2-speak lets the stored model continue a learner's
 prompt under greedy, temperature, top-k and top-p decoding, shows the next-token distribution, and trains the same
-architecture from scratch in the page's training worker (site/static/js/train-c2.js), speaking every few steps.
+architecture from scratch in the page's training worker (script.js), speaking every few steps.
 """
 from ...exercise import exercise
 from ...widget import Lesson, Widget

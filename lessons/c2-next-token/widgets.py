@@ -4,7 +4,7 @@
   build for the first state) continues a prompt (experiments.toolkit.speak: settings clamped, unknown characters
   dropped, the distribution's chart);
 - train_start / train_step / train_speak: the same architecture trained from scratch in the page's training worker
-  (site/static/js/train-c2.js, one step per call), and its continuation of the learner's prompt every few steps.
+  (script.js, one step per call), and its continuation of the learner's prompt every few steps.
 Every string a learner reads is formatted here or in experiments.toolkit.speak.
 """
 from __future__ import annotations

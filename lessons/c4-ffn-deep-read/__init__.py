@@ -1,4 +1,4 @@
-"""Lesson C4+ FFN 精读 (lessons/c4-ffn-deep-read.md): its numbers, calculators and widgets.
+"""Lesson C4+ FFN 精读 (lesson.md): its numbers, calculators and widgets.
 
 calc.py holds the calculators (the same functions give the build's first state and the browser's answers),
 numbers.py the lesson's numbers (ffn.*), widgets.py the build-time views, browser entry points and the states the

@@ -313,7 +313,7 @@ def depth_width(budget, L, T, vocab=VOCAB) -> dict:
 
 
 # ==============================================================================================================
-# build-time views (templates site/templates/widgets/ffn_*.html)
+# build-time views (templates/ffn_*.html)
 # ==============================================================================================================
 def _scalar(data, o: dict, key: str):
     v = o[key]

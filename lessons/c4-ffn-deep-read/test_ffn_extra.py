@@ -1,6 +1,6 @@
 """Lesson C4+'s added parts (prefill vs decode, the FFN share formula, depth vs width) and the tracker's "solves"
 lines: every number against independent arithmetic or the ledger engine, on the built page as printed, and the
-widgets' build-time markup equal to experiments/lessons/c4_ffn_deep_read/extra.py's answers for the same inputs.
+widgets' build-time markup equal to this folder's extra.py's answers for the same inputs.
 """
 from __future__ import annotations
 

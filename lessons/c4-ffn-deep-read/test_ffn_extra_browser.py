@@ -3,7 +3,7 @@
 The course is built from the repo into a temporary folder and served on 127.0.0.1; one guarded page (console errors,
 page errors and requests to other hosts fail the module) loads the lesson. Each test changes a control the way a
 learner would, waits for the widget's "course:updated" event and compares what it shows with what
-experiments/lessons/c4_ffn_deep_read/extra.py answers in CPython for the same inputs, string for string.
+this folder's extra.py answers in CPython for the same inputs, string for string.
 """
 from __future__ import annotations
 

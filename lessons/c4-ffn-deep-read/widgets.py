@@ -1,6 +1,6 @@
 """FFN 精读's widgets at build time: each view computes a widget's first state with calc.py (the very functions the
 browser calls as experiments.api:ffn_*) from the options a lesson gives (over the defaults in __init__.py), and
-returns the values its template (site/templates/widgets/ffn_*.html) shows. site/static/js/widgets-ffn.js makes the
+returns the values its template (templates/ffn_*.html) shows. script.js (this folder) makes the
 same markup live.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Lesson C4 一个 Transformer 块：参数到底花在哪 (lessons/c4-transformer-block.md): its numbers and widgets.
+"""Lesson C4 一个 Transformer 块：参数到底花在哪 (lesson.md): its numbers and widgets.
 
 numbers.py holds the lesson's own numbers (c4.*); widgets.py what each widget shows (the build's first state and
 the browser's recomputation, through the same functions) and, in ``states``, which answers the build computes

@@ -1,4 +1,4 @@
-"""The bring-your-own-config box under hostile input, in Chromium (widgets-c4.js, experiments/ledger/jsontext.py).
+"""The bring-your-own-config box under hostile input, in Chromium (script.js, experiments/ledger/jsontext.py).
 
 - A JSON nested 10,000 levels deep (arrays or objects) gives a Chinese line saying it is nested too deeply, from
   the page's own check and from Python's alike (the text sent to the worker directly); the runtime is unharmed:

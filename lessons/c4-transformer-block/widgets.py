@@ -1,6 +1,6 @@
 """What each lesson widget shows, as plain JSON-ready data, computed from one ledger.
 
-The build renders these into HTML (site/templates/widgets/); the browser calls the very same functions through
+The build renders these into HTML (templates/); the browser calls the very same functions through
 experiments.api under Pyodide and writes the returned strings into the same places (site/static/js/widgets.js).
 Every string a learner reads - counts, shares, shapes, ratios, error messages - is formatted here, in Python, so
 build-time and in-browser pages cannot differ in a digit. Chart specs carry raw numbers for plotting and the
@@ -314,7 +314,7 @@ def byo_error(error: Exception) -> dict:
     return {"ok": False, "title": "无法计算这个 config：", "problems": [learner_message(error)]}
 
 
-# -- build-time views: (options, data) -> the values site/templates/widgets/<template> shows ----------------------
+# -- build-time views: (options, data) -> the values templates/<template> shows ----------------------
 def chapter_links(course: dict) -> dict:
     """Chapter id -> {title, href}: href is the lesson's page for a chapter data/course.json marks written (the
     build fails if its lesson is missing), None for a planned one."""
@@ -425,7 +425,7 @@ def byo_config_view(o: dict, data) -> dict:
 
 
 def byo_limits() -> dict:
-    """The box's bounds (experiments/ledger/jsontext.py), for widgets-c4.js to refuse a text at once, on the
+    """The box's bounds (experiments/ledger/jsontext.py), for script.js to refuse a text at once, on the
     page's thread, without reading it into the box or sending it to Python: the limits, and the Chinese lines
     Python gives for the same problems, with {n} where the size or depth goes."""
     from ...ledger import jsontext

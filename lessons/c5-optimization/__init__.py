@@ -1,10 +1,10 @@
-"""Lesson C5 优化：参数怎么更新得又快又稳 (lessons/c5-optimization.md): its numbers and widgets.
+"""Lesson C5 优化：参数怎么更新得又快又稳 (lesson.md): its numbers and widgets.
 
 The numbers (numbers.py, c5.*) come from the trainer (experiments/train/), its precomputed runs
 (data/train_runs.json) and cited figures; the widgets (widgets.py) show the precomputed runs and schedules as
 the build answered them ahead of time (``states``: the race from the stored runs, the schedules from the trainer's
 Schedule), and run the live training and the baseline's first step in the page's training worker
-(site/static/js/train-c5.js), through the entry points declared here.
+(script.js), through the entry points declared here.
 """
 from ...exercise import exercise
 from ...widget import Lesson, Widget

@@ -4,7 +4,7 @@ Build-time views read the precomputed runs (data/train_runs.json, made by `pytho
 and the schedules (experiments.train.schedule); the race and the schedule explorer are entry points whose every
 stop the build answers (states), the race's from the stored runs (sent as a data_ref placeholder); every string a
 learner reads is formatted here. The live run and
-the first-step panel run in the page's training worker (site/static/js/train-c5.js, a worker of its own), which
+the first-step panel run in the page's training worker (script.js, a worker of its own), which
 calls train_start / train_step / first_step below with the course's text, one step per message: the very code
 that made the precomputed runs.
 """

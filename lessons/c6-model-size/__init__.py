@@ -1,4 +1,4 @@
-"""Lesson C6 模型该多大 (lessons/c6-model-size.md): compute budgets, scaling laws and the course's real models on them.
+"""Lesson C6 模型该多大 (lesson.md): compute budgets, scaling laws and the course's real models on them.
 
 calc.py holds the calculators (the browser's experiments.api:c6_* and the build's first states), widgets.py the
 build-time views and the states the build answers ahead of time, numbers.py the lesson's numbers (c6.*), own_fit.py

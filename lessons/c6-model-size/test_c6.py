@@ -1,5 +1,5 @@
 """Lesson C6 (模型该多大): every figure it cites against the engine, recomputed here from the configs, the meta.yaml
-token figures and the cited coefficients (not through experiments/lessons/c6_model_size); the widgets' build-time
+token figures and the cited coefficients (not through this lesson's package); the widgets' build-time
 views and states against the calculators; the code cell run in CPython; the outline and the links to the lesson.
 """
 from __future__ import annotations

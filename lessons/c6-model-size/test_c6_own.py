@@ -1,5 +1,5 @@
 """Lesson C6's own IsoFLOP grid (data/train_isoflop.json, experiments/train/runs_isoflop.py) and its fit
-(experiments/lessons/c6_model_size/own_fit.py): the stored file is up to date with its inputs; the grid is what the
+(own_fit.py): the stored file is up to date with its inputs; the grid is what the
 module plans (>= 3 budgets, >= 3 sizes each, C = 6·N·D with N the trainer's own count); the fit recovers known
 exponents from synthetic grids; the lesson's c6.iso.* numbers and the widget's first state equal a recount from the
 stored runs made here with numpy's polyfit (not through own_fit); a rerun step in CPython reproduces a stored run.

@@ -1,7 +1,7 @@
 """C6's widgets at build time: each view computes the first state with calc.py (the functions the browser calls as
 experiments.api:c6_*), and ``states`` lists the calls of the enumerable controls (the explorer's budget stops, the
 calculator's GPU picker) so the page answers them before the browser's Python is ready.
-site/static/js/widgets-c6.js makes the markup live.
+script.js (this folder) makes the markup live.
 """
 from __future__ import annotations
 

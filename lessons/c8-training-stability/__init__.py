@@ -1,9 +1,9 @@
-"""Lesson C8 训练稳定性：warmup、归一化与 QK 约束 (lessons/c8-training-stability.md): its numbers and widgets.
+"""Lesson C8 训练稳定性：warmup、归一化与 QK 约束 (lesson.md): its numbers and widgets.
 
 The numbers (numbers.py, c8.*) come from the trainer's stability runs (data/train_stability.json, made by
 `python -m experiments.train.runs --group stability`), the course's model configs read by the ledger engine, and
 cited figures; the widgets (widgets.py): "break it, then fix it" (the precomputed run of every toggle setting,
-and the same run live in the page's training worker, site/static/js/train-c8.js), the table of stability
+and the same run live in the page's training worker, script.js), the table of stability
 devices the course's configs use, and final loss against learning rate for each fix with the deeper model's
 Post-LN runs (data/train_lr_sweep.json, `python -m experiments.train.runs --group lr_sweep`).
 """

@@ -2,7 +2,7 @@
 
 break_fix_view embeds the precomputed run of every toggle setting (data/train_stability.json): the page switches
 between them with no Python. train_start / train_step run the same setting live in the page's training worker
-(site/static/js/train-c8.js over training.js), one step per message, with the very code that made the stored
+(script.js over training.js), one step per message, with the very code that made the stored
 runs: on the same seed the live numbers are the stored ones within float32 rounding.
 """
 from __future__ import annotations

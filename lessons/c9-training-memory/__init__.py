@@ -1,4 +1,4 @@
-"""Lesson C9 一个参数几个字节：训练显存 (lessons/c9-training-memory.md): every byte of one training step.
+"""Lesson C9 一个参数几个字节：训练显存 (lesson.md): every byte of one training step.
 
 calc.py holds the calculators (the browser's experiments.api:c9_* and the build's first states) over the engine's
 training-memory ledger (experiments/ledger/training.py), widgets.py the build-time views and the states the build

@@ -2,7 +2,7 @@
 
 One guarded page (console errors, page errors and non-local requests fail the module) loads the lesson. Each test
 changes controls the way a learner would, waits for the widget's "course:updated" event and compares what the page
-shows with experiments/lessons/c9_training_memory/calc.py run here: the step's bar, verdict and rows (a built-in
+shows with this folder's calc.py run here: the step's bar, verdict and rows (a built-in
 model and a pasted config), the activations-over-length chart and table, and the trainer's real step run in the
 browser's Python, whose measured bytes must equal CPython's (the peak, which depends on numpy's temporaries, is
 not compared). The pickers and selects the build answered work while the runtime is held back; the URL keeps the

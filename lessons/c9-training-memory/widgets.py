@@ -1,7 +1,7 @@
 """C9's widgets at build time: each view computes the first state with calc.py (the functions the browser calls as
 experiments.api:c9_*); ``states`` lists the calls the build answers ahead of time (every listed model's first
 state, and each choice of every select for the first model, the others as built), so those controls answer before
-the browser's Python is ready. site/static/js/widgets-c9.js makes the markup live.
+the browser's Python is ready. script.js (this folder) makes the markup live.
 """
 from __future__ import annotations
 
