@@ -271,9 +271,11 @@ def lesson_package_problems(site: Site) -> list:
     folders = {_rel(site, folder / "__init__.py"): folder for folder in site.packages.folders.values()}
     quiet = {error.file for error, _ in found if error.file in folders and in_progress(site, folders[error.file])}
     if quiet:
-        site.declared = tuple(lesson for lesson in site.declared
-                              if widget_renderers.package_file(lesson.package, site.packages, site.root) not in quiet)
-        site.packages = dataclasses.replace(site.packages, lessons=site.declared)
+        def kept(lessons: tuple) -> tuple:
+            return tuple(lesson for lesson in lessons
+                         if widget_renderers.package_file(lesson.package, site.packages, site.root) not in quiet)
+        site.declared = kept(site.declared)
+        site.packages = dataclasses.replace(site.packages, lessons=kept(site.packages.lessons))
     return [(error, broken) for error, broken in found if error.file not in quiet]
 
 
@@ -295,7 +297,8 @@ def course_model_problems(site: Site) -> list[Problem]:
 
 
 def compute_numbers(site: Site) -> None:
-    if any(f.startswith(("data/models/", "experiments/")) or f in NUMBER_INPUTS for f in site.broken):
+    if any(f.startswith(("data/models/", "experiments/")) or f in NUMBER_INPUTS
+           or (f.startswith("lessons/") and f.endswith(".py")) for f in site.broken):   # (a lesson's Python)
         return  # the numbers would only repeat those problems (every lesson reference would be unknown)
     from experiments.course_numbers import compute_course
     try:

@@ -62,3 +62,31 @@ def test_a_modified_copy_and_the_course_build_in_one_process(tmp_path):
     again = _site(run_build(copy, tmp_path / "copy-again", runtime=False))
     assert _has_probes(*again) == [True, True, True, True]
     assert again[0] == first[0]
+
+
+def test_a_lesson_folder_still_being_written_is_left_out_until_it_has_its_lesson_md(tmp_path):
+    """A folder without lesson.md, its chapter not written, whose Python does not import yet or whose declarations
+    do not resolve yet, is left out of the build without a word; with its lesson.md, the same problems fail it."""
+    root = copy_course(tmp_path)
+    broken = root / "lessons" / "c77-draft"
+    broken.mkdir()
+    (broken / "__init__.py").write_text("from .not_written_yet import LESSON\n", encoding="utf-8")
+    unresolved = root / "lessons" / "c78-draft"
+    unresolved.mkdir()
+    (unresolved / "__init__.py").write_text(
+        "from ...widget import Lesson, Widget\n"
+        'LESSON = Lesson(numbers="numbers:register", widgets=(Widget("c78-w", "c78_w.html", "views:view"),))\n',
+        encoding="utf-8")
+    result = run_build(root, runtime=False)
+    assert result.returncode == 0, result.stderr
+    assert "c77" not in result.stderr + result.stdout and "c78" not in result.stderr + result.stdout
+    (broken / "lesson.md").write_text("---\ntitle: 草稿\nchapter: C77\n---\n\n## 一\n\n正文。\n", encoding="utf-8")
+    (unresolved / "lesson.md").write_text("---\ntitle: 草稿\nchapter: C78\n---\n\n## 一\n\n正文。\n", encoding="utf-8")
+    failed = run_build(root, runtime=False)
+    assert failed.returncode == 1
+    lines = failed.stderr.splitlines()
+    assert any(line.startswith("lessons/c77-draft/__init__.py: the lesson's Python does not import (ModuleNotFound"
+                               "Error") for line in lines), failed.stderr
+    assert any(line.startswith("lessons/c78-draft/__init__.py: key 'numbers': expected a module "
+                               "experiments.lessons.c78_draft.numbers") for line in lines), failed.stderr
+    assert any(line.startswith("lessons/c78-draft/__init__.py: key 'widgets[c78-w].template'") for line in lines)
