@@ -87,6 +87,9 @@ The figures (sizes in kB = 1,024 bytes):
                        stored model): GEN_RUNS continuations of the widget's length at temperature 0.8, top-p 0.95,
                        each with a seed of its own (so no answer comes from the build), each call's time from the
                        call to its answer (the next-token distribution's extra forward pass included); the median
+    bpe_500_ms         a page that trains BPE (lesson C1, .c1-bpe): ms for BPE_MERGES merges on the course text in the
+                       page's training worker, as the widget asks for them (c1_bpe_start, then c1_bpe_step: a few merges
+                       per message, until done), after one warm-up call that starts the worker
     start-up trace     the widgets' worker's phases (worker.js's trace: its script, each runtime file's fetch,
                        pyodide.js, the wasm's compile + instantiate, loadPyodide, unpacking and importing the course's
                        code, ready, numpy, the first call) in ms since navigation, median over the visits; the last
@@ -855,6 +858,27 @@ GEN_JS = r"""async ({runs, limitMs}) => {
 }"""
 
 
+# A page that trains BPE (lesson C1): BPE_MERGES merges on the course text in the training worker, timed from the
+# start call to the last step's answer (see the docstring's "bpe_500_ms"); a warm-up call starts the worker first.
+BPE_MERGES = 500
+BPE_JS = r"""async ({merges, limitMs}) => {
+  const root = document.querySelector(".c1-bpe"), C = window.courseTrainer;
+  if (!root || !C) return null;
+  const text = await C.text(root.dataset.text);
+  await Promise.race([C.call("c1_bpe_start", [text, "gpt2", "0"]),
+                      new Promise((_, no) => setTimeout(() => no(new Error("timeout")), limitMs))]);
+  const t0 = performance.now(), run = await C.call("c1_bpe_start", [text, "gpt2", String(merges)]);
+  let made = 0, calls = 0;
+  for (;;) {
+    const r = await C.call("c1_bpe_step", [run.session, 1]);
+    made += r.steps.length;
+    calls += 1;
+    if (r.done) break;
+  }
+  return { ms: performance.now() - t0, merges: made, calls: calls };
+}"""
+
+
 # The same trainer steps in CPython on this machine (the bench's own interpreter, in a process of its own): the
 # measured site's experiments.zip on sys.path (the code the page runs), the same entry points called as the worker
 # calls them (experiments.api, JSON in and out), the same text, optimiser, learning rate and step counts; with
@@ -1156,6 +1180,9 @@ def visit(context, reqs: Requests, url: str, profile: Profile, *, scroll: bool, 
         gen = page.evaluate(GEN_JS, {"runs": GEN_RUNS, "limitMs": READY_TIMEOUT_MS})
         if gen:
             out["gen_tokens_per_s"] = gen["tokens_per_s"]
+        bpe = page.evaluate(BPE_JS, {"merges": BPE_MERGES, "limitMs": READY_TIMEOUT_MS})
+        if bpe:
+            out["bpe_500_ms"] = bpe["ms"]
         out["exercise_ms"] = page.evaluate(EXERCISE_JS, {"limitMs": READY_TIMEOUT_MS}) or None
     if keep:
         out["kept_ms"] = page.evaluate(KEPT_JS, READY_TIMEOUT_MS)
@@ -1388,7 +1415,7 @@ def time_profile(site: Path, profile: Profile, runs: int, pages: list[str], log,
 
 LOAD_KEYS = ("page_kb", "page_kb_gz", "runtime_kb", "transfer_kb", "runtime_transfer_kb", "prefetch_kb", "lcp_ms",
              "live_ms", "numpy_ms", "cls", "train_steps_per_s", "train_first_step_ms", "trainer_steps_per_s",
-             "gen_tokens_per_s",
+             "gen_tokens_per_s", "bpe_500_ms",
              "ready_kb", "round_trips", "wire_limit_ms", "served_requests", "served_kb", "kept_ms", "sw_kb")
 # the runtime files whose last byte "ready" waits for (the trace's "fetch <file>" phases; numpy's wheel comes after)
 READY_FILES = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json",
@@ -1675,6 +1702,10 @@ def report_profile(name: str, p: dict) -> str:
         if r.get("gen_tokens_per_s") is not None:
             lines.append(f"  generation on {page} ({which}): {fmt(r['gen_tokens_per_s'], 1)} tokens/s (the widget's "
                          f"continuation in the widgets' worker, median of {GEN_RUNS})")
+    for page, which, r, _where in _visits(s):   # BPE trained in the page (C1): the widget's merges, timed
+        if r.get("bpe_500_ms") is not None:
+            lines.append(f"  BPE on {page} ({which}): {BPE_MERGES} merges on the course text in "
+                         f"{fmt(r['bpe_500_ms'])} ms (a few merges per message to the training worker)")
     for page, which, r, _where in _visits(s):   # the widgets' worker's start-up, phase by phase
         tr = r.get("trace")
         if not tr or which not in ("first", "cached"):

@@ -1,10 +1,23 @@
-"""Lesson C1 分词 (issue #39): the vocabulary ledger's numbers (c1.*). No page or widget yet: the lesson's Markdown
-file and widgets come later; until then this package only registers numbers, which the build allows.
+"""Lesson C1 分词 (lessons/c1-tokenization/lesson.md, issue #39): its numbers and its three widgets.
 
-vocab.py is the vocabulary ledger (every config's embedding table and output head, their shares, the padded
-vocabulary), numbers.py registers it. The byte-level BPE the lesson trains is shared code,
-experiments/toolkit/bpe.py.
+- numbers.py registers the vocabulary ledger (vocab.py: every config's embedding table and output head, their
+  shares, the padded vocabulary) and, through tokstats.py, the real tokenizers measured at build time and the
+  course's own BPE (data/tokenizer_stats.json, made by `python -m sitegen.real_tokenizers`).
+- c1-bpe: byte-level BPE (experiments/toolkit/bpe.py) trained in the page's training worker (live.py, script.js),
+  its first state drawn by the build from the stored first merges; c1-real: the measured tokenizers beside the
+  course's BPE; c1-vocab: the vocabulary ledger of every model config (widgets.py).
 """
-from ...widget import Lesson
+from ...widget import Lesson, Widget
 
-LESSON = Lesson(numbers="numbers:register")
+BPE_DEFAULTS = {"merges": 200, "sentence": "子曰：学而时习之，不亦说乎？今天我们学习分词。"}
+
+LESSON = Lesson(
+    numbers="numbers:register",
+    widgets=(
+        Widget("c1-bpe", "c1_bpe.html", "widgets:bpe_view", BPE_DEFAULTS, script="script.js", needs=("training.js",),
+               calls={"c1_bpe_start": "widgets:bpe_start", "c1_bpe_step": "widgets:bpe_step",
+                      "c1_bpe_target": "widgets:bpe_target", "c1_bpe_show": "widgets:bpe_show"}),
+        Widget("c1-real", "c1_real.html", "widgets:real_view", {}),
+        Widget("c1-vocab", "c1_vocab.html", "widgets:vocab_view", {}),
+    ),
+)

@@ -1,5 +1,6 @@
 """C1 分词 — the vocabulary ledger's numbers, ``c1.<model>.<quantity>`` for every model config of the course
-(<model> is its alias or slug, as in course_numbers), and the padding figures of GPT-2 and Qwen3.
+(<model> is its alias or slug, as in course_numbers), and the padding figures of GPT-2 and Qwen3; then the measured
+tokenizers' and the course BPE's numbers (tokstats.py, from data/tokenizer_stats.json).
 
 Each count is an expression over the config's V and d (experiments.expr) checked against the engine's tensor
 count (vocab.vocab_row); shares divide by the engine's checkpoint total and active parameters. Cited figures
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from ...expr import Const, Sym
 from ...toolkit.model_numbers import LEDGER
-from . import vocab
+from . import tokstats, vocab
 
 QWEN3_MODEL = "qwen3_8b"      # Qwen3's dense 8B: every Qwen3 config of the course has the same V
 QWEN_DOCS = "Qwen 文档 Key Concepts（151,643 个 BPE 词条）"
@@ -18,7 +19,7 @@ NANOGPT = "nanoGPT（Karpathy）的模型定义：vocab_size = 50304，注释说
 MEGATRON = "Megatron-LM 的 --make-vocab-size-divisible-by，默认 128"
 
 
-def register(reg, models, course=None) -> None:
+def register(reg, models, course=None, data=None) -> None:
     rows = {key: vocab.vocab_row(mn.ledger) for key, mn in models.items()}
     for key, mn in models.items():
         _model(reg, key, mn, rows[key])
@@ -36,6 +37,7 @@ def register(reg, models, course=None) -> None:
         _gpt2(reg, models["gpt2"], rows["gpt2"])
     if QWEN3_MODEL in models:
         _qwen3(reg, models[QWEN3_MODEL], rows[QWEN3_MODEL])
+    tokstats.register(reg, data)
 
 
 def _vd(mn) -> tuple[Sym, Sym]:
