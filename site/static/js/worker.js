@@ -283,8 +283,10 @@ function callFunction(req) {
   let f = null;
   try {
     f = getattr(getModule(spec.slice(0, colon)), spec.slice(colon + 1));
-  } catch (e) {
-    return { id: req.id, ok: false, error: pyErrorText(e) };
+  } catch (e) {   // (an entry point's module is imported here: one that needs numpy waits for it, as below)
+    const failed = { id: req.id, ok: false, error: pyErrorText(e) };
+    if (packages && /^ModuleNotFoundError: /.test(failed.error)) return packages.then(() => callFunction(req), () => failed);
+    return failed;
   }
   const done = (reply) => { if (f.destroy) f.destroy(); return reply; };
   const wait = waitFor(f);
