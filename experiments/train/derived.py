@@ -70,13 +70,13 @@ DERIVED = (
               ("runs_speaker.py", "generate.py", "speculative.py", "runs_speculative.py")),
     Derived("data/train_memory.json", "python -m experiments.train.memory",
             (BASELINE_CONFIG,), TRAINER + ("experiments/train/memory.py",)),
-)
-
-
     Derived("data/tokenizer_stats.json", "python -m sitegen.real_tokenizers",
             (TEXT_FILE, "data/tokenizer_samples/udhr_zh.txt", "data/tokenizer_samples/udhr_en.txt",
              "data/tokenizer_samples/textwrap_py.txt"),
             ("sitegen/real_tokenizers.py", "experiments/toolkit/bpe.py", "experiments/train/data.py")),
+)
+
+
 def derived(output: str) -> Derived:
     for d in DERIVED:
         if d.output == output:
