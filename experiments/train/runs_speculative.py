@@ -83,8 +83,8 @@ def distribution_check(target, draft, prompt_ids: list[int], chars: str) -> dict
 
     from . import generate as G
     from . import speculative as SP
-    p = SP.distributions(*target, prompt_ids, 1, TEMPERATURE)[0]
-    q = SP.distributions(*draft, prompt_ids, 1, TEMPERATURE)[0]
+    p = SP.distributions(target[0], target[1], prompt_ids, 1, TEMPERATURE)[0]
+    q = SP.distributions(draft[0], draft[1], prompt_ids, 1, TEMPERATURE)[0]
     rng = np.random.default_rng(DIST_SEED)
     spec_counts = np.zeros(len(p), dtype=np.int64)
     for _ in range(DIST_TRIALS):

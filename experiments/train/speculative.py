@@ -25,12 +25,15 @@ draw is one rng.random() through generate.draw, so a seed gives the same tokens 
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from . import generate as G
 from . import model as M
 
 GAMMA_MAX = 8             # the draft lengths the lesson weighs: 1 .. 8
+Model = tuple[Any, M.ModelConfig]    # a model: its parameters (name -> array) and its config
 
 
 def distributions(params, cfg: M.ModelConfig, ids, n_last: int, temperature: float = 1.0) -> np.ndarray:
@@ -68,25 +71,26 @@ def verify(p_rows, q_rows, drafted, rng) -> tuple[list[int], int]:
     return out, len(drafted)
 
 
-def step(target, draft, ids: list[int], gamma: int, rng, temperature: float = 1.0) -> dict:
+def step(target: Model, draft: Model, ids: list[int], gamma: int, rng, temperature: float = 1.0) -> dict:
     """One speculative step after `ids`: target and draft are (params, cfg) pairs. Returns the emitted tokens, how
     many of the gamma drafted were accepted, and beta for each draft token the target looked at (up to and
     including the first rejected one)."""
     seq = [int(i) for i in ids]
-    drafted, q_rows = [], []
+    drafted: list[int] = []
+    q_rows = []
     for _ in range(gamma):
-        q = distributions(*draft, seq + drafted, 1, temperature)[0]
+        q = distributions(draft[0], draft[1], seq + drafted, 1, temperature)[0]
         q_rows.append(q)
         drafted.append(G.draw(q, rng.random()))
-    p_rows = distributions(*target, seq + drafted, gamma + 1, temperature)
+    p_rows = distributions(target[0], target[1], seq + drafted, gamma + 1, temperature)
     tokens, accepted = verify(p_rows, q_rows, drafted, rng)
     looked = min(accepted + 1, gamma)
     return {"tokens": tokens, "drafted": drafted, "accepted": accepted,
             "betas": [overlap(p_rows[i], q_rows[i]) for i in range(looked)]}
 
 
-def generate(target, draft, prompt_ids, gamma: int, context: int, seed: int = 0, temperature: float = 1.0,
-             max_steps: int | None = None) -> dict:
+def generate(target: Model, draft: Model, prompt_ids, gamma: int, context: int, seed: int = 0,
+             temperature: float = 1.0, max_steps: int | None = None) -> dict:
     """Speculative sampling from `prompt_ids` until the sequence holds `context` tokens (or after max_steps target
     steps): the new tokens and every step's record. Near the end a step drafts only as many tokens as leave room for
     the target's own one (so the last steps may draft fewer than gamma)."""
@@ -96,12 +100,12 @@ def generate(target, draft, prompt_ids, gamma: int, context: int, seed: int = 0,
     if not 1 <= gamma <= GAMMA_MAX:
         raise ValueError(f"gamma: expected 1 to {GAMMA_MAX}, got {gamma}")
     rng = np.random.default_rng(seed)
-    steps = []
+    steps: list[dict] = []
     while len(ids) < context and (max_steps is None or len(steps) < max_steps):
         g = min(gamma, context - len(ids) - 1)
         if g == 0:                              # room for one token: the target alone
-            p = distributions(*target, ids, 1, temperature)[0]
-            s = {"tokens": [G.draw(p, rng.random())], "drafted": [], "accepted": 0, "betas": []}
+            p = distributions(target[0], target[1], ids, 1, temperature)[0]
+            s: dict = {"tokens": [G.draw(p, rng.random())], "drafted": [], "accepted": 0, "betas": []}
         else:
             s = step(target, draft, ids, g, rng, temperature)
         ids.extend(s["tokens"])

@@ -7,9 +7,11 @@ serving.py (rooflines, crossover batch, KV cache beside the weights, quantizatio
 is experiments/train/speculative.py, measured by `python -m experiments.train.runs --group speculative`
 (data/train_speculative.json). Each widget's defaults are declared here, once.
 """
+from typing import Any
+
 from ...widget import Lesson, Widget
 
-SERVE_DEFAULTS = {"model": "qwen3_8b", "device": "80", "scheme": "BF16", "kv": "BF16",
+SERVE_DEFAULTS: dict[str, Any] = {"model": "qwen3_8b", "device": "80", "scheme": "BF16", "kv": "BF16",
                   "context": 4096, "batch": 16, "used": 1000}
 SPEC_DEFAULTS = {"prompt": "子曰：“", "gamma": 4, "seed": 0}
 

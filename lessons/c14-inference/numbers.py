@@ -190,7 +190,7 @@ def _speculative(reg, data) -> None:
     high = reg.numbers.get("cited.deepseek_v3_mtp_accept_high")
     if low is not None and high is not None:
         for name, c in (("low", low), ("high", high)):
-            a = Sym("α", Fraction(str(c.value)))
+            acc = Sym("α", Fraction(str(c.value)))
             reg.add(f"c14.mtp.expected_{name}",
                     f"DeepSeek-V3 的 MTP 当草稿（γ = 1）时按 α = {float(c.value):.2f} 算出的每步 token 数：1 + α",
-                    (Const(1) - a ** 2) / (Const(1) - a), kind="ratio", style="x2", sources=tuple(c.sources))
+                    (Const(1) - acc ** 2) / (Const(1) - acc), kind="ratio", style="x2", sources=tuple(c.sources))
