@@ -41,7 +41,7 @@
     const recompute = W.latest(root, "c15-context", () => pairs(root).then((ps) => W.call("c15_context",
       [ps, stops[Number(slider.value)]])), (x) => {
       W.fill(root, x);
-      slider.setAttribute("aria-valuetext", x.T + " 个 token");
+      slider.setAttribute("aria-valuetext", W.msg("c15.context.tokens", { T: x.T }));
     });
     function update() {
       W.setState(ns, "T", slider.value === built ? null : String(stops[Number(slider.value)]));

@@ -56,7 +56,7 @@
     const w = wired(root, ns, { model: ".mem-model", dtype: ".mem-dtype", gpu: ".mem-gpu", bw: ".mem-bw",
       peak: ".mem-peak", batch: ".mem-batch" }, (v) => {
       const config = v.model === "__pasted" ? (pasted.config ? Promise.resolve(pasted.config)
-        : Promise.reject(new Error("先在下面粘贴一份 config.json"))) : configOf(v.model);
+        : Promise.reject(new Error(W.msg("ffn.paste_first")))) : configOf(v.model);
       return config.then((cfg) => Promise.all([call("ffn_memory", [cfg, v.dtype, v.bw, v.batch, v.peak]),
         call("ffn_batch_series", [cfg, v.dtype, v.bw, v.peak])])).then(([r, series]) => {
         fill(root.querySelector(".mem-readout"), r);
@@ -130,12 +130,12 @@
     const status = root.querySelector(".q-status");
     const w = wired(root, ns, { rows: ".q-rows", cols: ".q-cols", outlier_pct: ".q-pct", outlier_scale: ".q-scale",
       seed: ".q-seed" }, (v) => {
-      status.textContent = "正在浏览器里用 numpy 量化…";
+      status.textContent = W.msg("ffn.quantizing");
       return call("ffn_int4_probe", [v.rows, v.cols, v.outlier_pct, v.outlier_scale, v.seed]).then((p) => {
         fill(root.querySelector(".readout"), p);
         rows(root.querySelector(".q-table tbody"), p.groups.map((g) => Object.assign({}, g,
           { raw: JSON.stringify(g.raw) })));
-        status.textContent = "以下是刚才在浏览器里算出的结果。";
+        status.textContent = W.msg("ffn.quantized");
         W.chart(root, p.chart);
       }, (e) => { status.textContent = ""; throw e; });
     });
@@ -201,7 +201,7 @@
       call("ffn_depth_width_table", [v.budget, v.T]), call("ffn_depth_width_now", [v.budget, Number(v.L), v.T])])
       .then(([x, { now: n }]) => {
         fill(root, { T: x.T, rows: x.rows, now: n });
-        slider.setAttribute("aria-valuetext", n.L + " 层");
+        slider.setAttribute("aria-valuetext", W.msg("ffn.layers", { L: n.L }));
       }), { quiet: ["L"] });
     slider.addEventListener("input", () => { out.textContent = slider.value; w.update({ label: "L" }); });
   }
