@@ -1,14 +1,17 @@
 """The JavaScript half of a widget, checked by the build as the Python half is (experiments/widget.py declares both).
 
-Three references cross from a widget's script and template to its declaration, and a misspelling of any of them
+Four references cross from a widget's script and template to its declaration, and a misspelling of any of them
 would otherwise build green and fail only in a learner's browser:
 
-- a script's ``mount({"widget-name": setUp, ...})`` key must be a widget that loads that script (its ``script``);
+- a script's ``mount({"widget-name": setUp, ...})`` or ``declare({"widget-name": {...}})`` key must be a widget that
+  loads that script (its ``script``), and a declaration's ``call`` names entry points that very widget declares;
 - a script's entry point names (``call("name", ...)``, ``"experiments.api:name"``, a live-training panel's
   ``startCall`` / ``stepCall``) must be entry points that the widgets loading that script declare in ``calls``;
 - a rendered widget's ``data-f`` / ``data-each`` keys must be keys of what fills it: the answers the build just
   computed for it (its ``states``), the values its view gave the template, or the keys its declaration says the
-  script adds itself (``script_keys``). A ``data-if`` key is not checked: it names a part only some answers have.
+  script adds itself (``script_keys``). A ``data-if`` key is not checked: it names a part only some answers have;
+- a declaration's selectors (``controls``, ``answer``, ``whenReady``, ``live``) name classes the rendered widget has,
+  and each ``x.key`` its ``show(x, ...)`` reads from its one call's answer is a key of the build's answers for it.
 
 Each problem is reported with its file and line and a did-you-mean, and the build reports them all together. The
 scripts are read as text (patterns below): what a script computes at run time (a name in a variable) is not seen.
@@ -16,6 +19,7 @@ scripts are read as text (patterns below): what a script computes at run time (a
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -23,7 +27,14 @@ from pathlib import Path
 from .errors import LessonError
 from .scripts import part_path
 
-MOUNT = re.compile(r"\bmount\(\s*\{")
+MOUNT = re.compile(r"\b(?:mount|declare)\(\s*\{")   # mount({name: setup}) and declare({name: spec}) alike
+DECLARE = re.compile(r"\bdeclare\(\s*\{")
+SELECTOR_FIELDS = ("answer", "whenReady", "live")       # a declaration's fields that hold selectors (and controls)
+CLASS = re.compile(r"\.(-?[A-Za-z_][\w-]*)")            # a class named in a selector
+QUOTED = re.compile(r"""["'`]([^"'`]*)["'`]""")          # a selector, quoted
+COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)        # a comment in a script
+NAME = re.compile(r"""["']([A-Za-z0-9_]+)["']""")        # an entry point's name, quoted
+PICKED = re.compile(r"""(?:=>|\breturn|[?:])\s*["']([A-Za-z0-9_]+)["']""")   # ... one an arrow function returns
 CALL_NAMES = (re.compile(r"""\bcall\(\s*["']([A-Za-z0-9_]+)["']"""),           # call("name", ...)
               re.compile(r"""["']experiments\.api:([A-Za-z0-9_]+)["']"""),   # the runtime's own call
               re.compile(r"""\w*Call:\s*["']([A-Za-z0-9_]+)["']"""),           # stepCall: "name"
@@ -73,6 +84,125 @@ def call_names(text: str) -> list[tuple[str, int]]:
     return [(name, _line(text, pos)) for pos, name in found]
 
 
+def entries(text: str, start: int) -> list[tuple[str, int, int, int]]:
+    """(key, key position, value start, value end) of each top-level entry of the object literal whose body begins at
+    `start` (just after its "{"), reading over strings and nested brackets; a shorthand entry ({step}) is its own
+    key with an empty value."""
+    out, depth, i, a = [], 0, start, start
+
+    def entry(a: int, b: int) -> None:
+        body = COMMENT.sub(lambda m: " " * len(m.group()), text[a:b])   # (a comment before a key is no part of it)
+        key, colon, _ = body.partition(":")
+        if key.strip():
+            at = a + len(body) - len(body.lstrip())
+            out.append((key.strip().strip("\"'"), at, a + len(key) + 1 if colon else b, b))
+    while i < len(text):
+        c = text[i]
+        if c in "\"'`":                                   # a string: on to its closing quote
+            i += 1
+            while i < len(text) and text[i] != c:
+                i += 2 if text[i] == "\\" else 1
+        elif text.startswith(("//", "/*"), i):              # a comment: on to its end
+            end = text.find("\n" if text[i + 1] == "/" else "*/", i + 2)
+            i = len(text) if end < 0 else end + (0 if text[i + 1] == "/" else 1)
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            if depth == 0:
+                entry(a, i)
+                break
+            depth -= 1
+        elif c == "," and depth == 0:
+            entry(a, i)
+            a = i + 1
+        i += 1
+    return out
+
+
+def declarations(text: str) -> list[tuple[str, int, dict[str, tuple[str, int]]]]:
+    """(widget, line, {field: (its value's text, its position)}) for each widget a script's declare({...}) declares
+    with an object literal (widgets.js declare)."""
+    out = []
+    for m in DECLARE.finditer(text):
+        for name, at, v, end in entries(text, m.end()):
+            brace = text.find("{", v, end)
+            if brace < 0 or text[v:brace].strip():
+                continue                                    # (a spec given by name: not read)
+            fields = {k: (text[fv:fe], fv) for k, _, fv, fe in entries(text, brace + 1)}
+            out.append((name, _line(text, at), fields))
+    return out
+
+
+def declared_calls(fields: Mapping[str, tuple[str, int]], text: str) -> list[tuple[str, int]]:
+    """(entry point name, line) of every name a declaration's `call` writes ("name", ["a", "b"], or the names an
+    arrow function returns: after =>, return, or a ternary's ? and :)."""
+    value, at = fields.get("call", ("", 0))
+    picked = NAME if value.strip()[:1] in "\"'[" else PICKED
+    return [(m.group(1), _line(text, at + m.start(1))) for m in picked.finditer(value)]
+
+
+def selectors(fields: Mapping[str, tuple[str, int]], text: str) -> list[tuple[str, str, int]]:
+    """(field, class, line) of every class a declaration's selectors name: its controls' and SELECTOR_FIELDS'."""
+    found = [(k, *fields[k]) for k in SELECTOR_FIELDS if k in fields]
+    if "controls" in fields:
+        value, at = fields["controls"]
+        brace = value.find("{")
+        if brace >= 0:
+            found += [(f"controls.{k}", value[v:e], at + v) for k, _, v, e in entries(value, brace + 1)]
+    out = []
+    for field, value, at in found:
+        quoted = QUOTED.search(value)
+        if quoted:
+            out += [(field, c.group(1), _line(text, at + quoted.start(1) + c.start()))
+                    for c in CLASS.finditer(quoted.group(1))]
+    return out
+
+
+def answer_reads(fields: Mapping[str, tuple[str, int]], text: str) -> list[tuple[str, int]]:
+    """(key, line) of each key a declaration's show(x, ...) reads from its answer as x.key, when it has one call."""
+    value, at = fields.get("show", ("", 0))
+    param = re.match(r"\s*(?:function\s*)?\(?\s*([A-Za-z_$][\w$]*)", value)
+    if not param or not NAME.fullmatch(fields.get("call", ("", 0))[0].strip()):
+        return []
+    return [(m.group(1), _line(text, at + m.start(1)))
+            for m in re.finditer(rf"(?<![\w$.]){re.escape(param.group(1))}\.([A-Za-z_]\w*)", value)]
+
+
+@functools.lru_cache(maxsize=64)
+def _source(path: Path, stamp: tuple[int, int]) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def script_source(path: Path, root: Path) -> tuple[str, str]:
+    """(text, path from the course root) of a widget's script, read once per build while it is unchanged (every
+    rendered widget's declaration is checked against it)."""
+    stat = path.stat()
+    return _source(path, (stat.st_mtime_ns, stat.st_size)), path.relative_to(root).as_posix()
+
+
+def declaration_problems(html: str, text: str, rel: str, widget: str, answers: Iterable) -> list[LessonError]:
+    """For one rendered widget declared in a script (its text, at rel): each class its declaration's selectors name
+    that the widget's HTML lacks, and each key its show() reads from its one call's answer that the build's answers
+    (when it has any) do not hold, at the script's line with a did-you-mean."""
+    classes = {c for attr in re.findall(r'\bclass="([^"]*)"', html) for c in attr.split()}
+    known: set[str] = set()
+    for a in answers:
+        known |= key_paths(a)
+    problems = []
+    for name, _, fields in declarations(text):
+        if name != widget:
+            continue
+        for field, cls, line in selectors(fields, text):
+            if cls not in classes:
+                problems.append(LessonError(rel, line, f"{field} of widget '{widget}': no element of its template "
+                                            f"has class '{cls}'{_did_you_mean(cls, classes)}"))
+        for key, line in answer_reads(fields, text) if known else ():
+            if key not in known:
+                problems.append(LessonError(rel, line, f"show of widget '{widget}' reads '{key}', not a key of "
+                                            f"its answers{_did_you_mean(key, known)}"))
+    return problems
+
+
 def script_problems(widgets: Mapping, root: Path) -> list[LessonError]:
     """Every mount key and entry point name in the widgets' own scripts that no widget loading the script declares.
     widgets: name -> experiments.widget.Widget; root: the course root (a lesson's script is lessons/<id>/script.js,
@@ -99,6 +229,13 @@ def script_problems(widgets: Mapping, root: Path) -> list[LessonError]:
                 problems.append(LessonError(file, line, f"entry point '{name}' is not one its widgets declare in "
                                             f"calls{_did_you_mean(name, calls)}; they declare: "
                                             f"{', '.join(sorted(calls)) or 'none'}"))
+        for widget, _, fields in declarations(text):   # a declaration calls its own widget's entry points
+            own = set(widgets[widget].calls) if widget in names else set()
+            for name, line in declared_calls(fields, text) if widget in names else ():
+                if name not in own:
+                    problems.append(LessonError(file, line, f"entry point '{name}' is not one widget '{widget}' "
+                                                f"declares in calls{_did_you_mean(name, own)}; it declares: "
+                                                f"{', '.join(sorted(own)) or 'none'}"))
     return problems
 
 

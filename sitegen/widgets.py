@@ -42,7 +42,7 @@ from markupsafe import Markup
 
 from experiments.errors import ConfigError, Problem
 from experiments.lessons import TEMPLATES_DIR, Course
-from experiments.widget import DATA_REF, MODEL_REF, OptionError, Widget, WidgetData, data_part, resolve
+from experiments.widget import DATA_REF, OptionError, Widget, WidgetData, data_part, resolve, with_refs
 
 from . import jscheck
 from .errors import BuildError, LessonError
@@ -167,17 +167,9 @@ def canonical(value) -> str:
 
 
 def _with_configs(value, data: WidgetData):
-    """args with every {"$model": alias} replaced by that model's config (what the browser sends), and every
-    {"$data": path} by that part of a data document (what the browser sends when Python answers)."""
-    if isinstance(value, dict):
-        if set(value) == {MODEL_REF}:
-            return data.models[value[MODEL_REF]].doc["config"]
-        if set(value) == {DATA_REF}:
-            return data_part(data.files, value[DATA_REF])
-        return {k: _with_configs(v, data) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_with_configs(v, data) for v in value]
-    return value
+    """args with every {"$model": alias} replaced by that model's config (what the browser's Python puts there),
+    and every {"$data": path} by that part of a data document (what the browser sends when Python answers)."""
+    return with_refs(value, lambda alias: data.models[alias].doc["config"], lambda path: data_part(data.files, path))
 
 
 def data_documents(value) -> list[str]:
@@ -225,19 +217,23 @@ def renderer(widget: Widget, templates: Templates):
             raise LessonError(ctx.file, ctx.line, str(e)) from None
         ctx.page.need_script(*widget.scripts())
         ctx.page.calls.extend(widget.calls)
-        if answers:   # widgets.js reads data/models.json at once to key the answers: start it from <head>
-            ctx.page.preload.append(MODELS_JSON)
         for key in answers:   # documents Python is sent a part of when it answers (published as data/<name>.json)
             ctx.page.fetches.extend(f"data/{d}.json" for d in data_documents(json.loads(key.split(" ", 1)[1])))
         ctx.answered = bool(answers)
         out = templates.env(widget).get_template(widget.template).render(**_tools(ctx), **values,
                                                                           id=ctx.page.next_id(widget.name))
+        fields: list[LessonError] = []
         if widget.script and answers:   # the fields its script fills are keys of the answers (sitegen/jscheck.py)
-            fields = jscheck.field_problems(out, [values, *answers.values(), dict.fromkeys(widget.script_keys)],
-                                            templates.dirs(widget), widget.template, templates.root)
-            if fields:
-                raise FieldErrors([LessonError(f, line, f"{msg} (widget {widget.name}, used at {ctx.file}:"
-                                                        f"{ctx.line})") for f, line, msg in fields])
+            fields += [LessonError(f, line, msg) for f, line, msg in jscheck.field_problems(
+                out, [values, *answers.values(), dict.fromkeys(widget.script_keys)], templates.dirs(widget),
+                widget.template, templates.root)]
+        script = part_path(templates.root, widget.script) if widget.script else None
+        if script is not None and script.is_file():   # its declaration's classes: in its HTML; show's reads: answers
+            fields += jscheck.declaration_problems(out, *jscheck.script_source(script, templates.root), widget.name,
+                                                   answers.values())
+        if fields:
+            raise FieldErrors([LessonError(e.file, e.line, f"{e.message} (widget {widget.name}, used at {ctx.file}:"
+                                                           f"{ctx.line})") for e in fields])
         return out + (str(precomputed_script(answers)) if answers else "")
     render.options = widget.options   # type: ignore[attr-defined]  # the wrapper's data-options: the defaults overlaid with the lesson's options
     return render

@@ -218,9 +218,10 @@ def test_a_control_that_needs_python_says_so_and_runs_when_ready(browser, site, 
     assert w.locator(".widget-status").is_hidden()
 
 
-def test_each_answers_script_names_its_entry_points_and_the_models_file_is_preloaded(repo_site):
+def test_each_answers_script_names_its_entry_points_and_no_page_needs_the_models_file(repo_site):
     """A precomputed script's data-calls lists exactly the entry points its keys answer (widgets.js inflates a
-    script only for those), and a page with any answers asks for data/models.json from <head>, before its scripts."""
+    script only for those), and no page preloads data/models.json: its keys name each built-in model by its id,
+    as the page's calls do (#47 part 4), so nothing needs the configs to look an answer up."""
     pages = sorted(p for p in repo_site.out.glob("*.html"))
     with_answers = 0
     for page in pages:
@@ -230,11 +231,8 @@ def test_each_answers_script_names_its_entry_points_and_the_models_file_is_prelo
         assert len(found) == html.count('class="precomputed"'), page.name
         for calls, packed in found:
             assert calls.split(" ") == sorted({key.split(" ", 1)[0] for key in read_precomputed(packed)}), page.name
-        preload = '<link rel="preload" href="data/models.json" as="fetch" crossorigin="anonymous">'
-        assert html.count(preload) == (1 if found else 0), page.name
-        if found:
-            with_answers += 1
-            assert html.index(preload) < html.index('<script src="static/js/page-')   # (before the page's script file)
+        assert 'href="data/models.json"' not in html, page.name
+        with_answers += bool(found)
     assert with_answers >= 2 and (repo_site.out / "data" / "models.json").is_file()
 
 
@@ -248,50 +246,61 @@ window.fetch = function (input, init) {
 """
 
 
-def test_a_page_that_preloads_the_models_reads_them_while_its_head_is_parsed(browser, site):
-    """widgets.js asks for data/models.json as soon as it runs (in <head>) on a page that preloads it, so the models
-    are in hand when the first widget is used instead of being queued behind the parser; the one request made is
-    the preload's."""
+def test_a_page_answers_from_the_build_without_the_models_file(browser, site):
+    """With the runtime blocked, C4 inflates its answers and answers its model pickers from them without asking
+    for data/models.json: the page's calls name each model by its id, the key the build wrote."""
     page = blocked_page(browser, "about:blank", MODELS_FETCHES)
     requests: list[str] = []
-    page.on("request", lambda r: requests.append(r.url) if r.url.endswith("data/models.json") else None)
+    page.context.on("request", lambda r: requests.append(r.url) if r.url.endswith("data/models.json")
+                    and not r.service_worker else None)   # (the page's and its workers'; the offline copy's aside)
     page.goto(site + C4)
     page.wait_for_load_state("load")
     page.wait_for_function("() => courseWidgets.answered.tables === 5")
-    assert page.evaluate("window.__modelsFetches")[0] == "head"
-    assert len(requests) == 1, requests
+    r = root(page, "ledger-layer")
+    before = page.evaluate("() => courseWidgets.answered.build")
+    r.locator(".model-picker").select_option("qwen3_30b_a3b")
+    page.wait_for_function("(n) => courseWidgets.answered.build > n", arg=before)
+    idle(page, r)
+    assert r.locator(".model-name").text_content() == r.locator(".model-picker option:checked").text_content()
+    assert page.evaluate("window.__modelsFetches") == [] and requests == [], requests
     assert not page.problems, page.problems
     page.context.close()
 
 
-def test_a_page_without_the_preload_reads_the_models_once_python_is_ready_and_a_recompute_fetches_nothing(
-        browser, site, repo_site):
-    """A page with no build-time answers has no preload, and each Python call its widgets make sends a model's
-    config from data/models.json. widgets.js reads it once the runtime is ready, before anything is touched, so
-    the first recompute does not wait for a round trip (it did: 150-200 ms on the phone profile). Every lesson's
-    widgets now declare states, so the page is C11 served without its answers and its preload (C11 was such a
-    page while its widgets kept tables of their own)."""
+def test_the_worker_reads_the_models_once_and_a_recompute_sends_an_id(browser, site, repo_site):
+    """The page never sends a built-in model's config: once Python is ready the widgets' worker reads
+    data/models.json itself, once (the page's own fetch is never called for it), and a recompute that Python
+    answers (C11 served without its build-time answers) sends {"$model": alias} and reads nothing more."""
     html = (repo_site.out / C11).read_text(encoding="utf-8")
-    preload = re.compile(r'<link rel="preload" href="data/models\.json"[^>]*>\n?')
     answers = re.compile(r'<script type="application/gzip\+base64" class="precomputed"[^>]*>[^<]*</script>')
-    assert len(preload.findall(html)) == 1 and len(answers.findall(html)) == 4   # (the recall experiment is the 4th)
-    bare = answers.sub("", preload.sub("", html))
+    assert len(answers.findall(html)) == 4   # (the recall experiment is the 4th)
+    bare = answers.sub("", html)
 
     def without_answers(route):
         route.fulfill(status=200, content_type="text/html; charset=utf-8", body=bare)
     page = local_page(browser, MODELS_FETCHES, console=True, route=[(f"**/{C11}", without_answers)])
     requests: list[str] = []
-    page.on("request", lambda r: requests.append(r.url) if r.url.endswith("data/models.json") else None)
+    page.context.on("request", lambda r: requests.append(r.url) if r.url.endswith("data/models.json")
+                    and not r.service_worker else None)   # (the page's and its workers'; the offline copy's aside)
     page.goto(site + C11)
     wait_runtime_ready(page)
-    page.wait_for_function("() => window.__modelsFetches.length === 1")
-    assert page.evaluate("window.__modelsFetches") == ["body"] and len(requests) == 1, requests
     page.wait_for_function("() => !document.querySelector('.c11-experts').disabled")
     before = page.evaluate("() => courseWidgets.answered.python")
-    page.evaluate("""() => { const e = document.querySelector('.c11-experts');
+    page.evaluate("""() => { window.__sent = [];
+      const call0 = courseRuntime.call;
+      courseRuntime.call = (fn, args) => { __sent.push(JSON.stringify(args)); return call0(fn, args); };
+      const e = document.querySelector('.c11-experts');
       e.value = String(Number(e.value) + 1); e.dispatchEvent(new Event('change')); }""")
     page.wait_for_function("(n) => courseWidgets.answered.python > n", arg=before)
-    assert page.evaluate("window.__modelsFetches") == ["body"] and len(requests) == 1, requests
+    sent = page.evaluate("window.__sent")
+    assert len(sent) == 1 and json.loads(sent[0])[0] == {"$model": "qwen3_30b_a3b"}, sent
+    assert page.evaluate("window.__modelsFetches") == [] and len(requests) == 1, requests
+    # an id the course does not have: the widget's error line says so in Chinese (no class name)
+    page.evaluate("""() => courseWidgets.call("c11_moe_ledger", [courseWidgets.model("no-such")]).catch((e) =>
+      courseWidgets.showError(document.querySelector('.c11-ledger'), e.message))""")
+    error = page.locator(".c11-ledger > .widget-error")
+    assert error.is_visible() and "没有这个内置模型：no-such（课程的模型列表里没有它）" in error.inner_text()
+    assert "Error" not in error.inner_text()
     assert not page.problems, page.problems
     page.context.close()
 

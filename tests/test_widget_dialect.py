@@ -87,7 +87,7 @@ def test_the_walker_is_public():
     core = code(JS / CORE_SCRIPT)
     exported = re.search(r"window\.courseWidgets = \{(.*?)\};", core, re.DOTALL).group(1)
     for name in ("mount", "call", "latest", "setState", "getState", "whenReady", "showError", "models", "el",
-                 "fill", "make", "rows", "bind", "wire", "pickAlias"):
+                 "fill", "make", "rows", "bind", "declare", "model", "pickAlias"):
         assert re.search(rf"\b{name}: {name}\b", exported), name
 
 

@@ -765,6 +765,7 @@ def test_every_widget_times_its_recomputes(c4, models):
         p95 = ms[min(len(ms) - 1, int(0.95 * len(ms)))]
         lines.append(f"  {name:<16} n={len(ms):>3}  median {statistics.median(ms):6.1f} ms  p95 {p95:6.1f} ms")
     print("\nwidget recompute latency (input event -> DOM updated):\n" + "\n".join(lines))
-    assert set(by_widget) >= {"crossover:T", "crossover:model", "ledger-total", "ledger-layer", "ledger-compare",
+    assert set(by_widget) >= {"crossover:T", "crossover:model", "ledger-total:model", "ledger-layer:model",
+                              "ledger-compare",
                               "tracker", "byo-config"}
     assert all(t >= 0 for ms in by_widget.values() for t in ms)

@@ -1,172 +1,116 @@
 /*
- * script.js - lesson C11's widgets (MoE ledgers, hybrid cache, batch -> experts, associative recall), in the
- * one dialect of widgets.js: mount, call, latest, fill, getState / setState, pickAlias, models, whenReady, chart.
+ * script.js - lesson C11's widgets (MoE ledgers, hybrid cache, batch -> experts, associative recall), declared in
+ * the one dialect of widgets.js (declare: the core binds the controls, keeps them in the URL, asks the latest
+ * state, answers from the build's table first, fills the answer).
  *
- * Every number comes from Python (this lesson's calc.py). Where a control has few enough
- * positions the build answered each of them ahead of time (the widgets' `states`), so call() answers those
- * controls before the browser's Python is ready; the other controls start disabled and ask Python. Answers are
- * written into the template's data-f fields and <template class="row"> rows by fill().
+ * Every number comes from Python (this lesson's calc.py). Where a control has few enough positions the build
+ * answered each of them ahead of time (the widgets' `states`), so those controls answer before the browser's
+ * Python is ready; the other controls start disabled and ask Python. A built-in model is sent as its id (W.model).
  */
 (function () {
   "use strict";
   const W = window.courseWidgets;
 
   // -- the two ledgers: any model (the build answered each one's own ledgers); E, k and the split ask Python -------
-  function ledger(root, ns) {
-    const model = root.querySelector(".c11-model");
-    const E = root.querySelector(".c11-experts");
-    const k = root.querySelector(".c11-top-k");
-    const split = root.querySelector(".c11-split");
-    const dflt = root.dataset.model;
-
-    function own() {   // the chosen model's own E and k
-      const o = model.selectedOptions[0];
-      return { E: o.dataset.experts, k: o.dataset.topK };
-    }
-    const recompute = W.latest(root, "c11-moe-ledger", () => W.models().then((ms) => {
-      const d = own();
-      return W.call("c11_moe_ledger", [ms[model.value].config, E.value === d.E ? null : E.value,
-        k.value === d.k ? null : k.value, split.value]).then((x) => Object.assign({ name: ms[model.value].name }, x));
-    }), (x) => W.fill(root, x));
-    function update() {
-      const d = own();
-      W.setState(ns, "model", model.value === dflt ? null : model.value);
-      W.setState(ns, "E", E.value === d.E ? null : E.value);
-      W.setState(ns, "k", k.value === d.k ? null : k.value);
-      W.setState(ns, "split", split.value === "1" ? null : split.value);
-      recompute();
-    }
-    function splittable() {
-      const ok = model.selectedOptions[0].dataset.split === "yes";
-      if (!ok) split.value = "1";
-      split.dataset.allowed = ok ? "yes" : "no";
-    }
-    model.addEventListener("change", () => {
-      const d = own();
-      E.value = d.E;
-      k.value = d.k;
-      splittable();
-      update();
-    });
-    [E, k, split].forEach((c) => c.addEventListener("change", update));
-    W.whenReady(root, ".c11-experts, .c11-top-k, .c11-split");
-
-    // the URL's state: the model at once, E / k / split once Python answers
-    const wanted = W.pickAlias(model, W.getState(ns, "model"));
-    if (wanted) model.value = wanted;
-    const d = own();
-    E.value = W.getState(ns, "E") || d.E;
-    k.value = W.getState(ns, "k") || d.k;
-    split.value = W.getState(ns, "split") || "1";
-    splittable();
-    if (wanted || E.value !== d.E || k.value !== d.k || split.value !== "1") update();
+  function own(w) {   // the chosen model's own E and k
+    const o = w.c.model.selectedOptions[0];
+    return { E: o.dataset.experts, k: o.dataset.topK };
+  }
+  function splittable(w) {
+    const ok = w.c.model.selectedOptions[0].dataset.split === "yes";
+    if (!ok) w.c.split.value = "1";
+    w.c.split.dataset.allowed = ok ? "yes" : "no";
   }
 
   // -- hybrid cache: presets x T (answered by the build); a custom layer count asks Python ---------------------------
-  function hybrid(root, ns) {
-    const preset = root.querySelector(".c11-preset");
-    const custom = root.querySelector(".c11-n-full");
-    const T = root.querySelector(".c11-t");
-    const presets = Array.from(preset.options).map((o) => o.value).filter((v) => v !== "custom");
-    const first = { n: root.dataset.nFull, T: root.dataset.t };
-    let chartFor = presets.includes(first.n) ? null : first.n;   // the chart's extra series, if any
-
-    const recompute = W.latest(root, "c11-hybrid-memory", (n) => W.models().then((ms) => {
-      const config = ms[root.dataset.model].config;
-      const extra = presets.includes(n) ? null : n;
-      return Promise.all([W.call("c11_hybrid_memory", [config, Number(n), Number(T.value)]), extra,
-        extra === chartFor ? null : W.call("c11_hybrid_chart", [config, null, null, Number(n)])]);
-    }), ([x, extra, spec]) => {
-      W.fill(root, x);
-      if (spec) { chartFor = extra; W.chart(root, spec); }
-    });
-    function current() {
-      return preset.value === "custom" ? custom.value : preset.value;
-    }
-    function update() {
-      const n = current();
-      W.setState(ns, "n", n === first.n ? null : n);
-      W.setState(ns, "T", T.value === first.T ? null : T.value);
-      recompute(n);
-    }
-    preset.addEventListener("change", () => {
-      if (preset.value !== "custom") custom.value = preset.value;
-      update();
-    });
-    custom.addEventListener("change", () => {
-      preset.value = presets.includes(custom.value) ? custom.value : "custom";
-      update();
-    });
-    T.addEventListener("change", update);
-    W.whenReady(root, ".c11-n-full");
-
-    const n = W.getState(ns, "n");
-    const t = W.getState(ns, "T");
-    if (t && Array.from(T.options).some((o) => o.value === t)) T.value = t;
-    if (n !== null) {
-      custom.value = n;
-      preset.value = presets.includes(n) ? n : "custom";
-    }
-    if (n !== null || t) update();
+  function presets(w) { return Array.from(w.c.preset.options).map((o) => o.value).filter((v) => v !== "custom"); }
+  function fromPreset(w) { if (w.c.preset.value !== "custom") w.c.n.value = w.c.preset.value; }   // n: the preset's
+  function matchPreset(w) { w.c.preset.value = presets(w).includes(w.c.n.value) ? w.c.n.value : "custom"; }
+  function chartFor(w) {   // the layer count the chart's extra series is drawn for, if any
+    if (w.chartFor === undefined) w.chartFor = presets(w).includes(w.root.dataset.nFull) ? null : w.root.dataset.nFull;
+    return w.chartFor;
   }
 
   // -- batch -> experts -> bytes: model x B (answered by the build at its precision); the precision asks Python ------
-  function batch(root, ns) {
-    const model = root.querySelector(".c11-model");
-    const slider = root.querySelector(".c11-b");
-    const out = root.querySelector(".c11-b-value");
-    const dtype = root.querySelector(".c11-dtype");
-    const first = { model: root.dataset.model, exp: slider.value, dtype: root.dataset.dtype };
-    let drawn = model.value + ":" + dtype.value;
-
-    function B() { return String(2 ** Number(slider.value)); }
-    function showB() {
-      out.textContent = Number(B()).toLocaleString("en-US");
-      slider.setAttribute("aria-valuetext", out.textContent);
-    }
-    const recompute = W.latest(root, "c11-batch-experts", () => W.models().then((ms) => {
-      const config = ms[model.value].config;
-      const key = model.value + ":" + dtype.value;
-      return Promise.all([W.call("c11_batch_read", [config, Number(B()), dtype.value]), key,
-        drawn === key ? null : W.call("c11_batch_chart", [config, dtype.value])]);
-    }), ([x, key, spec]) => {
-      W.fill(root, x);
-      if (spec) { drawn = key; W.chart(root, spec); }
-    });
-    function update() {
-      showB();
-      W.setState(ns, "model", model.value === first.model ? null : model.value);
-      W.setState(ns, "B", slider.value === first.exp ? null : B());
-      W.setState(ns, "dtype", dtype.value === first.dtype ? null : dtype.value);
-      recompute();
-    }
-    [model, dtype].forEach((c) => c.addEventListener("change", update));
-    slider.addEventListener("input", update);
-    W.whenReady(root, ".c11-dtype");
-
-    const wantedModel = W.pickAlias(model, W.getState(ns, "model"));
-    const b = W.getState(ns, "B");
-    const t = W.getState(ns, "dtype");
-    if (wantedModel) model.value = wantedModel;
-    if (b && Math.log2(Number(b)) % 1 === 0 && Number(b) >= 1 && Math.log2(Number(b)) <= Number(slider.max)) {
-      slider.value = String(Math.log2(Number(b)));
-    }
-    if (t && Array.from(dtype.options).some((o) => o.value === t)) dtype.value = t;
-    if (wantedModel || b || t) update();
+  function showB(w) {
+    const out = w.root.querySelector(".c11-b-value");
+    out.textContent = Number(w.values().B).toLocaleString("en-US");
+    w.c.B.setAttribute("aria-valuetext", out.textContent);
+  }
+  function powers(root) {   // the slider's stops: B = 2^position
+    return Array.from({ length: Number(root.querySelector(".c11-b").max) + 1 }, (_, e) => 2 ** e);
+  }
+  function drawn(w) {   // the model and precision the chart is drawn for
+    if (w.drawn === undefined) w.drawn = w.root.dataset.model + ":" + w.root.dataset.dtype;
+    return w.drawn;
   }
 
-  // -- associative recall: d_k x gate (answered by the build, numpy at build time); another seed asks Python ----------
-  function recallExperiment(root, ns) {
-    W.live(root, ".c11-dk, .c11-gate");
-    W.whenReady(root, ".c11-seed");
-    W.wire(root, ns, { d_k: ".c11-dk", seed: ".c11-seed", gate: ".c11-gate" },
-      (v) => W.call("c11_recall", [v.d_k, v.seed, v.gate]).then((x) => {
-        W.fill(root, x);
-        W.rows(root.querySelector(".c11-recall-table tbody"), x.rows);
-        W.chart(root, x.chart);
-      }));
-  }
-
-  W.mount({ "c11-moe-ledger": ledger, "c11-hybrid-memory": hybrid, "c11-batch-experts": batch,
-    "c11-recall": recallExperiment });
+  W.declare({
+    "c11-moe-ledger": {
+      controls: { model: ".c11-model", E: ".c11-experts", k: ".c11-top-k", split: ".c11-split" },
+      call: "c11_moe_ledger",
+      args: (v, w) => {
+        const d = own(w);
+        return [W.model(v.model), v.E === d.E ? null : v.E, v.k === d.k ? null : v.k, v.split];
+      },
+      answer: null,
+      show: (x, w) => W.fill(w.root, Object.assign({ name: w.c.model.selectedOptions[0].textContent }, x)),
+      whenReady: ".c11-experts, .c11-top-k, .c11-split",
+      on: { model: (w) => { const d = own(w); w.c.E.value = d.E; w.c.k.value = d.k; splittable(w); } },
+      skip: (w) => ["E", "k"].filter((key) => w.c[key].value === own(w)[key]),
+      restored: (w) => {   // the URL's model brings its own E and k, unless the URL gives them too
+        const d = own(w);
+        if (W.getState(w.ns, "E") === null) w.c.E.value = d.E;
+        if (W.getState(w.ns, "k") === null) w.c.k.value = d.k;
+        splittable(w);
+      },
+      setup: splittable,
+    },
+    "c11-hybrid-memory": {   // n: the layer count, a preset's or the custom field's (which always holds it)
+      controls: { preset: ".c11-preset", n: ".c11-n-full", T: ".c11-t" },
+      call: ["c11_hybrid_memory", "c11_hybrid_chart"],
+      args: (v, w, arg) => {
+        const config = W.model(w.root.dataset.model);
+        arg.extra = presets(w).includes(v.n) ? null : v.n;
+        return [[config, Number(v.n), Number(v.T)], arg.extra === chartFor(w) ? null : [config, null, null, Number(v.n)]];
+      },
+      answer: null,
+      show: ([x, spec], w, arg) => {
+        W.fill(w.root, x);
+        if (spec) { w.chartFor = arg.extra; W.chart(w.root, spec); }
+      },
+      whenReady: ".c11-n-full",
+      on: { preset: fromPreset, T: fromPreset, n: matchPreset },
+      skip: () => ["preset"],
+      restored: matchPreset,
+    },
+    "c11-batch-experts": {
+      controls: (root) => ({ model: ".c11-model", B: [".c11-b", powers(root)], dtype: ".c11-dtype" }),
+      call: ["c11_batch_read", "c11_batch_chart"],
+      args: (v, w, arg) => {
+        const config = W.model(v.model);
+        arg.key = v.model + ":" + v.dtype;
+        return [[config, v.B, v.dtype], drawn(w) === arg.key ? null : [config, v.dtype]];
+      },
+      answer: null,
+      show: ([x, spec], w, arg) => {
+        W.fill(w.root, x);
+        if (spec) { w.drawn = arg.key; W.chart(w.root, spec); }
+      },
+      whenReady: ".c11-dtype",
+      on: { B: showB },
+      restored: showB,
+    },
+    // -- associative recall: d_k x gate (answered by the build, numpy at build time); another seed asks Python ------
+    "c11-recall": {
+      controls: { d_k: ".c11-dk", seed: ".c11-seed", gate: ".c11-gate" },
+      call: "c11_recall",
+      args: (v) => [v.d_k, v.seed, v.gate],
+      show: (x, w) => {
+        W.rows(w.root.querySelector(".c11-recall-table tbody"), x.rows);
+        W.chart(w.root, x.chart);
+      },
+      whenReady: ".c11-seed",
+    },
+  });
 })();

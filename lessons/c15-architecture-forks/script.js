@@ -1,6 +1,6 @@
 /*
- * script.js - lesson C15's widgets (分歧：2026 年的架构岔路), in the one dialect of widgets.js: mount, call,
- * latest, fill, getState / setState, pickAlias, models, whenReady, live.
+ * script.js - lesson C15's widgets (分歧：2026 年的架构岔路), declared in the one dialect of widgets.js (declare:
+ * the core binds the controls, keeps them in the URL, asks the latest state, answers from the build's table first).
  *
  *   c15-fork-map   the order picker: every order answered by the build (states), the rows filled by fill()
  *   c15-context    the context slider: every stop answered by the build
@@ -12,89 +12,37 @@
   "use strict";
   const W = window.courseWidgets;
 
-  function pairs(root) {   // [[name, config], ...] of the widget's models, from data/models.json
+  function pairs(root) {   // [[name, {"$model": alias}], ...] of the widget's models (their names: data/models.json)
     const aliases = JSON.parse(root.dataset.models);
-    return W.models().then((ms) => aliases.map((a) => [ms[a].name, ms[a].config]));
+    return W.models().then((ms) => aliases.map((a) => [ms[a].name, W.model(a)]));
   }
 
-  function forkMap(root, ns) {
-    const sort = root.querySelector(".c15-sort");
-    const built = sort.value;
-    const recompute = W.latest(root, "c15-fork-map", () => pairs(root).then((ps) => W.call("c15_fork_map",
-      [ps, sort.value])), (x) => W.fill(root, x));
-    sort.addEventListener("change", () => {
-      W.setState(ns, "sort", sort.value === built ? null : sort.value);
-      recompute({ label: "sort" });
-    });
-    const wanted = W.getState(ns, "sort");
-    if (wanted && wanted !== built && Array.from(sort.options).some((o) => o.value === wanted)) {
-      sort.value = wanted;
-      recompute({ label: "sort" });
-    }
-    W.live(root, ".c15-sort");
+  function mark(w) {   // the swaps the chosen model has stay choosable; the others are greyed out
+    const ok = w.c.model.selectedOptions[0].dataset.swaps.split(" ");
+    Array.from(w.c.swap.options).forEach((o) => { o.disabled = !ok.includes(o.value); });
+    if (!ok.includes(w.c.swap.value)) w.c.swap.value = ok[1] || ok[0];
   }
 
-  function context(root, ns) {
-    const slider = root.querySelector(".c15-t");
-    const stops = JSON.parse(root.dataset.stops);
-    const built = slider.defaultValue;
-    const recompute = W.latest(root, "c15-context", () => pairs(root).then((ps) => W.call("c15_context",
-      [ps, stops[Number(slider.value)]])), (x) => {
-      W.fill(root, x);
-      slider.setAttribute("aria-valuetext", W.msg("c15.context.tokens", { T: x.T }));
-    });
-    function update() {
-      W.setState(ns, "T", slider.value === built ? null : String(stops[Number(slider.value)]));
-      recompute({ label: "T" });
-    }
-    slider.addEventListener("input", update);
-    const wanted = W.getState(ns, "T");
-    if (wanted !== null) {
-      const i = stops.indexOf(Number(wanted));
-      if (i >= 0 && String(i) !== slider.value) { slider.value = String(i); update(); }
-      else if (i < 0) W.setState(ns, "T", null);
-    }
-    W.live(root, ".c15-t");
-  }
-
-  function whatIf(root, ns) {
-    const model = root.querySelector(".c15-model");
-    const swap = root.querySelector(".c15-swap");
-    const T = root.querySelector(".c15-wt");
-    const heads = root.querySelector(".c15-kvh");
-    const first = { model: model.value, swap: swap.value, T: T.value, heads: heads.value };
-
-    function allowed() { return model.selectedOptions[0].dataset.swaps.split(" "); }
-    function mark() {   // the swaps this model has stay choosable; the others are greyed out
-      const ok = allowed();
-      Array.from(swap.options).forEach((o) => { o.disabled = !ok.includes(o.value); });
-      if (!ok.includes(swap.value)) swap.value = ok[1] || ok[0];
-    }
-    const recompute = W.latest(root, "c15-what-if", () => W.models().then((ms) => W.call("c15_what_if",
-      [ms[model.value].config, swap.value, T.value, heads.value])), (x) => W.fill(root, x));
-    function update() {
-      W.setState(ns, "model", model.value === first.model ? null : model.value);
-      W.setState(ns, "swap", swap.value === first.swap ? null : swap.value);
-      W.setState(ns, "T", T.value === first.T ? null : T.value);
-      W.setState(ns, "kv", heads.value === first.heads ? null : heads.value);
-      recompute({ label: "input" });
-    }
-    model.addEventListener("change", () => { mark(); update(); });
-    [swap, T, heads].forEach((c) => c.addEventListener("change", update));
-
-    const m = W.pickAlias(model, W.getState(ns, "model"));
-    if (m) model.value = m;
-    mark();
-    const s = W.getState(ns, "swap");
-    if (s && allowed().includes(s)) swap.value = s;
-    const t = W.getState(ns, "T");
-    if (t && Array.from(T.options).some((o) => o.value === t)) T.value = t;
-    const h = W.getState(ns, "kv");
-    if (h) heads.value = h;
-    if (m || s || t || h) update();
-    W.live(root, ".c15-model, .c15-swap");
-    W.whenReady(root, ".c15-wt, .c15-kvh");
-  }
-
-  W.mount({ "c15-fork-map": forkMap, "c15-context": context, "c15-what-if": whatIf });
+  W.declare({
+    "c15-fork-map": {
+      controls: { sort: ".c15-sort" },
+      call: "c15_fork_map",
+      args: (v, w) => pairs(w.root).then((ps) => [ps, v.sort]),
+    },
+    "c15-context": {
+      controls: (root) => ({ T: [".c15-t", JSON.parse(root.dataset.stops)] }),
+      call: "c15_context",
+      args: (v, w) => pairs(w.root).then((ps) => [ps, v.T]),
+      show: (x, w) => w.c.T.setAttribute("aria-valuetext", x.T + " 个 token"),
+    },
+    "c15-what-if": {
+      controls: { model: ".c15-model", swap: ".c15-swap", T: ".c15-wt", kv: ".c15-kvh" },
+      call: "c15_what_if",
+      args: (v) => [W.model(v.model), v.swap, v.T, v.kv],
+      whenReady: ".c15-wt, .c15-kvh",
+      on: { model: mark },
+      restored: mark,
+      setup: mark,
+    },
+  });
 })();

@@ -8,6 +8,13 @@
  * make, rows) clones and fills with the strings Python returns. No label is spelled here: the words around the numbers, a layer's label and a
  * stage's title come from the templates and from Python's answers; status words are the templates' data-*
  * attributes.
+ *
+ * The two ledgers of one model are declared (declare: the core binds the picker, keeps it in the URL, asks the
+ * latest state, answers from the build's table first). The others keep a setup of their own, built from the same
+ * primitives (latest, call, fill, rows): the side-by-side ledger keeps its columns in one URL key, the crossover's
+ * log slider follows each model's own context length, the tracker is a list of stages picked by buttons with a
+ * numpy run, the baseline a numpy run, and the config box reads, refuses or holds aside a pasted text. A built-in
+ * model is sent as its id (W.model), never its config; a model's name is its picker's option, as the build wrote it.
  */
 (function () {
   "use strict";
@@ -55,25 +62,29 @@
     };
   }
 
-  // -- the ledger total: the denominator toggle (both columns are in the table) and a model picker -----------------------------
-  function ledgerTotal(root, ns) {
-    const share = root.querySelector(".ffn-share");
-    const note = root.querySelector(".ffn-share-note");
-    function applyDen(den) {
-      root.dataset.denominator = den;
-      root.querySelectorAll("button.denominator").forEach((b) => {
-        b.setAttribute("aria-pressed", String(b.dataset.denominator === den));
-      });
-      share.textContent = den === "backbone" ? share.dataset.backbone : share.dataset.total;
-      note.textContent = den === "backbone" ? note.dataset.backbone : note.dataset.total;
-    }
-    root.querySelectorAll("button.denominator").forEach((b) => b.addEventListener("click", () => {
-      applyDen(b.dataset.denominator);
-      setState(ns, "den", b.dataset.denominator === "total" ? null : b.dataset.denominator);
-    }));
-    const recompute = latest(root, "ledger-total", (alias) => models().then((ms) =>
-      call("total_view", [ms[alias].config, ms[alias].name]).then((lt) => {
-        root.querySelector(".model-name").textContent = ms[alias].name;
+  // -- the ledger total: the denominator toggle (both columns are in the table) --------------------------------------
+  function applyDen(root, den) {
+    const share = root.querySelector(".ffn-share"), note = root.querySelector(".ffn-share-note");
+    root.dataset.denominator = den;
+    root.querySelectorAll("button.denominator").forEach((b) => {
+      b.setAttribute("aria-pressed", String(b.dataset.denominator === den));
+    });
+    share.textContent = den === "backbone" ? share.dataset.backbone : share.dataset.total;
+    note.textContent = den === "backbone" ? note.dataset.backbone : note.dataset.total;
+  }
+
+  function nameOf(picker) { return picker.selectedOptions[0].textContent; }   // (the model's name, as the build wrote it)
+
+  W.declare({
+    // the ledger total of any model, and its denominator (kept in the URL as <ns>.den)
+    "ledger-total": {
+      controls: { model: ".model-picker" },
+      call: "total_view",
+      args: (v, w) => [W.model(v.model), nameOf(w.c.model)],
+      answer: null,
+      show: (lt, w) => {
+        const root = w.root, share = root.querySelector(".ffn-share");
+        root.querySelector(".model-name").textContent = nameOf(w.c.model);
         root.querySelector(".den-total").textContent = lt.total;
         root.querySelector(".den-backbone").textContent = lt.text_backbone;
         share.dataset.total = lt.ffn_share_total;
@@ -81,36 +92,39 @@
         rows(root.querySelector("tbody"), lt.rows);
         root.querySelector(".ledger-sum").textContent = lt.total;
         root.querySelector(".ledger-backbone").textContent = lt.text_backbone;
-        applyDen(root.dataset.denominator);
+        applyDen(root, root.dataset.denominator);
         chart(root, lt.chart);
-      })));
-    const picker = modelPicker(root, ns, recompute);
-    live(root, ".model-picker");
-    if (getState(ns, "den") === "backbone") applyDen("backbone");
-    picker.restore();
-  }
-
-  // -- one layer of each type, matrix by matrix, and their difference; any model -----------------------------
-  function ledgerLayer(root, ns) {
-    const recompute = latest(root, "ledger-layer", (alias) => models().then((ms) =>
-      call("layer_view", [ms[alias].config]).then((ll) => {
-        root.querySelector(".model-name").textContent = ms[alias].name;
-        layerBody(root.querySelector(".layer-body"), ll);
-      })));
-    const picker = modelPicker(root, ns, recompute);
-    live(root, ".model-picker");
-    picker.restore();
-  }
+      },
+      setup: (w) => {
+        w.root.querySelectorAll("button.denominator").forEach((b) => b.addEventListener("click", () => {
+          applyDen(w.root, b.dataset.denominator);
+          setState(w.ns, "den", b.dataset.denominator === "total" ? null : b.dataset.denominator);
+        }));
+        if (getState(w.ns, "den") === "backbone") applyDen(w.root, "backbone");
+      },
+    },
+    // -- one layer of each type, matrix by matrix, and their difference; any model ----------------------------------
+    "ledger-layer": {
+      controls: { model: ".model-picker" },
+      call: "layer_view",
+      args: (v) => [W.model(v.model)],
+      answer: null,
+      show: (ll, w) => {
+        w.root.querySelector(".model-name").textContent = nameOf(w.c.model);
+        layerBody(w.root.querySelector(".layer-body"), ll);
+      },
+    },
+  });
 
   // -- the side-by-side ledger: any model from data/ in any column ----------------------------------------------------------------
   function ledgerCompare(root, ns) {
     const selects = Array.from(root.querySelectorAll("select.compare-model"));
     const dflt = root.dataset.models;
-    const recompute = latest(root, "ledger-compare", (chosen) => models().then((ms) =>
-      call("ledger_compare", [chosen.map((a) => [a, ms[a].name, ms[a].config])]).then((data) => {
+    const recompute = latest(root, "ledger-compare", (chosen) =>
+      call("ledger_compare", [chosen.map((a, i) => [a, nameOf(selects[i]), W.model(a)])]).then((data) => {
         fill(root.querySelector("table"), data);
         chart(root, data.chart);
-      })));
+      }));
     function changed() {
       const chosen = selects.map((s) => s.value);
       setState(ns, "models", chosen.join(",") === dflt ? null : chosen.join(","));
@@ -150,19 +164,20 @@
     // one job for both inputs: the wanted {alias, T}; a new model first loads its series (t_max, crossover, chart)
     const want = { alias: alias, T: null };
     // (a new model: one call returns its series and the readout at the wanted T, clipped to its native context)
-    const recompute = latest(root, "crossover", () => models().then((ms) => {
+    const recompute = latest(root, "crossover", () => Promise.resolve().then(() => {
       const a = want.alias;
-      const cfg = ms[a].config;
+      const cfg = W.model(a);
       if (a === alias) {
         T = Math.min(want.T || tMax, tMax);
         return call("crossover_at", [cfg, T]);
       }
-      return call("crossover_view", [cfg, ms[a].name, want.T]).then((v) => {
+      const name = nameOf(root.querySelector(".model-picker"));
+      return call("crossover_view", [cfg, name, want.T]).then((v) => {
         alias = a;
         tMax = v.t_max_raw;
         root.dataset.tMax = String(tMax);
         root.dataset.model = alias;
-        root.querySelector(".model-name").textContent = ms[alias].name;
+        root.querySelector(".model-name").textContent = name;
         root.querySelector(".crossover-point").textContent = v.crossover_point;
         root.querySelector(".native-ratio").textContent = v.native;
         chart(root, v.chart);
@@ -218,11 +233,11 @@
       if (b) select(b.closest(".stage").dataset.stage, true);
     });
 
-    const setModel = latest(root, "tracker", (a) => models().then((ms) =>
-      call("tracker", [ms[a].config, data.settings, data.reference[a] || {}, data.course_titles.includes(a)]).then((stages) => {
+    const setModel = latest(root, "tracker", (a) =>
+      call("tracker", [W.model(a), data.settings, data.reference[a] || {}, data.course_titles.includes(a)]).then((stages) => {
         alias = a;
         root.dataset.model = a;
-        root.querySelector(".model-name").textContent = ms[a].name;
+        root.querySelector(".model-name").textContent = root.querySelector(`button.tracker-model[data-model="${a}"]`).textContent;
         root.querySelectorAll("button.tracker-model").forEach((b) => {
           b.setAttribute("aria-pressed", String(b.dataset.model === a));
         });
@@ -230,7 +245,7 @@
         select(root.dataset.stage, false);
         forward.hidden = a !== data.baseline;
         status.textContent = "";
-      })));
+      }));
     root.querySelectorAll("button.tracker-model").forEach((b) => b.addEventListener("click", () => {
       if (b.dataset.model === alias) return;
       setState(ns, "model", b.dataset.model === dflt ? null : b.dataset.model);
@@ -354,7 +369,7 @@
     }
     const current = () => (held === null ? input.value : held);
     const run = latest(root, "byo-config", (text) => refused(text) ? null : models().then((ms) =>
-      call("byo_views", [text, compare.filter((a) => ms[a]).map((a) => [a, ms[a].name, ms[a].config])])).then((r) => {
+      call("byo_views", [text, compare.filter((a) => ms[a]).map((a) => [a, ms[a].name, W.model(a)])])).then((r) => {
       if (r.ok) show(r); else fail(r);
     }));
     live(root, ".byo-run, .byo-example");
@@ -389,7 +404,6 @@
   }
 
   W.mount({
-    "ledger-total": ledgerTotal, "ledger-layer": ledgerLayer, "ledger-compare": ledgerCompare, crossover: crossover,
-    tracker: tracker, baseline: baseline, "byo-config": byoConfig,
+    "ledger-compare": ledgerCompare, crossover: crossover, tracker: tracker, baseline: baseline, "byo-config": byoConfig,
   });
 })();

@@ -1,5 +1,7 @@
 /*
- * script.js - behaviour of lesson C6's widgets (模型该多大), on window.courseWidgets' public API only.
+ * script.js - behaviour of lesson C6's widgets (模型该多大), on window.courseWidgets' public API only: the first two
+ * declared (declare: the core binds the controls, keeps them in the URL, asks the latest state, answers from the
+ * build's table first, fills the answer); the two that run the course trainer in the training worker keep a setup.
  *
  *   c6-isoflop   the budget slider: each stop is answered by the build (states), else by Python (c6_isoflop)
  *   c6-budget    budget, GPU, GPU count, utilisation -> each fit's N and D and the days (c6_budget); the GPU picker's
@@ -16,48 +18,26 @@
 
   const W = window.courseWidgets;
 
-  function isoflop(root, ns) {
-    const slider = root.querySelector(".c6-slider");
-    const budgets = JSON.parse(root.dataset.budgets);
-    const placed = JSON.parse(root.dataset.placed);
-    const answer = root.querySelector(".c6-answer");
-    const out = root.querySelector(".c6-budget-out");
-    const built = slider.defaultValue;
-    const recompute = W.latest(root, "c6-isoflop", () => {
-      const budget = budgets[Number(slider.value)];
-      return W.call("c6_isoflop", [budget, placed]).then((x) => {
-        W.fill(answer, x);
-        out.textContent = x.budget;
-        slider.setAttribute("aria-valuetext", x.budget + " FLOPs");
-        W.setState(ns, "budget", slider.value === built ? null : budget);
-        W.chart(root, x.chart);
-      });
-    });
-    const wanted = W.getState(ns, "budget");
-    if (wanted !== null) {
-      const i = budgets.indexOf(wanted);
-      if (i >= 0 && String(i) !== slider.value) { slider.value = String(i); recompute({ label: "budget" }); }
-      else if (i < 0) W.setState(ns, "budget", null);
-    }
-    slider.addEventListener("input", () => recompute({ label: "budget" }));
-    W.live(root, ".c6-slider");
-  }
-
-  function budget(root, ns) {
-    const b = W.bind(root, ns, { budget: ".c6-b", gpu: ".c6-g", gpus: ".c6-n", mfu: ".c6-u" });
-    const plan = root.querySelector(".c6-plan");
-    const recompute = W.latest(root, "c6-budget", () => {
-      const v = b.values();
-      const peak = b.c.gpu.selectedOptions[0].dataset.peak;
-      return W.call("c6_budget", [v.budget, peak, v.gpus, v.mfu]).then((x) => {
-        W.fill(plan, x);
-        b.record();
-      });
-    });
-    if (b.restore()) recompute({ label: "restore" });
-    b.onChange(() => recompute({ label: "input" }));
-    W.live(root, ".c6-b, .c6-g, .c6-n, .c6-u");
-  }
+  W.declare({
+    // the budget slider: each stop is one of the build's budgets (its value and the URL's: the budget itself)
+    "c6-isoflop": {
+      controls: (root) => ({ budget: [".c6-slider", JSON.parse(root.dataset.budgets)] }),
+      call: "c6_isoflop",
+      args: (v, w) => [v.budget, JSON.parse(w.root.dataset.placed)],
+      answer: ".c6-answer",
+      show: (x, w) => {
+        w.root.querySelector(".c6-budget-out").textContent = x.budget;
+        w.c.budget.setAttribute("aria-valuetext", x.budget + " FLOPs");
+        W.chart(w.root, x.chart);
+      },
+    },
+    "c6-budget": {
+      controls: { budget: ".c6-b", gpu: ".c6-g", gpus: ".c6-n", mfu: ".c6-u" },
+      call: "c6_budget",
+      args: (v, w) => [v.budget, w.c.gpu.selectedOptions[0].dataset.peak, v.gpus, v.mfu],
+      answer: ".c6-plan",
+    },
+  });
 
   function device(root) {
     const button = root.querySelector(".c6-measure");
@@ -81,6 +61,10 @@
     const trainTokens = Number(root.dataset.trainTokens);
     const pick = root.querySelector(".c6-own-budget");
     const answer = root.querySelector(".c6-own-answer");
+    const [startB, pauseB, resetB] = ["start", "pause", "reset"].map((k) => root.querySelector(".c6-own-" + k));
+    const out = (name) => root.querySelector('output[name="' + name + '"]');
+    const stateText = root.querySelector(".c6-own-state");
+    const idleNote = stateText.textContent;
     const budgets = Array.from(new Set(stored.map((r) => r.budget)));
     let runs = stored.slice();
     const refit = W.latest(root, "c6-own-isoflop", () => {
@@ -92,39 +76,57 @@
         root.dispatchEvent(new CustomEvent("course:updated", { bubbles: true }));
       });
     });
-    // the rerun: the one live-training panel (training.js; training_panel.html), no loss curve of its own (each
-    // finished model's loss moves its point on the fit's chart); the budget chooses it
-    const panel = window.courseTrainer.panel(root, {
+    const panel = { start: startB, pause: pauseB, reset: resetB, locked: [pick], text: stateText };
+    const setState = (s, note) => window.courseTrainer.showState(root, panel, s, note);
+    const runner = window.courseTrainer.run({
+      text: root.dataset.text,
       startCall: (t) => ["c6_own_start", [t, budgets[Number(pick.value)]]],
       stepCall: "c6_own_step",
-      locked: [pick],
-      curves: [],
-      fields: (s) => ({ run: String(s.run), of: String(s.of) }),
-      notes: { paused: W.msg("c6.own.paused"), done: W.msg("c6.own.done"), failed: W.msg("c6.own.failed") },
-      began: (r) => { root.dataset.rerunRuns = String(r.runs); },
-      step: (s) => {
-        if (!s.finished) return;
-        const f = s.finished;
-        runs = runs.map((r) => (r.budget === f.budget && r.width === f.width ? f : r));
-        root.dataset.rerunDone = String(s.run);
-        panel.note(W.msg("c6.own.refit", { note: s.note }));
-        refit({ label: "rerun" });
+      state: setState,
+      began: (r) => { out("of").textContent = "0"; root.dataset.rerunRuns = String(r.runs); },
+      steps: (rows) => {
+        for (const s of rows) {
+          out("run").textContent = String(s.run);
+          out("step").textContent = String(s.step);
+          out("of").textContent = String(s.of);
+          if (s.finished) {
+            const f = s.finished;
+            runs = runs.map((r) => (r.budget === f.budget && r.width === f.width ? f : r));
+            root.dataset.rerunDone = String(s.run);
+            stateText.textContent = "（" + s.note + "，已重新拟合）";
+            refit({ label: "rerun" });
+          }
+        }
       },
-      reset: () => {
-        runs = stored.slice();
-        delete root.dataset.rerunDone;
-        refit({ label: "reset" });
+      done: () => setState("done", "（这个预算的模型都重跑完了，图和表已经用新的损失拟合）"),
+      failed: (e) => {
+        W.showError(root, W.learnerMessage(e));
+        setState("error", "（重跑出错，已停止）");
       },
     });
+    function reset() {
+      runner.reset();
+      runs = stored.slice();
+      delete root.dataset.rerunDone;
+      ["run", "step", "of"].forEach((k) => { out(k).textContent = "0"; });
+      W.showError(root, "");
+      setState("idle", idleNote);
+      refit({ label: "reset" });
+    }
     const saved = W.getState(ns, "budget");
     if (saved !== null && Number(saved) >= 0 && Number(saved) < budgets.length) pick.value = saved;
     pick.addEventListener("change", () => {
       W.setState(ns, "budget", pick.value === pick.querySelector("option[selected]").value ? null : pick.value);
+      if (runner.started()) reset();
       // the choice changes nothing drawn until a rerun starts: the status line says what 开始重跑 will run
-      panel.state("idle", W.msg("c6.own.chosen", { budget: pick.selectedOptions[0].textContent }));
+      setState("idle", "（将重跑 " + pick.selectedOptions[0].textContent + "；点开始重跑）");
     });
+    startB.addEventListener("click", () => { W.showError(root, ""); runner.start(); });
+    pauseB.addEventListener("click", () => { runner.pause(); setState("paused", "（已暂停；点开始重跑继续）"); });
+    resetB.addEventListener("click", reset);
     pick.disabled = false;
+    setState("idle", idleNote);
   }
 
-  W.mount({ "c6-isoflop": isoflop, "c6-budget": budget, "c6-device": device, "c6-own-isoflop": ownIsoflop });
+  W.mount({ "c6-device": device, "c6-own-isoflop": ownIsoflop });
 })();

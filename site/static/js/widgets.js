@@ -12,8 +12,8 @@
  * (tests/test_widget_dialect.py).
  *
  * Answers before Python: the build answered what a widget's enumerable controls can ask (sitegen/widgets.py,
- * <script class="precomputed">, gzip+base64 JSON keyed by entry point + canonical args with built-in models'
- * configs written {"$model": alias} and parts of data documents {"$data": path}); call() answers from it at once
+ * <script class="precomputed">, gzip+base64 JSON keyed by entry point + canonical args, a built-in model written
+ * by its id {"$model": alias} as a script sends it (model()), a part of a data document {"$data": path}); call() answers from it at once
  * and asks Python (runtime-client.js) only for the rest. A request that needs Python before it is loaded waits in a queue; the widget says so beside its
  * controls (.widget-status), and a recompute that takes longer than BUSY_MS says 计算中….
  *
@@ -155,29 +155,6 @@
     };
   }
 
-  // A widget's controls kept in the URL (bind) and recomputed by job(values) (latest): every change records the
-  // controls and recomputes; the URL's state is restored at once. hooks (all optional): hooks[key](s) runs before
-  // a change of that control is recorded; skip(s) -> keys left out of the URL; restored(s) after the URL's state
-  // is set; quiet: keys whose change only records (they recompute as they move: a slider's input event).
-  // -> {s: the bound controls, update(arg): recompute now}.
-  function wire(root, ns, spec, job, hooks) {
-    hooks = hooks || {};
-    const s = bind(root, ns, spec);
-    const update = latest(root, ns, () => job(s.values()));
-    const record = () => s.record(hooks.skip && hooks.skip(s));
-    Object.entries(s.c).forEach(([key, c]) => c.addEventListener("change", () => {
-      if (hooks[key]) hooks[key](s);
-      record();
-      if (!(hooks.quiet || []).includes(key)) update({ label: key });
-    }));
-    if (s.restore()) {
-      if (hooks.restored) hooks.restored(s);
-      record();
-      update({});
-    }
-    return { s: s, update: update };
-  }
-
   // -- widgets wired by declaration ------------------------------------------------------------------------------
   // declare({name: spec}) sets up every widget of that name (as mount does) from what its spec says; the core binds
   // its controls, keeps them in the URL (defaults left out) and restores the URL's state at once, asks again on each
@@ -256,7 +233,9 @@
   function model(alias) { return { $model: alias }; }
 
   // -- small helpers ---------------------------------------------------------------------------------------------
-  function models() {   // data/models.json: alias -> {id, name, config}; written by the build
+  // data/models.json: alias -> {id, name, config}, written by the build, read only when a script asks (a model's
+  // name where no picker shows it, a config the learner is shown): a call sends a model's id, never its config.
+  function models() {
     if (!modelsPromise) {
       modelsPromise = fetch(new URL("data/models.json", document.baseURI)).then((r) => {
         if (!r.ok) throw new Error("data/models.json: HTTP " + r.status);
@@ -459,7 +438,6 @@
   // can answer it; the rest inflate one at a time in idle moments after the page has loaded.
   const tables = new Map();   // script element -> Promise of its {key: answer}, or null
   const canInflate = typeof DecompressionStream !== "undefined";
-  let aliases = null;
 
   function answersIn(script) {
     if (!tables.has(script)) {
@@ -469,17 +447,11 @@
     return tables.get(script);
   }
 
-  function aliasOf() {   // the built-in models' config objects (those models() gives) -> alias
-    if (!aliases) aliases = models().then((ms) => new Map(Object.entries(ms).map(([a, m]) => [m.config, a])));
-    return aliases;
-  }
-
-  function precomputed(fn) {   // {answers: [{key: answer}, ...], aliasOf} that may hold fn's answers, or null
+  function precomputed(fn) {   // [{key: answer}, ...] that may hold fn's answers, or null
     const scripts = canInflate ? Array.from(document.querySelectorAll("script.precomputed"))
       .filter((s) => (s.dataset.calls || "").split(" ").includes(fn)) : [];
     if (!scripts.length) return Promise.resolve(null);
-    return Promise.all([aliasOf()].concat(scripts.map(answersIn)))
-      .then(([map, ...parts]) => ({ answers: parts.filter(Boolean), aliasOf: map }))
+    return Promise.all(scripts.map(answersIn)).then((parts) => parts.filter(Boolean))
       .catch((e) => { console.warn("precomputed answers", e); return null; });
   }
 
@@ -518,13 +490,12 @@
     return JSON.parse(text + decoder.decode());
   }
 
-  // The key of a call's args, as sitegen/widgets.py canonical() writes it: sorted keys, no spaces, a built-in
-  // model's config (the very object models() gave) as {"$model": alias}.
-  function canon(v, aliasOf) {
+  // The key of a call's args, as sitegen/widgets.py canonical() writes it: sorted keys, no spaces (a built-in
+  // model is its id, {"$model": alias}, on both sides).
+  function canon(v) {
     if (v && typeof v === "object") {
-      if (aliasOf.has(v)) return '{"$model":' + JSON.stringify(aliasOf.get(v)) + "}";
-      if (Array.isArray(v)) return "[" + v.map((x) => canon(x, aliasOf)).join(",") + "]";
-      return "{" + Object.keys(v).sort().map((k) => JSON.stringify(k) + ":" + canon(v[k], aliasOf)).join(",") + "}";
+      if (Array.isArray(v)) return "[" + v.map(canon).join(",") + "]";
+      return "{" + Object.keys(v).sort().map((k) => JSON.stringify(k) + ":" + canon(v[k])).join(",") + "}";
     }
     return JSON.stringify(v === undefined ? null : v);
   }
@@ -532,8 +503,8 @@
   function call(fn, args) {
     const early = document.readyState === "loading";   // (answers in scripts not parsed yet are not looked at)
     return precomputed(fn).then((t) => {
-      const key = t && fn + " " + canon(args || [], t.aliasOf);
-      const table = t && t.answers.find((part) => Object.prototype.hasOwnProperty.call(part, key));
+      const key = t && fn + " " + canon(args || []);
+      const table = t && t.find((part) => Object.prototype.hasOwnProperty.call(part, key));
       if (table) {
         answered.build += 1;
         return JSON.parse(JSON.stringify(table[key]));   // a copy: callers may keep what they get
@@ -596,7 +567,6 @@
     const ns = seen[name] === 1 ? name : name + "-" + seen[name];
     const answers = w.querySelector("script.precomputed");
     if (canInflate && answers) {   // its answers, ready before its first use (in page order: the first widget's first)
-      aliasOf();
       inflating = inflating.then(() => answersIn(answers));
     }
     try {
@@ -633,16 +603,10 @@
   window.courseWidgets = {
     timings: timings, answered: answered, mount: mount, getState: getState, setState: setState, setParams: setParams,
     whenParsed: whenParsed, models: models, el: el, whenReady: whenReady, live: live, pickAlias: pickAlias, showError: showError,
-    latest: latest, chart: chart, call: call, bind: bind, wire: wire, fill: fill, make: make, rows: rows,
+    latest: latest, chart: chart, call: call, bind: bind, fill: fill, make: make, rows: rows,
     options: options, learnerMessage: learnerMessage, msg: msg,
     declare: declare, model: model,
   };
-  // A page whose widgets need the models at once preloads data/models.json from <head> (sitegen/widgets.py): read it
-  // now, while the head is parsed, so that it is in hand when the first widget is used, not queued behind the parser.
-  // Any other page reads it once the runtime is ready at the latest: every Python call a widget makes sends a
-  // model's config from it, and the first one must not wait for a round trip (on a phone's link, 150-200 ms).
-  if (document.querySelector('link[rel=preload][href$="data/models.json"]')) models().catch(() => {});
-  else if (rt) rt.ready.then(() => models()).catch(() => {});
   if (canInflate) {
     const later = () => { if (document.querySelector("script.precomputed")) inflateLater(); };
     if (document.readyState === "complete") later();
