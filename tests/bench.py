@@ -784,7 +784,7 @@ async () => {
 # Steps TRAIN_WARMUP + 1 .. TRAIN_WARMUP + TRAIN_STEPS contain no held-out evaluation (every 50th step).
 TRAIN_WARMUP, TRAIN_STEPS, TRAIN_CHUNK = 5, 40, 20
 TRAIN_JS = r"""async ({warmup, steps, chunk, limitMs}) => {
-  const start = document.querySelector(".c5-live-start"), T = window.courseTraining, C = window.courseTrainer;
+  const start = document.querySelector('[data-testid="c5-live-start"]'), T = window.courseTraining, C = window.courseTrainer;
   if (!start || !T || !C) return null;
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   const t0 = performance.now(), late = () => performance.now() - t0 > limitMs;
@@ -797,7 +797,7 @@ TRAIN_JS = r"""async ({warmup, steps, chunk, limitMs}) => {
   const t2 = performance.now(), s2 = T.steps;
   while (T.steps < s2 + steps && !late()) await sleep(10);
   const t3 = performance.now(), s3 = T.steps;
-  document.querySelector(".c5-live-pause").click();
+  document.querySelector('[data-testid="c5-live-pause"]').click();
   while (T.inflight > 0 && !late()) await sleep(10);
   if (s3 <= s2) return null;
   const box = start.closest(".c5-live");

@@ -33,7 +33,7 @@
       controls: (root) => ({ T: [".c15-t", JSON.parse(root.dataset.stops)] }),
       call: "c15_context",
       args: (v, w) => pairs(w.root).then((ps) => [ps, v.T]),
-      show: (x, w) => w.c.T.setAttribute("aria-valuetext", x.T + " 个 token"),
+      show: (x, w) => w.c.T.setAttribute("aria-valuetext", W.msg("c15.context.tokens", { T: x.T })),
     },
     "c15-what-if": {
       controls: { model: ".c15-model", swap: ".c15-swap", T: ".c15-wt", kv: ".c15-kvh" },

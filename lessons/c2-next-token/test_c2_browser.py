@@ -26,7 +26,7 @@ TRAIN_MS = 240_000           # generous: the machine running the tests may be bu
 
 @pytest.fixture(scope="module")
 def page(module_guard, site):
-    return open_lesson(module_guard, site + PAGE, ".c2-prompt", ".c2-start")
+    return open_lesson(module_guard, site + PAGE, ".c2-prompt", '[data-testid="c2-start"]')
 
 
 def field(page, testid):
@@ -112,7 +112,7 @@ def test_live_run_speaks_as_it_learns(page):
 
 
 def test_c5s_live_run_speaks(module_guard, site):
-    p = open_lesson(module_guard, site + "c5-optimization.html", ".c5-live-start")
+    p = open_lesson(module_guard, site + "c5-optimization.html", '[data-testid="c5-live-start"]')
     p.click('[data-testid="c5-live-start"]')
     p.wait_for_function("() => document.querySelector('[data-testid=\"c5-live-speak\"]').textContent"
                         ".startsWith('第 1 步：子曰')", timeout=TRAIN_MS)

@@ -85,14 +85,16 @@ def live_spec(vocab_size: int, seed: int = 0):
 
 @uses("numpy")
 def train_start(text: str, seed: int = 0) -> dict:
-    """A fresh live run from the trainer's initialisation: its session id."""
+    """A fresh live run from the trainer's initialisation: its session id and the tokens each step trains on (the
+    panel's speed)."""
     from ...train.data import course_ids
     from ...train.trainer import Trainer
     tok, train_ids, _ = course_ids(text)
     sid = max(_SESSIONS, default=0) + 1
     _SESSIONS.clear()                       # one live run at a time
-    _SESSIONS[sid] = {"trainer": Trainer(live_spec(tok.vocab_size, int(seed)), train_ids), "tok": tok}
-    return {"session": sid}
+    spec = live_spec(tok.vocab_size, int(seed))
+    _SESSIONS[sid] = {"trainer": Trainer(spec, train_ids), "tok": tok}
+    return {"session": sid, "tokens_per_step": spec.batch_size * spec.seq_len}
 
 
 def _session(session) -> dict:

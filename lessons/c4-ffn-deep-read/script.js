@@ -56,7 +56,7 @@
         batch: ".mem-batch" },
       call: ["ffn_memory", "ffn_batch_series"],
       args: (v, w) => {   // a pasted config goes to Python as it is: Python reads it and names what is wrong in Chinese
-        if (v.model === "__pasted" && !w.pasted) throw new Error("先在下面粘贴一份 config.json");
+        if (v.model === "__pasted" && !w.pasted) throw new Error(W.msg("ffn.paste_first"));
         const config = v.model === "__pasted" ? w.pasted : W.model(v.model);
         return [[config, v.dtype, v.bw, v.batch, v.peak], [config, v.dtype, v.bw, v.peak]];
       },
@@ -145,7 +145,7 @@
       answer: null,
       show: ([x, { now: n }], w) => {
         W.fill(w.root, { T: x.T, rows: x.rows, now: n });
-        w.c.L.setAttribute("aria-valuetext", n.L + " 层");
+        w.c.L.setAttribute("aria-valuetext", W.msg("ffn.layers", { L: n.L }));
       },
       live: "select",              // the build answered each budget at the built L and T
       whenReady: "input",
@@ -160,12 +160,12 @@
       seed: ".q-seed" });
     const run = W.latest(root, ns, () => {
       const v = s.values();
-      status.textContent = "正在浏览器里用 numpy 量化…";
+      status.textContent = W.msg("ffn.quantizing");
       return W.call("ffn_int4_probe", [v.rows, v.cols, v.outlier_pct, v.outlier_scale, v.seed]).then((p) => {
         W.fill(root.querySelector(".readout"), p);
         W.rows(root.querySelector(".q-table tbody"), p.groups.map((g) => Object.assign({}, g,
           { raw: JSON.stringify(g.raw) })));
-        status.textContent = "以下是刚才在浏览器里算出的结果。";
+        status.textContent = W.msg("ffn.quantized");
         W.chart(root, p.chart);
       }, (e) => { status.textContent = ""; throw e; });
     });

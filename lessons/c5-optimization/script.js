@@ -24,109 +24,40 @@
   }
   function keep(ns, key, select) { W.setState(ns, key, select.value === builtDefault(select) ? null : select.value); }
 
-  function specOf(root) {
-    return JSON.parse(root.querySelector("figure.chart script.chart-spec").textContent);
-  }
-
-  // -- the live run -------------------------------------------------------------------------------------------------
+  // -- the live run: the one live-training panel (training.js's panel; its template, training_panel.html) ----------
+  // The optimiser and the learning rate choose the run (a change resets a run that has begun); the model speaks
+  // (lesson C2's sampling) after step 1 and every data-every steps.
   function live(root, ns) {
-    const box = root;   // (the widget's own element, as mount passes it)
-    const [opt, lr] = [box.querySelector(".c5-live-opt"), box.querySelector(".c5-live-lr")];
-    const [startB, pauseB, resetB] = ["start", "pause", "reset"].map((k) => box.querySelector(".c5-live-" + k));
-    const out = (name) => box.querySelector('output[name="' + name + '"]');
-    const stateText = box.querySelector(".c5-live-state");
-    const base = specOf(root);
-    let series = null, drawn = 0, drawTimer = 0, session = null;
-    const every = Number(box.querySelector(".c5-live-speak").dataset.every);
+    const [opt, lr] = [root.querySelector(".c5-live-opt"), root.querySelector(".c5-live-lr")];
+    const speak = root.querySelector('output[name="speak"]');
+    const every = Number(root.querySelector(".c5-live-speak").dataset.every);
 
     const saved = { optimizer: W.getState(ns, "optimizer"), multiplier: W.getState(ns, "multiplier") };
     if (saved.optimizer && opt.querySelector('option[value="' + saved.optimizer + '"]')) opt.value = saved.optimizer;
     if (saved.multiplier && lr.querySelector('option[value="' + saved.multiplier + '"]')) lr.value = saved.multiplier;
 
-    const panel = { start: startB, pause: pauseB, reset: resetB, locked: [opt, lr], text: stateText };
-    const setState = (s, note) => trainer.showState(root, panel, s, note);
-
-    function draw(now) {   // the chart at most every 400 ms while running (Plotly redraws cost a frame or two)
-      if (!series || series.x.length === drawn) return;
-      clearTimeout(drawTimer);
-      const go = () => {
-        drawTimer = 0;
-        if (!series) return;          // reset meanwhile
-        drawn = series.x.length;
-        // the learner's curve first, so Plotly draws it under the two precomputed ones (it follows one of them
-        // closely and, drawn last, would hide it)
-        W.chart(root, Object.assign({}, base, { series: [series].concat(base.series) }));
-      };
-      if (now) go(); else if (!drawTimer) drawTimer = setTimeout(go, 400);
-    }
-
-    const blank = () => ["step", "loss", "lr", "held_out", "speak"].forEach((k) => { out(k).textContent = k === "step" ? "0" : "—"; });
-    const runner = trainer.run({
-      text: box.dataset.text,
+    const panel = trainer.panel(root, {
       startCall: (t) => ["c5_train_start", [t, opt.value, Number(lr.value), 0]],
       stepCall: "c5_train_step",
-      state: setState,
-      began: (r) => {
-        session = r.session;
-        blank();
-        series = { name: "你的小模型 · " + r.optimizer + " · lr " + r.lr, mode: "lines", color: "#d62728",
-                   x: [], y: [], text: [] };
-      },
-      steps: (rows, running) => {
-        for (const s of rows) {
-          series.x.push(s.step);
-          series.y.push(s.loss);
-          series.text.push("你的模型 第 " + s.step + " 步：" + s.loss_text);
-          out("step").textContent = String(s.step);
-          out("loss").textContent = s.loss_text;
-          out("lr").textContent = s.lr;
-          if (s.held_out_text) out("held_out").textContent = s.held_out_text;
-          if (s.step === 1 || s.step % every === 0) {   // the model speaks (lesson C2's sampling), after this step
-            trainer.call("c5_train_speak", [session]).then((x) => { out("speak").textContent = x.line; }, () => {});
-          }
+      locked: [opt, lr],
+      fields: (s) => ({ loss: s.loss_text, lr_now: s.lr, held_out: s.held_out_text }),
+      name: (r) => W.msg("c5.live.series", { optimizer: r.optimizer, lr: r.lr }),
+      notes: { diverged: W.msg("c5.live.diverged") },
+      began: () => { speak.textContent = "—"; },
+      step: (s) => {
+        if (s.step === 1 || s.step % every === 0) {   // the model speaks, after this step
+          trainer.call("c5_train_speak", [panel.session()]).then((x) => { speak.textContent = x.line; }, () => {});
         }
-        draw(!running);               // (paused during this step: draw it now, the run stops here)
       },
-      done: (rows) => {
-        const last = rows[rows.length - 1];
-        setState("done", last && last.loss === null ? "（loss 变成了非有限值：学习率太大，训练发散了。请重置后换一个学习率）"
-          : "（已经训练到上限步数）");
-        draw(true);
-      },
-      failed: (e) => {
-        W.showError(root, W.learnerMessage(e));
-        setState("error", "（训练出错，已停止）");
-      },
+      reset: () => { speak.textContent = "—"; },
     });
-
-    function reset() {
-      runner.reset();
-      clearTimeout(drawTimer);
-      drawTimer = 0;
-      series = null;
-      drawn = 0;
-      blank();
-      W.chart(root, base);
-      W.showError(root, "");
-      setState("idle", "（尚未开始；训练在后台的独立线程里进行，页面其他部分照常可用）");
-    }
-
-    startB.addEventListener("click", () => { W.showError(root, ""); runner.start(); });
-    pauseB.addEventListener("click", () => {
-      runner.pause();
-      setState("paused", "（已暂停；点开始继续）");
-      draw(true);
-    });
-    resetB.addEventListener("click", reset);
     for (const [el, key] of [[opt, "optimizer"], [lr, "multiplier"]]) {
       el.addEventListener("change", () => {
         keep(ns, key, el);
-        if (runner.started()) reset();   // a run keeps its optimiser and lr: another choice starts afresh
-        stateText.textContent = "（已选 " + opt.selectedOptions[0].textContent + "、学习率" + lr.selectedOptions[0].textContent +
-          "；点开始训练）";
+        panel.note(W.msg("c5.live.chosen", { optimizer: opt.selectedOptions[0].textContent,
+          lr: lr.selectedOptions[0].textContent }));
       });
     }
-    setState("idle", stateText.textContent);
   }
 
   // -- the baseline's first step (computed in the training worker) ---------------------------------------------------
@@ -139,12 +70,12 @@
       const t = await text(box.dataset.text);
       const r = await trainer.call("c5_first_step", [t, opt.value, null]);
       W.fill(box.querySelector(".c5-first-rows"), r);
-      which.textContent = r.optimizer + "、学习率 " + r.lr + " 的第一步（这一步的训练 loss " + r.loss + "，刚在你的浏览器里算出）";
+      which.textContent = W.msg("c5.first.which", { optimizer: r.optimizer, lr: r.lr, loss: r.loss });
     });
     run.disabled = false;
     run.addEventListener("click", () => job({ label: opt.value }));
     opt.addEventListener("change", () => {   // the button says what it will compute
-      run.textContent = "在浏览器里用 " + opt.selectedOptions[0].textContent + " 算这一步";
+      run.textContent = W.msg("c5.first.run", { optimizer: opt.selectedOptions[0].textContent });
     });
   }
 

@@ -10,6 +10,7 @@ Every wait is on a condition (a step count, a data-state, a widget's course:upda
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ TRAIN_MS = 180_000           # generous: the machine running the tests may be bu
 
 @pytest.fixture(scope="module")
 def page(module_guard, site):
-    return open_lesson(module_guard, site + PAGE, ".c5-live-start")
+    return open_lesson(module_guard, site + PAGE, '[data-testid="c5-live-start"]')
 
 
 def click(page, testid):
@@ -92,6 +93,13 @@ def test_live_run_loss_falls_and_pause_holds(page):
     wait_steps(page, held + 3)
     pause(page)
     assert live_series(page)[:held] == ys
+    # the speed it ran at (the steps since it resumed): steps per second, and tokens per second at the run's
+    # batch × sequence (C5's live run: 4 × 32 tokens a step)
+    speed = page.eval_on_selector('[data-testid="c5-live-speed"]', "n => n.textContent")
+    m = re.fullmatch(r"每秒 ([\d.]+) 步，([\d,]+) 个 token", speed)
+    assert m, speed
+    rate, tokens = float(m[1]), int(m[2].replace(",", ""))
+    assert rate > 0 and abs(tokens - rate * 4 * 32) <= (0.05 if "." in m[1] else 0.5) * 4 * 32 + 1
 
 
 def test_other_widgets_answer_while_training(page):
@@ -189,7 +197,7 @@ def test_phone_width_and_axe_while_training(guarded_pages, site):
     from test_quality_browser import _axe, _serious
     p = guarded_pages(viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True)
     p.goto(site + PAGE)
-    p.wait_for_function("() => !document.querySelector('.c5-live-start').disabled")
+    p.wait_for_function("() => !document.querySelector('[data-testid=c5-live-start]').disabled")
     p.tap('[data-testid="c5-live-start"]')
     wait_steps(p, 2)
     pause(p)
@@ -202,7 +210,7 @@ def test_phone_width_and_axe_while_training(guarded_pages, site):
 def test_leaving_the_page_stops_the_training_worker(guarded_page, site):
     p = guarded_page
     p.goto(site + PAGE)
-    p.wait_for_function("() => !document.querySelector('.c5-live-start').disabled")
+    p.wait_for_function("() => !document.querySelector('[data-testid=c5-live-start]').disabled")
     click(p, "c5-live-start")
     wait_steps(p, 1)
     trainers = [w for w in p.workers if w.url.endswith("#train")]

@@ -252,7 +252,8 @@ _SESSIONS: dict[int, dict] = {}
 
 @uses("numpy")
 def train_start(text: str, optimizer: str = "adamw", multiplier: int = 0, seed: int = 0) -> dict:
-    """A fresh live run (the race's small model and schedule, steps up to MAX_LIVE_STEPS): its session id."""
+    """A fresh live run (the race's small model and schedule, steps up to MAX_LIVE_STEPS): its session id and the
+    tokens each step trains on (the panel's speed)."""
     from ...train import trainer as T
     from ...train.data import course_ids
     from ...train.runs import HYPER, RACE_LR, live_config
@@ -269,7 +270,8 @@ def train_start(text: str, optimizer: str = "adamw", multiplier: int = 0, seed: 
     sid = max(_SESSIONS, default=0) + 1
     _SESSIONS.clear()                       # one live run at a time: a reset drops the previous weights
     _SESSIONS[sid] = {"trainer": T.Trainer(spec, train_ids), "held": held, "tok": tok}
-    return {"session": sid, "optimizer": OPT_ZH[optimizer], "lr": lr_text(lr)}
+    return {"session": sid, "optimizer": OPT_ZH[optimizer], "lr": lr_text(lr),
+            "tokens_per_step": spec.batch_size * spec.seq_len}
 
 
 @uses("numpy")

@@ -61,10 +61,6 @@
     const trainTokens = Number(root.dataset.trainTokens);
     const pick = root.querySelector(".c6-own-budget");
     const answer = root.querySelector(".c6-own-answer");
-    const [startB, pauseB, resetB] = ["start", "pause", "reset"].map((k) => root.querySelector(".c6-own-" + k));
-    const out = (name) => root.querySelector('output[name="' + name + '"]');
-    const stateText = root.querySelector(".c6-own-state");
-    const idleNote = stateText.textContent;
     const budgets = Array.from(new Set(stored.map((r) => r.budget)));
     let runs = stored.slice();
     const refit = W.latest(root, "c6-own-isoflop", () => {
@@ -76,56 +72,38 @@
         root.dispatchEvent(new CustomEvent("course:updated", { bubbles: true }));
       });
     });
-    const panel = { start: startB, pause: pauseB, reset: resetB, locked: [pick], text: stateText };
-    const setState = (s, note) => window.courseTrainer.showState(root, panel, s, note);
-    const runner = window.courseTrainer.run({
-      text: root.dataset.text,
+    // the rerun: the one live-training panel (training.js; training_panel.html), no loss curve of its own (each
+    // finished model's loss moves its point on the fit's chart); the budget chooses it
+    const panel = window.courseTrainer.panel(root, {
       startCall: (t) => ["c6_own_start", [t, budgets[Number(pick.value)]]],
       stepCall: "c6_own_step",
-      state: setState,
-      began: (r) => { out("of").textContent = "0"; root.dataset.rerunRuns = String(r.runs); },
-      steps: (rows) => {
-        for (const s of rows) {
-          out("run").textContent = String(s.run);
-          out("step").textContent = String(s.step);
-          out("of").textContent = String(s.of);
-          if (s.finished) {
-            const f = s.finished;
-            runs = runs.map((r) => (r.budget === f.budget && r.width === f.width ? f : r));
-            root.dataset.rerunDone = String(s.run);
-            stateText.textContent = "（" + s.note + "，已重新拟合）";
-            refit({ label: "rerun" });
-          }
-        }
+      locked: [pick],
+      curves: [],
+      fields: (s) => ({ run: String(s.run), of: String(s.of) }),
+      notes: { paused: W.msg("c6.own.paused"), done: W.msg("c6.own.done"), failed: W.msg("c6.own.failed") },
+      began: (r) => { root.dataset.rerunRuns = String(r.runs); },
+      step: (s) => {
+        if (!s.finished) return;
+        const f = s.finished;
+        runs = runs.map((r) => (r.budget === f.budget && r.width === f.width ? f : r));
+        root.dataset.rerunDone = String(s.run);
+        panel.note(W.msg("c6.own.refit", { note: s.note }));
+        refit({ label: "rerun" });
       },
-      done: () => setState("done", "（这个预算的模型都重跑完了，图和表已经用新的损失拟合）"),
-      failed: (e) => {
-        W.showError(root, W.learnerMessage(e));
-        setState("error", "（重跑出错，已停止）");
+      reset: () => {
+        runs = stored.slice();
+        delete root.dataset.rerunDone;
+        refit({ label: "reset" });
       },
     });
-    function reset() {
-      runner.reset();
-      runs = stored.slice();
-      delete root.dataset.rerunDone;
-      ["run", "step", "of"].forEach((k) => { out(k).textContent = "0"; });
-      W.showError(root, "");
-      setState("idle", idleNote);
-      refit({ label: "reset" });
-    }
     const saved = W.getState(ns, "budget");
     if (saved !== null && Number(saved) >= 0 && Number(saved) < budgets.length) pick.value = saved;
     pick.addEventListener("change", () => {
       W.setState(ns, "budget", pick.value === pick.querySelector("option[selected]").value ? null : pick.value);
-      if (runner.started()) reset();
       // the choice changes nothing drawn until a rerun starts: the status line says what 开始重跑 will run
-      setState("idle", "（将重跑 " + pick.selectedOptions[0].textContent + "；点开始重跑）");
+      panel.state("idle", W.msg("c6.own.chosen", { budget: pick.selectedOptions[0].textContent }));
     });
-    startB.addEventListener("click", () => { W.showError(root, ""); runner.start(); });
-    pauseB.addEventListener("click", () => { runner.pause(); setState("paused", "（已暂停；点开始重跑继续）"); });
-    resetB.addEventListener("click", reset);
     pick.disabled = false;
-    setState("idle", idleNote);
   }
 
   W.mount({ "c6-device": device, "c6-own-isoflop": ownIsoflop });

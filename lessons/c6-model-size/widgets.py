@@ -137,7 +137,7 @@ _OWN: dict = {}
 @uses("numpy")
 def own_start(text: str, budget: float) -> dict:
     """A fresh rerun of one budget of the grid (runs_isoflop.plan: its sizes and steps), run by run, widest first: its
-    session, how many runs and steps it holds."""
+    session, how many runs and steps it holds, and the tokens each step trains on (the panel's speed)."""
     from ...train import runs_isoflop as G
     from ...train.data import course_ids
     tok, train_ids, held_ids = course_ids(text)
@@ -148,7 +148,7 @@ def own_start(text: str, budget: float) -> dict:
     sid = _OWN.get("id", 0) + 1
     _OWN.clear()                             # one rerun at a time
     _OWN.update(id=sid, plan=plan, index=0, trainer=None, train=train_ids, held=held_ids, vocab=tok.vocab_size)
-    return {"session": sid, "runs": len(plan), "steps": sum(r["steps"] for r in plan)}
+    return {"session": sid, "runs": len(plan), "steps": sum(r["steps"] for r in plan), "tokens_per_step": G.BATCH * G.SEQ}
 
 
 @uses("numpy")

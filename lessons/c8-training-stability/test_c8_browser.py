@@ -32,7 +32,7 @@ TRAIN_MS = 240_000           # generous: the machine running the tests may be bu
 
 @pytest.fixture(scope="module")
 def page(module_guard, site):
-    return open_lesson(module_guard, site + PAGE, ".c8-live-start")
+    return open_lesson(module_guard, site + PAGE, '[data-testid="c8-live-start"]')
 
 
 def now(page, field):
@@ -101,7 +101,7 @@ def test_phone_width_axe_and_devices_table(guarded_pages, site):
     from test_quality_browser import _axe, _serious
     p = guarded_pages(viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True)
     p.goto(site + PAGE)
-    p.wait_for_function("() => !document.querySelector('.c8-live-start').disabled")
+    p.wait_for_function("() => !document.querySelector('[data-testid=c8-live-start]').disabled")
     names = p.eval_on_selector_all(".c8-devices tbody th", "ns => ns.map(n => n.textContent)")
     assert "Gemma-2-9B" in names and "Qwen3-8B" in names
     scroll = p.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")

@@ -109,7 +109,8 @@ _SESSION: dict = {}
 
 @uses("numpy")
 def train_start(text: str, toggles: dict, seed: int = 0) -> dict:
-    """A fresh live run of one grid setting (toggles: name -> 0/1, every toggle of the grid): its session id."""
+    """A fresh live run of one grid setting (toggles: name -> 0/1, every toggle of the grid): its session id and the
+    tokens each step trains on (the panel's speed)."""
     from ...train import runs_stability as S
     from ...train.data import course_ids
     from ...train.trainer import Trainer
@@ -125,7 +126,7 @@ def train_start(text: str, toggles: dict, seed: int = 0) -> dict:
     sid = _SESSION.get("id", 0) + 1
     _SESSION.clear()                         # one live run at a time
     _SESSION.update(id=sid, trainer=Trainer(spec, train_ids), total=S.STEPS, key=S.key(toggles))
-    return {"session": sid, "key": _SESSION["key"], "steps": S.STEPS}
+    return {"session": sid, "key": _SESSION["key"], "steps": S.STEPS, "tokens_per_step": spec.batch_size * spec.seq_len}
 
 
 @uses("numpy")
