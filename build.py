@@ -32,7 +32,7 @@ from typing import Any, cast
 from experiments.errors import ConfigError, CourseError, Problem
 from experiments.ledger import jsontext
 from experiments.lessons import LESSON_FILE
-from sitegen import changes, jscheck, markdown, minify, pages, swap
+from sitegen import changes, jscheck, markdown, messages, minify, pages, swap
 from sitegen import widgets as widget_renderers
 from sitegen.claims import claim_names
 from sitegen.errors import BuildError, LessonError, SourceError
@@ -242,13 +242,18 @@ def check_declarations(site: Site) -> None:
     """Each lesson package's declarations (experiments.widget.Lesson): every function, template and script they
     name exists. A problem names the package's file and the field; a widget with one renders nowhere (its lesson
     line points here). And the scripts' side (sitegen/jscheck.py): every mount key and entry point name a widget's
-    script uses is one its widgets declare, each problem at the script's file and line."""
+    script uses is one its widgets declare, and every learner message key a script uses is in the message table
+    (sitegen/messages.py), each problem at the script's file and line."""
     for error, broken in lesson_package_problems(site):
         site.fail(error, error.file if any(p.key == "numbers" for p in error.problems) else None)
         site.widgets = {**site.widgets, **{name: widget_renderers.broken_renderer(name, error.file)
                                            for name in broken}}
     declared = {w.name: w for lesson in site.declared for w in lesson.widgets}
     site.errors += jscheck.script_problems(declared, site.root)   # the JS half's names
+    try:
+        site.errors += jscheck.message_problems(site.root, messages.load(site.root))      # and its messages' keys
+    except LessonError as e:
+        site.errors.append(e)
 
 
 def in_progress(site: Site, folder: Path) -> bool:

@@ -13,6 +13,11 @@ would otherwise build green and fail only in a learner's browser:
 - a declaration's selectors (``controls``, ``answer``, ``whenReady``, ``live``) name classes the rendered widget has,
   and each ``x.key`` its ``show(x, ...)`` reads from its one call's answer is a key of the build's answers for it.
 
+And one reference crosses from every script to the learner message table (sitegen/messages.py):
+
+- a ``msg("key", ...)`` key must be a key of data/messages_zh.json, and the values object written in the call
+  (``msg("key", {name: ...})``) must give exactly the message's {name} placeholders.
+
 Each problem is reported with its file and line and a did-you-mean, and the build reports them all together. The
 scripts are read as text (patterns below): what a script computes at run time (a name in a variable) is not seen.
 """
@@ -39,6 +44,7 @@ CALL_NAMES = (re.compile(r"""\bcall\(\s*["']([A-Za-z0-9_]+)["']"""),           #
               re.compile(r"""["']experiments\.api:([A-Za-z0-9_]+)["']"""),   # the runtime's own call
               re.compile(r"""\w*Call:\s*["']([A-Za-z0-9_]+)["']"""),           # stepCall: "name"
               re.compile(r"""\w*Call:\s*\([^)]*\)\s*=>\s*\[\s*["']([A-Za-z0-9_]+)["']"""))  # startCall: (t) => ["name"
+MSG = re.compile(r"""\bmsg\(\s*["']([\w.-]+)["']\s*(,\s*\{)?""")   # msg("key"[, {values}])
 FIELD = re.compile(r"""\bdata-(f|each)="([^"{}]+)\"""")   # (data-if names a part only some answers have)
 
 
@@ -53,29 +59,8 @@ def _did_you_mean(name: str, known: Iterable[str]) -> str:
 
 def mount_keys(text: str) -> list[tuple[str, int]]:
     """(key, line) for every key of every object literal passed to mount(...)."""
-    out = []
-    for m in MOUNT.finditer(text):
-        depth, start, entries = 0, m.end(), []
-        i = start
-        while i < len(text):
-            c = text[i]
-            if c in "([{":
-                depth += 1
-            elif c in ")]}":
-                if depth == 0:
-                    entries.append((start, i))
-                    break
-                depth -= 1
-            elif c == "," and depth == 0:
-                entries.append((start, i))
-                start = i + 1
-            i += 1
-        for a, b in entries:
-            entry = text[a:b]
-            key, colon, _ = entry.partition(":")
-            if colon and key.strip():
-                out.append((key.strip().strip("\"'"), _line(text, a + len(entry) - len(entry.lstrip()))))
-    return out
+    return [(key, _line(text, pos)) for m in MOUNT.finditer(text) for key, pos, v, end in entries(text, m.end())
+            if v < end]
 
 
 def call_names(text: str) -> list[tuple[str, int]]:
@@ -286,3 +271,39 @@ def _where(dirs: list[Path], template: str, needle: str, root: Path) -> tuple[st
         if pos >= 0:
             return path.relative_to(root).as_posix(), _line(text, pos)
     return own.relative_to(root).as_posix(), 0
+
+
+def message_calls(text: str) -> list[tuple[str, int, set[str] | None]]:
+    """(key, line, the names its values object gives, or None when no object literal is written) for every
+    msg("key", ...) in a script."""
+    out = []
+    for m in MSG.finditer(text):
+        names = {k for k, _, _, _ in entries(text, m.end())} if m.group(2) else None
+        out.append((m.group(1), _line(text, m.start(1)), names))
+    return out
+
+
+def scripts(root: Path) -> list[tuple[str, Path]]:
+    """(path from the course root, file) of every script the course ships: the shared core and each lesson's."""
+    root = Path(root)
+    files = sorted((root / "site" / "static" / "js").glob("*.js")) + sorted((root / "lessons").glob("*/script.js"))
+    return [(p.relative_to(root).as_posix(), p) for p in files]
+
+
+def message_problems(root: Path, table: Mapping[str, str]) -> list[LessonError]:
+    """Every msg("key") of the course's scripts whose key is not in the message table, or whose values object
+    does not give exactly the message's placeholders."""
+    from .messages import placeholders
+    problems = []
+    for rel, path in scripts(root):
+        for key, line, names in message_calls(path.read_text(encoding="utf-8")):
+            if key not in table:
+                problems.append(LessonError(rel, line, f"message key '{key}' is not in data/messages_zh.json"
+                                            f"{_did_you_mean(key, table)}"))
+                continue
+            wanted = placeholders(table[key])
+            if names is not None and names != wanted or names is None and wanted:
+                problems.append(LessonError(rel, line, f"message '{key}' expects the values "
+                                            f"{{{', '.join(sorted(wanted))}}}, the call gives "
+                                            f"{{{', '.join(sorted(names or ()))}}}"))
+    return problems
