@@ -148,7 +148,8 @@ def own_start(text: str, budget: float) -> dict:
     sid = _OWN.get("id", 0) + 1
     _OWN.clear()                             # one rerun at a time
     _OWN.update(id=sid, plan=plan, index=0, trainer=None, train=train_ids, held=held_ids, vocab=tok.vocab_size)
-    return {"session": sid, "runs": len(plan), "steps": sum(r["steps"] for r in plan), "tokens_per_step": G.BATCH * G.SEQ}
+    return {"session": sid, "runs": len(plan), "steps": sum(r["steps"] for r in plan),
+            "tokens_per_step": G.BATCH * G.SEQ}
 
 
 @uses("numpy")
