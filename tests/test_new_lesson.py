@@ -51,8 +51,9 @@ def kit_site(tmp_path_factory):
 
 def test_only_new_files_and_one_outline_entry(kit_site):
     root, added = kit_site
-    assert sorted(added) == ["lessons/c99-kit/__init__.py", "lessons/c99-kit/lesson.md", "lessons/c99-kit/script.js",
-                             "lessons/c99-kit/templates/kit_total.html", "lessons/c99-kit/views.py"]
+    assert sorted(added) == ["lessons/c99-kit/__init__.py", "lessons/c99-kit/lesson.md", "lessons/c99-kit/numbers.py",
+                             "lessons/c99-kit/script.js", "lessons/c99-kit/templates/kit_total.html",
+                             "lessons/c99-kit/views.py"]
 
 
 def test_page_has_the_widget_its_script_and_its_entry_point(kit_site):
@@ -63,6 +64,7 @@ def test_page_has_the_widget_its_script_and_its_entry_point(kit_site):
     from experiments.ledger import build_ledger
     assert f'data-testid="kit-sum" data-f="total">{n(build_ledger(config).total)}</strong>' in html
     assert 'data-widget="kit-total"' in html
+    assert re.search(r'aria-describedby="num-c99\.gpt2_ffn_width"[^>]*>4\.0<', html)   # its own number: 3072 / 768
     assert re.findall(r'<script src="static/js/page-[0-9a-f]{12}\.js" data-parts="([^"]+)"', html) == [
         "runtime-client.js widgets.js lessons/c99-kit/script.js"]
     assert 'data-warm="[&#34;kit_total&#34;]"' in html
