@@ -11,20 +11,23 @@ settings, others, and logits drawn with the page's seed.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from experiments.exercise import Case
-from experiments.train.generate import next_distribution
+
+# (numpy is imported where it is used: the page's widgets worker reads this lesson before numpy has loaded)
 
 LOGITS = (3.0, 2.5, 1.0, 0.5, 0.0, -1.0)     # the lesson's code cell's logits
 
 
 def distribution(logits, temperature, top_p):
     """The course's next-token distribution at this temperature and top-p (no top-k)."""
+    import numpy as np
+
+    from experiments.train.generate import next_distribution
     return next_distribution(np.asarray(logits, dtype=np.float64), temperature, 0, top_p)
 
 
 def sampler_cases(models, rng) -> list[Case]:
+    import numpy as np
     shown = [Case(f"课程的 logits，温度 {t}，top-p {p}", (list(LOGITS), t, p), shown=True)
              for t, p in ((1.0, 0.8), (0.5, 0.9))]
     others = [Case(f"课程的 logits，温度 {t}，top-p {p}", (list(LOGITS), t, p)) for t, p in ((2.0, 0.7), (1.5, 1.0))]

@@ -9,10 +9,12 @@ hyperparameters varied between runs; one run is drawn with the page's seed, so i
 """
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from experiments.exercise import Case
-from experiments.train.optim import AdamW
+
+if TYPE_CHECKING:   # (numpy is imported where it is used: the page's worker reads this lesson before numpy)
+    import numpy as np
 
 SHAPE = (4, 3)
 CHECKED_STEPS = (1, 2, 3, 10)   # the steps of each run that are cases
@@ -20,6 +22,9 @@ CHECKED_STEPS = (1, 2, 3, 10)   # the steps of each run that are cases
 
 def adamw_step(p, g, m, v, t, lr, beta1, beta2, eps, weight_decay):
     """One step of the trainer's AdamW on one matrix from state (m, v) after t - 1 steps -> (p, m, v) after t."""
+    import numpy as np
+
+    from experiments.train.optim import AdamW
     opt = AdamW(b1=beta1, b2=beta2, eps=eps, weight_decay=weight_decay)
     opt.state["w"] = (np.array(m, dtype=np.float64), np.array(v, dtype=np.float64))
     opt.t = int(t) - 1
@@ -32,6 +37,7 @@ def adamw_step(p, g, m, v, t, lr, beta1, beta2, eps, weight_decay):
 def _run(rng: np.random.Generator, label: str, lr: float, beta1: float, beta2: float, weight_decay: float,
          shown: tuple[int, ...] = ()) -> list[Case]:
     """The states of a run of the trainer's AdamW over max(CHECKED_STEPS) steps, one case per checked step."""
+    import numpy as np
     eps = 1e-8
     p = rng.normal(0.0, 0.5, SHAPE)
     m, v = np.zeros(SHAPE), np.zeros(SHAPE)
@@ -47,6 +53,7 @@ def _run(rng: np.random.Generator, label: str, lr: float, beta1: float, beta2: f
 
 def adamw_cases(models, rng) -> list[Case]:
     """Two fixed runs (the course's settings, then others) and one drawn with the page's seed."""
+    import numpy as np
     seed = rng.randrange(2**32)
     drawn = np.random.default_rng(seed)
     return (_run(np.random.default_rng(5), "课程的设定（lr 0.001、β₁ 0.9、β₂ 0.95、衰减 0.1）", 1e-3, 0.9, 0.95, 0.1,

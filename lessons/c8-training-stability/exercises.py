@@ -9,26 +9,33 @@ two shown, others, and one drawn with the page's seed.
 """
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from experiments.exercise import Case
-from experiments.train.model import ModelConfig, _objective
+
+if TYPE_CHECKING:   # (numpy is imported where it is used: the page's worker reads this lesson before numpy)
+    import numpy as np
 
 
 def objective(logits, targets, z_coeff) -> float:
     """The trainer's objective (cross-entropy + z-loss) on these logits."""
+    import numpy as np
+
+    from experiments.train.model import ModelConfig, _objective
     z = np.asarray(logits, dtype=np.float64)
     return float(_objective(z, np.asarray(targets, dtype=np.int64), ModelConfig(z_loss=float(z_coeff)))[1])
 
 
 def _case(rng: np.random.Generator, label: str, rows: int, vocab: int, offset: float, z_coeff: float,
           shown: bool = False) -> Case:
+    import numpy as np
     logits = np.round(rng.normal(0.0, 2.0, (rows, vocab)) + offset, 2).tolist()
     targets = [int(t) for t in rng.integers(0, vocab, rows)]
     return Case(label, (logits, targets, z_coeff), shown=shown)
 
 
 def z_loss_cases(models, rng) -> list[Case]:
+    import numpy as np
     seed = rng.randrange(2**32)
     return [_case(np.random.default_rng(1), "两行、四个候选", 2, 4, 0.0, 1e-4, shown=True),
             _case(np.random.default_rng(2), "两行、四个候选，logits 整体抬高 30", 2, 4, 30.0, 1e-4, shown=True),
