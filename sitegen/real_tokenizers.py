@@ -29,7 +29,9 @@ stored file, which records the sha256 of every input so the build refuses a stal
   85 kB text, and the page caps merges at bpe.MAX_MERGES), so it is measured at COURSE_MERGES merge counts up to
   that cap, on the same samples;
 - the first WIDGET_MERGES merges of the same BPE on the whole course text, from which the build draws the first
-  state of the lesson's trainer widget (the page trains the same merges in its worker).
+  state of the lesson's trainer widget (the page trains the same merges in its worker), and the course text's
+  length in tokens after the first merge, by encoding it (the lesson checks the page's rule, bytes less the
+  merges' counts, against it).
 """
 from __future__ import annotations
 
@@ -236,9 +238,11 @@ def widget_merges(text: str) -> dict:
     from experiments.toolkit import bpe
     from experiments.train.derived import TEXT_FILE
     trainer = bpe.Trainer(text, COURSE_SCHEME, WIDGET_MERGES)
+    merges = list(trainer)
     return {"text": TEXT_FILE, "scheme": COURSE_SCHEME, "chars": len(text), "bytes": len(text.encode("utf-8")),
             "distinct": len(set(text)),
-            "merges": [[m.left, m.right, m.count] for m in trainer]}
+            "encoded_after_first": len(bpe.Tokenizer(merges[:1], COURSE_SCHEME).encode(text)),
+            "merges": [[m.left, m.right, m.count] for m in merges]}
 
 
 def write(root: Path = ROOT, cache_dir: Path = DEFAULT_CACHE_DIR, force: bool = False, log=print) -> Path:

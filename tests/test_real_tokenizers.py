@@ -133,6 +133,7 @@ def test_widget_merges_retrained():
     w = STATS["widget"]
     trainer = bpe.Trainer(text, w["scheme"], len(w["merges"]))
     assert [[m.left, m.right, m.count] for m in trainer] == w["merges"]
+    assert w["encoded_after_first"] == len(bpe.Tokenizer(trainer.merges[:1], w["scheme"]).encode(text))
     assert (w["chars"], w["bytes"], w["distinct"]) == (len(text), len(text.encode("utf-8")), len(set(text)))
 
 

@@ -84,7 +84,10 @@ def _widget(reg, w: dict) -> None:
     reg.add("c1.text.distinct", "课程文本里不同字符的个数", value=w["distinct"], sources=("课程文本",))
     first = Sym("第一次合并的那一对出现的次数", w["merges"][0][2])
     reg.add("c1.bpe.first_count", "第一次合并的那一对字节在课程文本里出现的次数", first, sources=source)
-    reg.add("c1.bpe.after_first", "第一次合并之后课程文本的 token 数", nbytes - first, sources=source)
+    reg.add("c1.bpe.after_first", "第一次合并之后课程文本的 token 数（字节数减去这一对的出现次数）", nbytes - first,
+            sources=source)
+    reg.add("c1.bpe.encoded_after_first", "只用第一次合并把课程文本重新切一遍数出的 token 数",
+            value=w["encoded_after_first"], sources=source)
     vocab = [bytes([b]) for b in bpe.BYTE_ORDER]
     found: dict[str, int] = {}
     for rank, (left, right, _count) in enumerate(w["merges"], 1):
