@@ -33,9 +33,8 @@ def refuse(error: Exception) -> ValueError:
     return ValueError(learner_message(error))
 
 
-def check_text(text) -> str:
-    if not isinstance(text, str) or not text:
-        raise ValueError("训练文本是空的：请粘贴一段文字，或改用课程文本")
+def encodable(text: str) -> str:
+    """The text, if UTF-8 can encode it (no lone surrogate); else its refusal, in Chinese."""
     try:
         bpe.utf8(text)
     except bpe.BPEError as e:
@@ -43,16 +42,18 @@ def check_text(text) -> str:
     return text
 
 
+def check_text(text) -> str:
+    if not isinstance(text, str) or not text:
+        raise ValueError("训练文本是空的：请粘贴一段文字，或改用课程文本")
+    return encodable(text)
+
+
 def check_sentence(sentence) -> str:
     if not isinstance(sentence, str) or not sentence.strip():
         raise ValueError("句子是空的：请输入一句话")
     if len(sentence) > MAX_SENTENCE:
         raise ValueError(f"句子最长 {MAX_SENTENCE} 个字符，实际有 {len(sentence):,} 个")
-    try:
-        bpe.utf8(sentence)
-    except bpe.BPEError as e:
-        raise refuse(e) from None
-    return sentence
+    return encodable(sentence)
 
 
 def check_merges(k) -> int:
