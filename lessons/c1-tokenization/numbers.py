@@ -23,7 +23,7 @@ def register(reg, models, course=None, data=None) -> None:
     rows = {key: vocab.vocab_row(mn.ledger) for key, mn in models.items()}
     for key, mn in models.items():
         _model(reg, key, mn, rows[key])
-    reg.add("c1.models", "词表账本里的模型配置数", value=len(rows), sources=("data/models 下的全部 config.json",))
+    reg.add("c1.models", "词表账本里的模型配置数", value=len(rows), sources=("课程收录的全部模型 config.json",))
     reg.add("c1.tied_models", "输入 embedding 与输出头共用一张表（tie_word_embeddings）的模型数",
             value=sum(r.tied for r in rows.values()), sources=("各模型 config.json：tie_word_embeddings" + LEDGER,))
     for m in (vocab.NANOGPT_MULTIPLE, vocab.MEGATRON_MULTIPLE):
