@@ -125,7 +125,8 @@ def show_value(x: Any) -> str:
         return (np.array2string(x, precision=4, separator=", ", max_line_width=60) if x.size <= SMALL_ARRAY
                 else f"array{tuple(int(n) for n in x.shape)}")
     if isinstance(x, Mapping):
-        return "{" + ", ".join(f"{k}: {show_value(v)}" for k, v in list(x.items())[:4]) + (", …}" if len(x) > 4 else "}")
+        head = ", ".join(f"{k}: {show_value(v)}" for k, v in list(x.items())[:4])
+        return "{" + head + (", …}" if len(x) > 4 else "}")
     if isinstance(x, (tuple, list)):
         return "(" + ", ".join(show_value(v) for v in x) + ")"
     text = repr(x)
@@ -243,11 +244,13 @@ def _sample(fn, spec: Mapping[str, Any], case: Case, want, index: int, seed: int
         if p[int(token)] == 0:
             return _wrong("impossible", case=case.label, token=str(int(token)))
         counts[int(token)] += 1
-    result = resolve(spec["test"], "")(counts, p, [i for i in np.argsort(-p, kind="stable") if p[i] * spec["draws"] >= 5])
+    order = [i for i in np.argsort(-p, kind="stable") if p[i] * spec["draws"] >= 5]
+    result = resolve(spec["test"], "")(counts, p, order)
     if result["p_value"] < spec["rtol"]:
         gap = counts - p * spec["draws"]
         worst = int(np.argmax(np.abs(gap)))
-        return _wrong("distribution", case=case.label, draws=f"{spec['draws']:,}", statistic=f"{result['statistic']:.1f}",
+        return _wrong("distribution", case=case.label, draws=f"{spec['draws']:,}",
+                      statistic=f"{result['statistic']:.1f}",
                       df=str(result["df"]), p_value=f"{result['p_value']:.2g}", tolerance=f"{spec['rtol']:g}",
                       token=str(worst), expected=f"{p[worst] * spec['draws']:.0f}", got=str(int(counts[worst])))
     return None
@@ -294,7 +297,6 @@ def grade(spec: Mapping[str, Any], source: str, models: Mapping[str, dict], seed
         return {**problem, "passed": 0, "total": total}
     ref = resolve(spec["reference"], "")
     sampler = spec["compare"] == "distribution"
-    compare = None if sampler else COMPARE[spec["compare"]]
     for passed, case in enumerate(cases):
         want = expected(ref, case)
         out = io.StringIO()
@@ -310,7 +312,7 @@ def grade(spec: Mapping[str, Any], source: str, models: Mapping[str, dict], seed
                     "passed": passed, "total": total}
         if not sampler and _count(got) > MAX_ITEMS:
             return {**_bad("too_big", case=case.label, limit=f"{MAX_ITEMS:,}"), "passed": passed, "total": total}
-        result = got if sampler else compare(case, want, got, spec["rtol"])
+        result = got if sampler else COMPARE[spec["compare"]](case, want, got, spec["rtol"])
         if result:
             return {**result, "passed": passed, "total": total,
                     "printed": out.getvalue()[:MAX_PRINT]}

@@ -784,7 +784,8 @@ async () => {
 # Steps TRAIN_WARMUP + 1 .. TRAIN_WARMUP + TRAIN_STEPS contain no held-out evaluation (every 50th step).
 TRAIN_WARMUP, TRAIN_STEPS, TRAIN_CHUNK = 5, 40, 20
 TRAIN_JS = r"""async ({warmup, steps, chunk, limitMs}) => {
-  const start = document.querySelector('[data-testid="c5-live-start"]'), T = window.courseTraining, C = window.courseTrainer;
+  const start = document.querySelector('[data-testid="c5-live-start"]');
+  const T = window.courseTraining, C = window.courseTrainer;
   if (!start || !T || !C) return null;
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   const t0 = performance.now(), late = () => performance.now() - t0 > limitMs;

@@ -41,7 +41,8 @@ def check(page, source: str) -> tuple[str, str]:
     """Write source into the exercise, press 检查, wait for the grade: (data-state, the feedback's text)."""
     page.fill(f"{ROOTSEL} .exercise-source", source)
     page.click(f"{ROOTSEL} .exercise-check")
-    page.wait_for_function("(sel) => { const r = document.querySelector(sel); const f = r.querySelector('.exercise-feedback');"
+    page.wait_for_function("(sel) => { const r = document.querySelector(sel);"
+                           " const f = r.querySelector('.exercise-feedback');"
                            " return !r.dataset.busy && ['solved', 'wrong', 'bad'].includes(f.dataset.state); }",
                            arg=ROOTSEL, timeout=CHECK_MS)
     return (page.eval_on_selector(f"{ROOTSEL} .exercise-feedback", "f => f.dataset.state"),

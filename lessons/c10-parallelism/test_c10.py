@@ -9,9 +9,9 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from experiments.lessons.c10_parallelism import PUBLISHED_DEFAULTS, calc
 
 from experiments.ledger import ledger_of
+from experiments.lessons.c10_parallelism import PUBLISHED_DEFAULTS, calc
 from experiments.toolkit import parallel as P
 from experiments.toolkit import ranks as R
 from experiments.toolkit.devices import FABRICS, H100
@@ -92,7 +92,8 @@ def test_planner_bad_input_names_what_does_not_divide_or_fit():
         calc.planner(c, "64", "tpu", "4096", "512", "none")
     x = calc.planner(c, "8", "h100", "131072", "8", "none")
     assert x["rows"] == [] and x["fitting"] == "0"
-    assert x["message"].startswith(f"{x['candidates']} 种切法都装不下：最省显存的") and "一张 H100 SXM 80GB 只有 85.5 GB" in x["message"]
+    assert x["message"].startswith(f"{x['candidates']} 种切法都装不下：最省显存的")
+    assert "一张 H100 SXM 80GB 只有 85.5 GB" in x["message"]
 
 
 def test_ranks_step_answers_and_refuses():

@@ -12,7 +12,6 @@ import json
 from pathlib import Path
 
 import pytest
-from experiments.lessons.c10_parallelism import PLANNER_DEFAULTS, calc
 
 from browser_fixtures import (
     axe_problems,
@@ -23,6 +22,7 @@ from browser_fixtures import (
     updates,
     wait_update,
 )
+from experiments.lessons.c10_parallelism import PLANNER_DEFAULTS, calc
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "c10-parallelism.html"

@@ -24,6 +24,7 @@ def active(config) -> int:
 def _numbers(config) -> tuple[int, ...]:
     led = ledger_of(config)
     moe = led.arch.moe
+    assert moe is not None, "cases are MoE configs only"
     return (led.text_backbone, moe.n_moe_layers, moe.n_experts, moe.top_k, led.arch.d_model, moe.expert_d_ff)
 
 

@@ -58,7 +58,8 @@ def adamw_cases(models, rng) -> list[Case]:
     drawn = np.random.default_rng(seed)
     return (_run(np.random.default_rng(5), "课程的设定（lr 0.001、β₁ 0.9、β₂ 0.95、衰减 0.1）", 1e-3, 0.9, 0.95, 0.1,
                  shown=(1, 2))
-            + _run(np.random.default_rng(6), "另一组设定（lr 0.01、β₁ 0.8、β₂ 0.999、衰减 0.05）", 1e-2, 0.8, 0.999, 0.05)
+            + _run(np.random.default_rng(6), "另一组设定（lr 0.01、β₁ 0.8、β₂ 0.999、衰减 0.05）",
+                   1e-2, 0.8, 0.999, 0.05)
             + _run(drawn, f"随机抽取的一次训练（种子 {seed}）", float(drawn.choice([3e-4, 1e-3, 3e-3])),
                    float(drawn.choice([0.85, 0.9])), float(drawn.choice([0.95, 0.99])),
                    float(drawn.choice([0.0, 0.1]))))
