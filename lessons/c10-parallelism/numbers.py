@@ -135,7 +135,15 @@ def _deepseek(reg, mn) -> None:
             value=DS["batch"] // DS["dp"], sources=pub, kind="config")
     reg.add("c10.ds.hours", "DeepSeek-V3 每训练 1 万亿 token 用的 H800 GPU 小时", value=DS["hours"],
             sources=(f"{DS_SRC}第 1 节",), kind="config")
-    a2a = P.ep_all_to_all_bytes_per_token(unwrap(mn.doc["config"]))
+    config = unwrap(mn.doc["config"])
+    a2a = P.ep_all_to_all_bytes_per_token(config)
+    if "nodes_max" not in a2a:          # a config without the limit (topk_group >= n_group): every group reachable
+        groups = max(1, int(config.get("n_group") or 1))
+        experts = mn.arch.moe.n_experts
+        a2a |= {"groups": groups, "nodes_max": groups,
+                "unlimited_nodes": P.expected_nodes(experts, groups, a2a["top_k"]) if experts % groups == 0
+                else Fraction(min(a2a["top_k"], groups)),
+                "cross_node_dispatch": min(a2a["top_k"], groups) * a2a["hidden_size"]}
     for key in ("top_k", "hidden_size", "dispatch", "cross_node_dispatch", "nodes_max", "groups"):
         reg.add(f"c10.ds.{key}", f"DeepSeek-V3 每个 token 每个 MoE 层的 all-to-all：{A2A_ZH[key]}", value=a2a[key],
                 sources=(mn.where + "：hidden_size、num_experts_per_tok、n_group、topk_group",), kind="bytes")
