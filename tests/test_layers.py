@@ -2,7 +2,8 @@
 
 Layers, lowest first (experiments/toolkit/__init__.py says what each holds):
 
-    values    errors, errors_zh, expr, format, labels, numbers, widget
+    values    errors, errors_zh, expr, format, labels, numbers, widget, exercise (declarations: they name what
+              they call as "module:function" strings, so they import nothing above them)
     engine    experiments.ledger (inside it: tree, config, arch, blocks, family, families, registry, the package,
               views, cli, __main__, in that order)
     baseline  experiments.baseline
@@ -29,7 +30,7 @@ PACKAGE = ROOT / "experiments"
 
 LAYERS = (
     ("values", ("experiments.errors", "experiments.errors_zh", "experiments.expr", "experiments.format",
-                "experiments.labels", "experiments.numbers", "experiments.widget")),
+                "experiments.labels", "experiments.numbers", "experiments.widget", "experiments.exercise")),
     ("engine", ("experiments.ledger",)),
     ("baseline", ("experiments.baseline",)),
     ("train", ("experiments.train",)),

@@ -3,7 +3,7 @@
 Layers, lowest first; a module imports only from its own layer or below, and a lesson never imports another
 lesson (tests/test_layers.py holds this, lazy imports inside functions included):
 
-    experiments.errors, errors_zh, expr, format, labels, numbers, widget   values, text, declarations
+    experiments.errors, errors_zh, expr, format, labels, numbers, widget, exercise   values, text, declarations
     experiments.ledger                                                      the engine (config.json -> ledger)
     experiments.baseline                                                    the numpy baseline model
     experiments.train                                                       the numpy trainer (model, optimisers)
