@@ -108,11 +108,11 @@ def test_every_derived_file_is_up_to_date():
 
 
 def _course_copy(tmp_path):
+    """The derived files and every data file they are made from (the text, the baseline config, C1's samples)."""
     root = tmp_path / "course"
-    for rel in ("data/texts", "data/models/baseline"):
-        shutil.copytree(ROOT / rel, root / rel)
-    for d in derived.DERIVED:
-        shutil.copy(ROOT / d.output, root / d.output)
+    for rel in {rel for d in derived.DERIVED for rel in (d.output, *d.data)}:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / rel, root / rel)
     return root
 
 
@@ -128,11 +128,13 @@ def test_a_changed_baseline_config_names_every_file_it_makes_stale(tmp_path):
                                                "remake it with: python -m experiments.train.memory")
 
 
-def test_a_changed_text_makes_only_the_runs_stale(tmp_path):
+def test_a_changed_text_makes_only_what_reads_it_stale(tmp_path):
+    """The runs and C1's tokenizer measurements read the text; the measured step (train_memory) does not."""
     root = _course_copy(tmp_path)
     (root / derived.TEXT_FILE).write_text(TEXT + "子曰：“温故而知新。”\n", encoding="utf-8")
     found = dict(derived.problems(root))
     runs = {d.output for d in derived.DERIVED if d.command.startswith("python -m experiments.train.runs ")}
-    assert set(found) == runs and {"data/train_runs.json", "data/train_stability.json"} <= runs
+    assert set(found) == runs | {"data/tokenizer_stats.json"}
+    assert {"data/train_runs.json", "data/train_stability.json"} <= runs
     assert "data/train_memory.json" not in found
     assert "python -m experiments.train.runs --group stability" in found["data/train_stability.json"]
