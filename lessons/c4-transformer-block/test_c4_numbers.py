@@ -255,7 +255,7 @@ def test_lesson_structure():
         assert callout in text
     widgets = re.findall(r"^```\{widget\} ([\w-]+)", text, flags=re.M)
     assert set(widgets) == {"tracker", "classic-gap", "ledger-total", "ledger-layer", "ledger-compare", "evolution",
-                            "crossover", "baseline", "code", "byo-config"}
+                            "crossover", "baseline", "code", "byo-config", "c4-classic-estimate"}
     for later in ("C5", "C9", "C11"):
         assert later in text
 
