@@ -39,6 +39,6 @@ LESSON = Lesson(
                  reference="experiments.lessons.c15_architecture_forks.exercises:kv",
                  cases="experiments.lessons.c15_architecture_forks.exercises:kv_cases",
                  compare="number", rtol=0.0, solution=_C15_KV_BYTES_SOLUTION,
-                 title="练习：一条岔路的 KV 缓存"),
+                 title="练习：一条岔路的 KV cache"),
     ),
 )
