@@ -23,6 +23,7 @@ import pytest
 from browser_fixtures import CHROMIUM, CHROMIUM_ARGS, DRAW_TIMEOUT_MS, PageGuard, wait_runtime_ready
 from experiments import api
 from experiments.lessons import entry_points
+from experiments.lessons.c1_tokenization import live as c1_live
 from experiments.widget import data_part, model_ref, with_refs
 from sitegen import messages
 from sitegen.dist import IMMUTABLE
@@ -226,6 +227,10 @@ def calls_without_numpy(out: Path) -> list[tuple[str, list, list]]:
              ("ffn_prefill_decode", [anchor, "BF16", "3.35", "989", "1024", "8"]), ("ffn_share_chart", [3, "1", []]),
              ("ledger_views", [anchor]), ("crossover_at", [anchor, 4096]),
              ("byo_views", [json.dumps(config("qwen3_30b_a3b"))])]   # (a pasted config travels whole)
+    # C1's BPE trainer, one session in order (the page's worker is fresh, so its first session is number 1)
+    bpe_text = "子曰子曰学而时习之，学而时习之 abab abab"
+    sent += [("c1_bpe_start", [bpe_text, "gpt2", "4"]), ("c1_bpe_target", [1, "6"]), ("c1_bpe_step", [1, 1]),
+             ("c1_bpe_show", [1, "3", "学而时习之 abab"])]
     c6 = (out / "c6-model-size.html").read_text("utf-8")   # C6's refit: the page's own stored runs and token count
     runs = json.loads(html.unescape(re.search(r'class="c6-own-runs">(.*?)</script>', c6, re.S).group(1)))
     sent.append(("c6_own_refit", [runs, int(re.search(r'data-train-tokens="(\d+)"', c6).group(1))]))
@@ -275,6 +280,7 @@ def test_the_widgets_worker_is_ready_before_numpy_and_only_marked_calls_wait_for
         });
         return courseRuntime.call("experiments.api:ping", ["after the calls"]).then(() => replies);
       }""", [(name, args) for name, args, _ in calls])
+    c1_live._SESSIONS.clear()   # (CPython replays C1's session from number 1, as the fresh worker did)
     for (name, _, configs), reply in zip(calls, replies):    # a model sent by its id == its config sent whole
         assert reply["ok"], (name, reply["r"])
         assert json.loads(reply["r"]) == json.loads(api.entry_point(name)(json.dumps(configs))), name
