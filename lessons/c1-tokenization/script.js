@@ -41,13 +41,13 @@
         if (!r.done) { runner.start(); return; }
         redraw({ label: "done" });
         setState("done", r.learned < Number(num.value)
-          ? "（这段文字已经没有可以合并的相邻 token 对了，合并停在第 " + r.learned + " 次）"
-          : "（已合并 " + r.learned + " 次；把合并次数往回拖可以看更早的状态，往后拖会接着训练）");
+          ? W.msg("c1.bpe.exhausted", { learned: r.learned })
+          : W.msg("c1.bpe.done", { learned: r.learned }));
       }, failed);
     }
     function failed(e) {
       W.showError(root, W.learnerMessage(e));
-      setState(session === null ? "error" : "paused", session === null ? "（没有训练：请按上面的提示修改）" : undefined);
+      setState(session === null ? "error" : "paused", session === null ? W.msg("c1.bpe.blocked") : undefined);
     }
     const runner = trainer.run({
       text: root.dataset.text,
@@ -91,11 +91,11 @@
     [source, scheme].forEach((c) => c.addEventListener("change", () => { b.record(); fresh(); train(); }));
     own.addEventListener("change", () => { if (source.value === "own") { fresh(); train(); } });
     startB.addEventListener("click", train);
-    pauseB.addEventListener("click", () => { runner.pause(); setState("paused", "（已暂停；点「开始训练」继续）"); });
+    pauseB.addEventListener("click", () => { runner.pause(); setState("paused", W.msg("c1.bpe.paused")); });
     resetB.addEventListener("click", () => {
       fresh();
       W.showError(root, "");
-      setState("idle", "（已重置：点「开始训练」从头再来）");
+      setState("idle", W.msg("c1.bpe.reset"));
     });
     W.live(root, ".c1-source, .c1-own, .c1-scheme, .c1-k, .c1-kn, .c1-sentence, .c1-start");
     setState("idle");
