@@ -162,12 +162,13 @@ def test_each_page_loads_only_the_widget_scripts_it_uses(repo_site):
         assert ScriptBundles.parts_of((repo_site.out / src).read_text(encoding="utf-8")) == parts.split(" ")
         assert re.findall(r'<script defer src="static/js/([^"]+)"', html) == ["popover.js", "offline.js"]
         return parts.split(" ")
-    assert scripts("index.html") == ["prefetch-runtime.js"]   # no runtime on the outline
+    # no runtime on the outline; its count of each lesson's solved exercises is exercise-progress.js
+    assert scripts("index.html") == ["prefetch-runtime.js", "exercise-progress.js"]
     assert scripts("c4-transformer-block.html") == ["runtime-client.js", "derivation.js", "widgets.js",
                                                     "lessons/c4-transformer-block/script.js", "code-cell.js",
-                                                    "charts.js"]
+                                                    "exercise.js", "charts.js"]
     assert scripts("c4-ffn-deep-read.html") == ["runtime-client.js", "widgets.js", "code-cell.js",
-                                                "lessons/c4-ffn-deep-read/script.js", "charts.js"]
+                                                "lessons/c4-ffn-deep-read/script.js", "exercise.js", "charts.js"]
 
 
 def test_a_page_script_file_holds_its_parts_in_order_and_is_named_by_its_bytes(tmp_path):
@@ -175,17 +176,21 @@ def test_a_page_script_file_holds_its_parts_in_order_and_is_named_by_its_bytes(t
     js.mkdir()
     (js / "a.js").write_text("(function () { window.a = 1; })()\n", encoding="utf-8")
     (js / "b.js").write_text("(function () { window.b = window.a + 1; })();", encoding="utf-8")
-    bundles = ScriptBundles(js)
+    (js / "messages.js").write_text("(function () { window.m = window.courseMessageTable; })();", encoding="utf-8")
+    bundles = ScriptBundles(js, {"k": "文字 {n}"})
     name = bundles(["a.js", "b.js"])
     assert re.fullmatch(r"page-[0-9a-f]{12}\.js", name) and bundles(("a.js", "b.js")) == name
     text = bundles.files()[f"static/js/{name}"]
     assert ScriptBundles.parts_of(text) == ["a.js", "b.js"]
     assert text.index("window.a=1") < text.index("window.b=")     # (each part minified: sitegen/minify.py)
+    # every file starts with the learner message table and messages.js, ahead of (and not among) the parts
+    assert text.index('window.courseMessageTable = {"k": "文字 {n}"}') < text.index("window.m=") \
+        < text.index("window.a=1")
     assert "})()\n;\n}" in text   # a part without its own semicolon cannot run into the next one
     assert text.count("try {") == 2 and 'catch (e) { console.error("b.js", e); }' in text   # nor stop it
     assert bundles(["b.js"]) != name and len(bundles.files()) == 2
     (js / "b.js").write_text("(function () { window.b = 3; })();", encoding="utf-8")
-    assert ScriptBundles(js)(["a.js", "b.js"]) != name   # a changed part, a new name
+    assert ScriptBundles(js, {"k": "文字 {n}"})(["a.js", "b.js"]) != name   # a changed part, a new name
     with pytest.raises(CourseError, match=r"site/static/js/missing\.js: missing"):
         bundles(["a.js", "missing.js"])
 
