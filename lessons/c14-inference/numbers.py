@@ -42,8 +42,10 @@ def register(reg, models, course=None, data=None) -> None:
             peak * Const(2) / (Const(2) * bw), kind="ratio", style="x1", sources=DEV_SRC)
     reg.add("c14.h100.gb", f"{DEV.name} 驱动报告的显存（GB）", value=Fraction(DEV.bytes, 10**9), kind="bytes",
             style="x1", sources=(DEV.source,))
-    reg.add("c14.b_mid", "正文举例用的中等批大小", value=B_MID, style="n")
-    reg.add("c14.b_big", "正文举例用的大批大小", value=B_BIG, style="n")
+    reg.add("c14.b_mid", "正文举例用的中等批大小", value=B_MID, style="n",
+            sources=("本课的设定：正文举例的批大小",))
+    reg.add("c14.b_big", "正文举例用的大批大小", value=B_BIG, style="n",
+            sources=("本课的设定：正文举例的批大小",))
     if MODEL in models:
         _dense(reg, models[MODEL])
     if MOE in models:
@@ -87,7 +89,8 @@ def _dense(reg, mn) -> None:
     r256 = S.roofline(led, DEV, B_BIG, T)
     reg.add(f"{p}.b256_flop_share", f"{mn.name} 批大小 {B_BIG}、上下文 {n(T)}：算力时间占带宽时间的比例",
             value=r256["compute_time"] / r256["memory_time"], kind="ratio", style="pct1", sources=src)
-    reg.add("c14.ctx_k", "正文例子的上下文长度（K = 1,024 个 token）", value=Fraction(T, 1024), style="n")
+    reg.add("c14.ctx_k", "正文例子的上下文长度（K = 1,024 个 token）", value=Fraction(T, 1024), style="n",
+            sources=("本课的设定：推理面板默认的上下文长度",))
     reg.add(f"{p}.room", f"{mn.name} 在 H100 上权重之外放得下几条正文例子长度的序列（BF16 cache）",
             value=S.fits_kv(led, DEV, T)["sequences"], style="n", sources=src)
     reg.add(f"{p}.crossover0", f"{mn.name} 上下文为 0（只读权重）时解码转为算力瓶颈的批大小",
@@ -114,15 +117,17 @@ def _dense(reg, mn) -> None:
             sources=("GPTQ（Frantar 等 2022，arXiv 2210.17323）与 AWQ 常用的分组大小",))
     reg.add("c14.int4_bits", "INT4 每个权重实占的位数：4 + 16 ÷ 128（每 128 个权重共用一个 BF16 缩放）",
             Const(4) + Const(16) / Sym("分组大小", S.GROUP_SIZE), value=S.bits_per_weight("INT4"), kind="ratio",
-            style="x3")
+            style="x3", sources=("INT4 的 4 位 + 每组一个 BF16 缩放（16 位）分摊到组里的每个权重",))
     pre = S.prefill(led, DEV, T)
     reg.add(f"{p}.prefill_ms_token", f"{mn.name} 预填充 {n(T)} 个 token 的提示时平均每个提示 token 的时间（ms）",
             value=pre["time_per_token"] * 1000, kind="ratio", style="x3", sources=src)
     reg.add(f"{p}.decode_over_prefill", f"{mn.name} 解码一个 token 的时间是预填充摊到每个 token 的几倍",
             value=r1["step_time"] / pre["time_per_token"], kind="ratio", style="x0", sources=src)
     g = S.paging(led, DEV, used, RESERVED)
-    reg.add("c14.paging.used", "分页例子里一条请求实际用到的 token 数", value=used, style="n")
-    reg.add("c14.paging.reserved", "分页例子里整块预留的 token 数（32K）", value=RESERVED, style="n")
+    reg.add("c14.paging.used", "分页例子里一条请求实际用到的 token 数", value=used, style="n",
+            sources=("本课的设定：推理面板默认的已用 token 数",))
+    reg.add("c14.paging.reserved", "分页例子里整块预留的 token 数（32K）", value=RESERVED, style="n",
+            sources=("本课的设定：按 32K 上下文整块预留",))
     reg.add(f"{p}.block_mb", f"{mn.name} 一个 16 token 的 KV 块（所有层，BF16，MB）",
             value=Fraction(g["block_bytes"], 10**6), kind="bytes", style="x2", sources=src)
     reg.add(f"{p}.contiguous_seqs", f"{mn.name} 每条请求整块预留 32K 时放得下几条", value=g["contiguous"]["sequences"],
