@@ -94,7 +94,8 @@ RECOMPUTE = """() => {
     if (button) { button.click(); return "button " + button.className; }
   }
   for (const w of widgets) {
-    const input = w.querySelector('input[type="number"]:not([disabled])');
+    // a number field: type=number, or a text field with inputmode=numeric (C10's, C14's: Python names bad input)
+    const input = w.querySelector('input[type="number"]:not([disabled]), input[inputmode="numeric"]:not([disabled])');
     if (!input) continue;
     const min = Number(input.min || 1), value = Number(input.value);
     const step = Number(input.step) || 1;
@@ -126,7 +127,7 @@ UNTIL_ONLY_VERSION = """async ([v, limit]) => {
 
 def recompute_a_widget(page) -> str:
     page.wait_for_function("() => document.querySelector('button[data-needs-python]:not([disabled]), "
-                           ".widget input[type=number]:not([disabled])')", timeout=WAIT_MS)
+                           ".widget input[type=number]:not([disabled]), .widget input[inputmode=numeric]:not([disabled])')", timeout=WAIT_MS)
     before = page.evaluate("window.__updated")
     what = page.evaluate(RECOMPUTE)
     assert what, page.url
