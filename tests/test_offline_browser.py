@@ -127,13 +127,14 @@ UNTIL_ONLY_VERSION = """async ([v, limit]) => {
 
 def recompute_a_widget(page) -> str:
     page.wait_for_function("() => document.querySelector('button[data-needs-python]:not([disabled]), "
-                           ".widget input[type=number]:not([disabled]), .widget input[inputmode=numeric]:not([disabled])')", timeout=WAIT_MS)
+                           ".widget input[type=number]:not([disabled]), "
+                           ".widget input[inputmode=numeric]:not([disabled])')", timeout=WAIT_MS)
     before = page.evaluate("window.__updated")
     what = page.evaluate(RECOMPUTE)
     assert what, page.url
-    # a live training run's start button (C8's is its page's only Python control) trains: its step counter moves
+    # the training panel's start button (C8's is its page's only Python control) trains: its step counter moves
     done = ("() => Array.from(document.querySelectorAll('output[name=step]')).some((o) => Number(o.value) > 0)"
-            if "live-start" in what else "(n) => window.__updated > n")
+            if "train-start" in what else "(n) => window.__updated > n")
     try:
         page.wait_for_function(done, arg=before, timeout=WAIT_MS)
     except PlaywrightTimeout:
