@@ -246,6 +246,8 @@ def test_save_data_or_2g_fetches_nothing_ahead_keeps_what_was_visited_and_claims
         page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=WAIT_MS)
         worker = context.service_workers[0]
         assert worker.evaluate("self.navigator.connection.effectiveType") == "2g"
+        # the worker's answer arrives by message, after it took control: wait for it, then it must announce nothing
+        page.wait_for_function("() => document.documentElement.dataset.offline !== undefined", timeout=WAIT_MS)
         assert page.evaluate("document.documentElement.dataset.offline") == ""   # not announced
         assert not page.locator("[data-offline-note]").is_visible()
         # nothing was fetched ahead: no other page, and the version's cache was never completed
