@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_fixtures import COUNT_UPDATES, axe_problems, open_lesson, updates, wait_runtime_ready, wait_update
+from browser_fixtures import COUNT_UPDATES, axe_problems, change, open_lesson, updates, wait_runtime_ready, wait_update
 from experiments.lessons.c11_moe_linear_attention import calc, recall
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,17 +32,6 @@ def page(module_guard, site):
 
 
 
-
-def change(page, root: str, values: dict, fire: str, event: str = "change") -> None:
-    """Set controls, then fire one event on one of them (so exactly one update runs)."""
-    widget = root.lstrip(".")
-    before = updates(page, widget)
-    page.evaluate("""([root, values, fire, event]) => {
-      const r = document.querySelector(root);
-      for (const [sel, v] of Object.entries(values)) r.querySelector(sel).value = String(v);
-      r.querySelector(fire).dispatchEvent(new Event(event));
-    }""", [root, values, fire, event])
-    wait_update(page, widget, before)
 
 
 def shown(page, root: str) -> dict:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_fixtures import COUNT_UPDATES, axe_problems, open_lesson, table, updates, wait_update
+from browser_fixtures import COUNT_UPDATES, axe_problems, change, open_lesson, table, updates, wait_update
 from experiments.lessons.c15_architecture_forks import FORK_MODELS, calc
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,16 +47,6 @@ def pairs() -> list:
 def page(module_guard, site):
     return open_lesson(module_guard, site + PAGE, ".c15-sort", ".c15-kvh")
 
-
-def change(page, root: str, values: dict, fire: str, event: str = "change") -> None:
-    widget = root.lstrip(".")
-    before = updates(page, widget)
-    page.evaluate("""([root, values, fire, event]) => {
-      const r = document.querySelector(root);
-      for (const [sel, v] of Object.entries(values)) r.querySelector(sel).value = String(v);
-      r.querySelector(fire).dispatchEvent(new Event(event));
-    }""", [root, values, fire, event])
-    wait_update(page, widget, before)
 
 
 MAP_KEYS = ("name", "attention", "hybrid", "kv", "ffn", "moe", "active", "norm", "position", "vocab", "mtp")
