@@ -15,12 +15,11 @@ import pytest
 
 from browser_fixtures import (
     axe_problems,
+    change,
     open_lesson,
     open_without_python,
     table,
     text,
-    updates,
-    wait_update,
 )
 from experiments.lessons.c10_parallelism import PLANNER_DEFAULTS, calc
 
@@ -37,16 +36,6 @@ def cfg(model_id: str) -> dict:
 def page(module_guard, site):
     return open_lesson(module_guard, site + PAGE, ".c10-cluster", ".c10-layout")
 
-
-def change(page, root: str, values: dict, fire: str) -> None:
-    widget = root.lstrip(".")
-    before = updates(page, widget)
-    page.evaluate("""([root, values, fire]) => {
-      const r = document.querySelector(root);
-      for (const [sel, v] of Object.entries(values)) r.querySelector(sel).value = String(v);
-      r.querySelector(fire).dispatchEvent(new Event("change"));
-    }""", [root, values, fire])
-    wait_update(page, widget, before)
 
 
 def plan_expected(model_id: str, **changes) -> dict:

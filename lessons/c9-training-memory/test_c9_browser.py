@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_fixtures import COUNT_UPDATES, axe_problems, open_lesson, updates, wait_runtime_ready, wait_update
+from browser_fixtures import COUNT_UPDATES, axe_problems, change, open_lesson, updates, wait_runtime_ready, wait_update
 from experiments.lessons.c9_training_memory import calc
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,16 +34,6 @@ def cfg(model_id: str) -> dict:
 def page(module_guard, site):
     return open_lesson(module_guard, site + PAGE, ".c9-recipe", ".c9-m-run", ".c9-run")
 
-
-def change(page, root: str, values: dict, fire: str) -> None:
-    widget = root.lstrip(".")
-    before = updates(page, widget)
-    page.evaluate("""([root, values, fire]) => {
-      const r = document.querySelector(root);
-      for (const [sel, v] of Object.entries(values)) r.querySelector(sel).value = String(v);
-      r.querySelector(fire).dispatchEvent(new Event("change"));
-    }""", [root, values, fire])
-    wait_update(page, widget, before)
 
 
 def step_shown(page) -> dict:
