@@ -48,13 +48,14 @@ LEARNER_PAGES = ["index.html"] + [f"{ch['lesson']}.html" for ch in COURSE["chapt
 class VisibleText(HTMLParser):
     """Text runs a learner can see or hear, one per text node or shown attribute, with the tag they sit in."""
 
-    def __init__(self):
+    def __init__(self, skip=frozenset(SKIP)):
         super().__init__(convert_charrefs=True)
+        self.skip = skip
         self.stack: list[str] = []
         self.runs: list[str] = []
 
     def handle_starttag(self, tag, attrs):
-        if not any(t in SKIP for t in self.stack):
+        if not any(t in self.skip for t in self.stack):
             self.runs += [v for k, v in attrs if k in SHOWN_ATTRS and v]
         if tag not in VOID:
             self.stack.append(tag)
@@ -65,12 +66,12 @@ class VisibleText(HTMLParser):
                 pass
 
     def handle_data(self, data):
-        if data.strip() and not any(t in SKIP for t in self.stack):
+        if data.strip() and not any(t in self.skip for t in self.stack):
             self.runs.append(data)
 
 
-def visible_runs(page_html: str) -> list[str]:
-    parser = VisibleText()
+def visible_runs(page_html: str, skip=frozenset(SKIP)) -> list[str]:
+    parser = VisibleText(skip)
     parser.feed(page_html)
     return parser.runs
 
@@ -101,8 +102,10 @@ def test_detector_finds_english_sentences_and_paths():
             '<p>配置来源：../shared/reference/qwen3.8-27b.config.json</p><p>C4 原稿所引</p>'
             '<footer>数据：data/train_runs.json</footer><p aria-label="由 experiments.api 计算">图</p>'
             '<p>出错：KeyError: \'d_model\'</p><figcaption>见 widgets.py</figcaption>'
+            '<footer>由 <code>experiments/</code> 现算</footer>'
             '<p>每个模型的 config.json；来源 <a href="x">https://github.com/a/b/blob/main/ssd_combined.py</a></p>')
     runs = visible_runs(page)
+    assert internal_references(visible_runs(page, SKIP - {"code"}))[-1] == "experiments/"
     assert english_sentences(runs, ["Llama 2 7B"]) == ["The course baseline model as described in the C4 lesson.",
                                                         "shown when hovered over"]
     assert internal_references(runs) == ["配置来源：../shared/reference/qwen3.8-27b.config.json", "C4 原稿所引",
@@ -137,8 +140,21 @@ def test_every_learner_page_is_checked(pages):
 
 @pytest.mark.parametrize("page", LEARNER_PAGES)
 def test_no_internal_paths_or_source_files(pages, page):
-    """Footers, captions, notes, messages written into the page, tooltips and labels (issue #49 part 5)."""
-    assert internal_references(visible_runs(pages[page])) == []
+    """Footers, captions, notes, messages written into the page, tooltips and labels (issue #49 part 5), inline
+    code too (the outline's footer named `experiments/` and `data/models/` in <code>); a code block is code."""
+    assert internal_references(visible_runs(pages[page], SKIP - {"code"})) == []
+
+
+def test_no_internal_names_in_script_messages():
+    """The messages scripts write at run time (data/messages_zh.json, W.msg) are not in a built page's text."""
+    def strings(x):
+        if isinstance(x, dict):
+            return [s for v in x.values() for s in strings(v)]
+        if isinstance(x, list):
+            return [s for v in x for s in strings(v)]
+        return [x] if isinstance(x, str) else []
+    table = json.loads((Path(__file__).resolve().parent.parent / "data" / "messages_zh.json").read_text("utf-8"))
+    assert internal_references(strings(table)) == []
 
 
 def test_baseline_display_name_is_chinese(pages, model_names):

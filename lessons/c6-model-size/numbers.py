@@ -172,7 +172,7 @@ def _placed_orders(reg, models) -> None:
     low = min(float(b) for b in BUDGETS)
     orders = [math.log10(6 * models[a].ledger.total * models[a].meta["training_tokens"] / low)
               for a in PLACED if a in models and models[a].meta.get("training_tokens")]
-    src = ("各模型 meta.yaml 公开的训练 token 数与账本的参数量，C = 6·N·D；图上最小的预算档",)
+    src = ("各模型公开的训练 token 数（出处见该模型的资料）与账本的参数量，C = 6·N·D；图上最小的预算档",)
     reg.add("c6.placed.orders_min", "图上有公开训练 token 数的真实模型，算力比最小的预算档大几个数量级（最少）",
             value=min(orders), kind="ratio", style="x1", sources=src)
     reg.add("c6.placed.orders_max", "图上有公开训练 token 数的真实模型，算力比最小的预算档大几个数量级（最多）",
