@@ -64,8 +64,14 @@ def format_value(value, style: str) -> str:
     return f"{x:,.{int(digits or 1)}f}"   # x: a plain ratio
 
 
+SCI_BELOW = Fraction(1, 10**6)      # exact_text writes a value below this (in size) as mantissa × 10^exponent
+SCI_FROM = 10**15                   # ... and a value that is not an integer from this size up
+
+
 def exact_text(value) -> str:
-    """An exact integer with digit groups; anything else to 6 significant digits (never e-notation), marked ≈."""
+    """An exact integer with digit groups; anything else to 6 significant digits, marked ≈: as a decimal between
+    10⁻⁶ and 10¹⁵ (0.0000237742, 87,040.2), outside that as mantissa × 10^exponent (≈ 3.14159 × 10⁻³¹⁴), so a
+    p-value of 10⁻³¹⁴ is not written as a decimal of three hundred zeros."""
     if isinstance(value, Fraction) and value.denominator == 1:
         value = value.numerator
     if isinstance(value, bool) or not isinstance(value, (int, Fraction, float)):
@@ -73,8 +79,12 @@ def exact_text(value) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     as_float = float(value)
-    if as_float.is_integer() and abs(as_float) < 1e15:
+    if as_float.is_integer() and abs(as_float) < SCI_FROM:
         return f"{int(as_float):,}"
+    size = abs(Fraction(repr(value)) if isinstance(value, float) else value)
+    if size < SCI_BELOW or size >= SCI_FROM:
+        mant, times, power = sci(value, 5).partition(" × ")
+        return "≈ " + mant.rstrip("0").rstrip(".") + times + power
     places = max(0, 5 - math.floor(math.log10(abs(as_float))))
     return "≈ " + f"{as_float:,.{places}f}".rstrip("0").rstrip(".")
 

@@ -185,8 +185,13 @@ def test_numbers_unavailable_render_placeholders_without_errors():
 
 @pytest.mark.parametrize("value, text", [(27781427952, "27,781,427,952"), (0.5, "≈ 0.5"),
                                          (Fraction(660480, 27781427952), "≈ 0.0000237742"), (87040.25, "≈ 87,040.2"),
-                                         (Sym("a", 6).value / 3, "2"), (Const(1).value / 3, "≈ 0.333333")])
+                                         (Sym("a", 6).value / 3, "2"), (Const(1).value / 3, "≈ 0.333333"),
+                                         (3.1e-314, "≈ 3.1 × 10⁻³¹⁴"), (Fraction(3e-314), "≈ 3 × 10⁻³¹⁴"),
+                                         (2.5e-6, "≈ 0.0000025"), (Fraction(10**20, 3), "≈ 3.33333 × 10¹⁹"),
+                                         (3.8e25, "≈ 3.8 × 10²⁵"), (10**20, "100,000,000,000,000,000,000")])
 def test_exact_text(value, text):
+    """Decimals between 10⁻⁶ and 10¹⁵; beyond them (a p-value of 10⁻³¹⁴, a FLOP count that is not an integer)
+    mantissa × 10^exponent, never hundreds of zeros; exact integers in full."""
     assert exact_text(value) == text
 
 
