@@ -33,6 +33,7 @@ import random
 from collections.abc import Mapping, Sequence
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from .widget import Widget, resolve
@@ -116,6 +117,8 @@ def make_cases(spec: Mapping[str, Any], models: Mapping[str, dict], seed: int) -
 # -- showing values in feedback ------------------------------------------------------------------------------------
 
 def show_value(x: Any) -> str:
+    if isinstance(x, Fraction):   # the course's exact counts: a whole number as one, the rest as a float
+        x = x.numerator if x.denominator == 1 else float(x)
     if isinstance(x, bool) or x is None:
         return repr(x)
     if isinstance(x, int):

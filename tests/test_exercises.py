@@ -61,6 +61,19 @@ WRONG = {
         ("log Z not squared", ("np.mean(log_z ** 2)", "np.mean(log_z)"), "number"),
         ("the cross-entropy missing", ("cross_entropy + ", ""), "number"),
     ],
+    "c10-ring-bytes": [
+        ("the all-gather missing (only the reduce-scatter)", ("rounds = 2 * (k - 1)", "rounds = k - 1"), "number"),
+        ("k rounds each way (off by one)", ("rounds = 2 * (k - 1)", "rounds = 2 * k"), "number"),
+        ("the whole buffer sent every round", ("chunk = size_bytes / k ", "chunk = size_bytes "), "number"),
+    ],
+    "c14-step-time": [
+        ("the two times added instead of the larger", ("max(memory_time, compute_time)", "memory_time + compute_time"),
+         "number"),
+        ("the weights read once per sequence", ("read = weight_bytes + batch * kv_bytes_per_seq",
+                                                "read = batch * (weight_bytes + kv_bytes_per_seq)"), "number"),
+        ("one KV cache for the whole batch", ("batch * kv_bytes_per_seq ", "kv_bytes_per_seq "), "number"),
+        ("bandwidth only (compute-bound steps wrong)", ("max(memory_time, compute_time)", "memory_time"), "number"),
+    ],
     "c15-kv-bytes": [
         ("only K (no V)", ("2 * n_kv_heads", "n_kv_heads"), "number"),
         ("one layer short", ("n_layers * per_token", "(n_layers - 1) * per_token"), "number"),

@@ -6,7 +6,9 @@ experiments/toolkit/parallel.py (bytes, memory, the time model, the planner) and
 real step of the course's trainer over simulated ranks); widgets.py the build-time views and the states the build
 answers ahead of time; numbers.py the lesson's numbers (c10.*). Each widget's defaults are declared here, once.
 """
+from ...exercise import exercise
 from ...widget import Lesson, Widget
+from .exercises import SOLUTION as _C10_RING_SOLUTION
 
 PLANNER_DEFAULTS = {"models": ["llama7b", "llama70b", "gpt3", "anchor", "qwen3_235b_a22b", "deepseek_v3"],
                     "model": "deepseek_v3", "gpus": "2048", "cluster": "h800", "seq": "4096", "batch": "15360",
@@ -26,5 +28,10 @@ LESSON = Lesson(
         Widget("c10-published", "c10_published.html", "widgets:published_view", PUBLISHED_DEFAULTS),
         Widget("c10-ranks", "c10_ranks.html", "widgets:ranks_view", RANKS_DEFAULTS, script="script.js",
                states="widgets:ranks_states", calls={"c10_ranks": "calc:ranks_step"}),
+        exercise("c10-ring-bytes", function="ring_allreduce_bytes", params=("size_bytes", "k"),
+                 reference="experiments.lessons.c10_parallelism.exercises:allreduce",
+                 cases="experiments.lessons.c10_parallelism.exercises:allreduce_cases",
+                 compare="number", rtol=1e-12, solution=_C10_RING_SOLUTION,
+                 title="练习：环形 all-reduce 每张卡发多少字节"),
     ),
 )

@@ -9,7 +9,9 @@ is experiments/train/speculative.py, measured by `python -m experiments.train.ru
 """
 from typing import Any
 
+from ...exercise import exercise
 from ...widget import Lesson, Widget
+from .exercises import SOLUTION as _C14_STEP_SOLUTION
 
 SERVE_DEFAULTS: dict[str, Any] = {"model": "qwen3_8b", "device": "80", "scheme": "BF16", "kv": "BF16",
                   "context": 4096, "batch": 16, "used": 1000}
@@ -23,5 +25,11 @@ LESSON = Lesson(
         Widget("c14-speculate", "c14_speculate.html", "widgets:speculate_view", SPEC_DEFAULTS, script="script.js",
                states="widgets:speculate_states", calls={"c14_speculate": "calc:speculate"},
                script_keys=("text",)),   # a note's line: only answers whose prompt was changed carry notes
+        exercise("c14-step-time", function="decode_step_time",
+                 params=("weight_bytes", "kv_bytes_per_seq", "flops_per_token", "batch", "bandwidth", "peak_flops"),
+                 reference="experiments.lessons.c14_inference.exercises:step_time",
+                 cases="experiments.lessons.c14_inference.exercises:step_cases",
+                 compare="number", rtol=1e-9, solution=_C14_STEP_SOLUTION,
+                 title="练习：屋顶线上一步解码要多久"),
     ),
 )
