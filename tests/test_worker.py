@@ -280,7 +280,7 @@ def test_the_widgets_worker_is_ready_before_numpy_and_only_marked_calls_wait_for
         });
         return courseRuntime.call("experiments.api:ping", ["after the calls"]).then(() => replies);
       }""", [(name, args) for name, args, _ in calls])
-    c1_live._SESSIONS.clear()   # (CPython replays C1's session from number 1, as the fresh worker did)
+    c1_live.reset()   # (CPython replays C1's session from number 1, as the fresh worker did)
     for (name, _, configs), reply in zip(calls, replies):    # a model sent by its id == its config sent whole
         assert reply["ok"], (name, reply["r"])
         assert json.loads(reply["r"]) == json.loads(api.entry_point(name)(json.dumps(configs))), name

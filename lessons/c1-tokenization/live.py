@@ -129,11 +129,22 @@ def start(text, scheme, target) -> dict:
     return {"session": sid, "chars": n(len(text)), "bytes": n(len(text.encode("utf-8")))}
 
 
+def reset() -> None:
+    """Forget every session, so the next start() is session 1 again (as in a fresh worker: a test replaying the
+    page's calls in CPython starts from there)."""
+    _SESSIONS.clear()
+
+
 def _session(session) -> dict:
     run = _SESSIONS.get(session)
     if run is None:
         raise ValueError("这次训练已被重置，请重新开始。")
     return run
+
+
+def learned_merges(session) -> list[bpe.Merge]:
+    """The merges the session has learned so far, in order."""
+    return list(_session(session)["trainer"].merges)
 
 
 def exhausted(run: dict) -> bool:

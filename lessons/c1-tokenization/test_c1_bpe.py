@@ -29,7 +29,7 @@ def run_to(k: int, text: str = TEXT, scheme: str = "gpt2") -> int:
 
 def test_stored_first_merges_are_the_pages():
     sid = run_to(len(STATS["widget"]["merges"]))
-    made = live._SESSIONS[sid]["trainer"].merges
+    made = live.learned_merges(sid)
     assert [[m.left, m.right, m.count] for m in made] == STATS["widget"]["merges"]
     assert STATS["widget"]["chars"] == len(TEXT) and STATS["widget"]["bytes"] == len(TEXT.encode("utf-8"))
 
