@@ -78,3 +78,13 @@ def test_the_check_catches_unknown_and_planned_chapters():
     pages = {"C2": "c2.html", "C3": "c3.html"}
     assert wrong_links("见 [C1 分词](c1.html)。", pages) and wrong_links("见 [C2](c3.html)。", pages)
     assert not wrong_links("见 [C2 下一个 token](c2.html#x) 和 [C3](c3.html)。", pages)
+
+
+@pytest.mark.parametrize("chapter", [ch for ch in COURSE["chapters"] if ch["id"] in WRITTEN], ids=lambda c: c["id"])
+def test_the_outline_names_a_written_chapter_as_its_page_does(chapter):
+    """The outline's title of a written chapter is its page's title, and the outline says what it is about (C6's
+    outline said 「模型该多大」 over a page titled 「模型该多大：算力预算、……」; issue #49)."""
+    text = (ROOT / "lessons" / chapter["lesson"] / "lesson.md").read_text(encoding="utf-8")
+    title = re.search(r"^title:\s*(.+?)\s*$", text.split("\n---", 1)[0], re.M).group(1)
+    assert chapter["title"] == title
+    assert chapter.get("summary", "").strip()

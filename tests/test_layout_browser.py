@@ -174,6 +174,27 @@ def test_a_phone_gets_big_controls_and_nothing_cut_off(name, base, guarded_pages
         assert table["scrolled"] > 0 and table["rows"] >= 2 and table["off"] == [], table
 
 
+# the outline on a phone: each chapter's title (its every line) starts right of its id's column, and a reading time
+# or exercise count is on one line
+OUTLINE_JS = """() => Array.from(document.querySelectorAll(".chapter-list .chapter")).map((li) => {
+  const id = li.querySelector(".chapter-id").getBoundingClientRect();
+  const range = document.createRange();
+  range.selectNodeContents(li.querySelector(".chapter-title"));
+  const lines = Array.from(range.getClientRects()).filter((r) => r.width);   // each line's boxes
+  const metas = Array.from(li.querySelectorAll(".chapter-meta")).map((m) => m.getClientRects().length);
+  return { id: li.querySelector(".chapter-id").textContent, lines: new Set(lines.map((r) => Math.round(r.top))).size,
+           under_id: lines.filter((r) => r.left < id.right).length, split_meta: metas.filter((n) => n > 1).length };
+})"""
+
+
+def test_a_phone_reads_the_outline_with_titles_beside_their_ids(base, guarded_pages):
+    page = guarded_pages(**PHONE)
+    page.goto(base + "index.html")
+    chapters = page.evaluate(OUTLINE_JS)
+    assert len(chapters) == len(COURSE["chapters"]) and any(c["lines"] > 1 for c in chapters), chapters
+    assert [c for c in chapters if c["under_id"] or c["split_meta"]] == []
+
+
 def test_a_phone_sees_the_ledgers_share_column_without_scrolling(base, guarded_pages):
     page = open_lesson(guarded_pages, base + C4, **PHONE)
     total = page.locator(".widget[data-widget=ledger-total]").first
