@@ -106,6 +106,10 @@ def test_phone_width_axe_and_devices_table(guarded_pages, site):
     assert "Gemma-2-9B" in names and "Qwen3-8B" in names
     scroll = p.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
     assert scroll[0] <= scroll[1], f"scrolls sideways at 375 px: {scroll}"
+    # the button that trains with the toggles is within a screen of them (it was under two tables and three charts)
+    gap = p.evaluate("""() => document.querySelector('[data-testid=c8-live-start]').getBoundingClientRect().top
+                              - document.querySelector('.c8-toggles').getBoundingClientRect().bottom""")
+    assert 0 <= gap < 200, gap
     problems = _serious(_axe(p), PAGE)
     assert not problems, "\n".join(problems)
 
