@@ -13,7 +13,8 @@ places it like any widget, ```` ```{widget} NAME ````, with the learner-facing t
   has not seen, drawn with rng (random.Random, seeded by the page) from the course's models;
 - ``compare``: how an answer is checked, and so what the feedback says: "number" (the first case that differs,
   expected and learner's value), "ledger" (a dict name -> count: the first tensor that differs), "arrays" (a
-  tuple of arrays: shape and the largest difference), each with a relative tolerance ``rtol``; "distribution"
+  tuple of arrays: shape and the largest difference), each with a relative tolerance ``rtol``; "sequences" (a
+  list of lists of ints, token ids: the first list that differs, exact); "distribution"
   (a sampler, called ``draws`` times per case with a seeded numpy Generator: a token of zero probability is wrong,
   and so are counts a stated test, a chi-square, finds unlikely at p-value < ``rtol``);
 - ``solution``: the code shown only when asked (tests/test_exercises.py checks that it passes).
@@ -38,7 +39,7 @@ from typing import Any
 
 from .widget import Widget, resolve
 
-COMPARES = ("number", "ledger", "arrays", "distribution")
+COMPARES = ("number", "ledger", "arrays", "sequences", "distribution")
 MAX_ITEMS = 1_000_000        # an answer holding more numbers than this is refused (a huge output)
 MAX_PRINT = 2_000            # what a learner's function prints while graded is kept up to this many characters
 SHOWN = 8                    # a value is written with this many significant digits
@@ -132,7 +133,9 @@ def show_value(x: Any) -> str:
     if isinstance(x, Mapping):
         head = ", ".join(f"{k}: {show_value(v)}" for k, v in list(x.items())[:4])
         return "{" + head + (", …}" if len(x) > 4 else "}")
-    if isinstance(x, (tuple, list)):
+    if isinstance(x, list):
+        return "[" + ", ".join(show_value(v) for v in x) + "]"
+    if isinstance(x, tuple):
         return "(" + ", ".join(show_value(v) for v in x) + ")"
     text = repr(x)
     return text if len(text) <= 80 else text[:77] + "…"
@@ -229,7 +232,26 @@ def _compare_arrays(case: Case, want: Sequence, got: Any, rtol: float) -> dict |
     return None
 
 
-COMPARE = {"number": _compare_number, "ledger": _compare_ledger, "arrays": _compare_arrays}
+def _compare_sequences(case: Case, want: Sequence, got: Any, rtol: float) -> dict | None:
+    """Lists of ints (token ids), exact: the number of lists, then the first list that differs."""
+    expected = "list[list[int]]"
+    if not isinstance(got, (list, tuple)):
+        return _bad("type", case=case.label, expected=expected, got=type_name(got))
+    for item in got:
+        if not isinstance(item, (list, tuple)) or not all(isinstance(t, int) and not isinstance(t, bool)
+                                                          for t in item):
+            return _bad("type", case=case.label, expected=expected, got=f"list[{type_name(item)}]")
+    if len(got) != len(want):
+        return _wrong("sequences_count", case=case.label, expected=str(len(want)), got=str(len(got)))
+    for i, (w, g) in enumerate(zip(want, got)):
+        if list(g) != list(w):
+            return _wrong("sequence", case=case.label, item=i + 1, expected=show_value(list(w)),
+                          got=show_value(list(g)))
+    return None
+
+
+COMPARE = {"number": _compare_number, "ledger": _compare_ledger, "arrays": _compare_arrays,
+           "sequences": _compare_sequences}
 
 
 def _sample(fn, spec: Mapping[str, Any], case: Case, want, index: int, seed: int) -> dict | None:

@@ -61,6 +61,14 @@ WRONG = {
         ("log Z not squared", ("np.mean(log_z ** 2)", "np.mean(log_z)"), "number"),
         ("the cross-entropy missing", ("cross_entropy + ", ""), "number"),
     ],
+    "c1-bpe-merge": [
+        ("the tie rule reversed (larger ids first)",
+         ("min(pairs, key=lambda p: (-pairs[p], p))", "max(pairs, key=lambda p: (pairs[p], p))"), "sequence"),
+        ("pairs counted once per distinct piece (its count ignored)",
+         ("pairs.get(pair, 0) + n", "pairs.get(pair, 0) + 1"), "sequence"),
+        ("a merged pair's right token kept (one step on, not two)", ("                i += 2\n", "                i += 1\n"),
+         "sequence"),
+    ],
     "c10-ring-bytes": [
         ("the all-gather missing (only the reduce-scatter)", ("rounds = 2 * (k - 1)", "rounds = k - 1"), "number"),
         ("k rounds each way (off by one)", ("rounds = 2 * (k - 1)", "rounds = 2 * k"), "number"),
@@ -177,7 +185,7 @@ def test_every_feedback_key_is_worded_in_the_message_table():
     table = json.loads((ROOT / "data" / "messages_zh.json").read_text(encoding="utf-8"))
     keys = {"solved", "number", "ledger", "ledger_missing", "ledger_extra", "shape", "arrays", "type", "empty",
             "syntax", "missing", "signature", "raised", "raised_top", "recursion", "memory", "too_big",
-            "impossible", "distribution", "range"}
+            "impossible", "distribution", "range", "sequence", "sequences_count"}
     source = (ROOT / "experiments" / "exercise.py").read_text(encoding="utf-8")
     assert all(f'"{k}"' in source for k in keys)
     assert sorted(k for k in keys if f"exercise.{k}" not in table) == []

@@ -7,9 +7,12 @@
   its first state drawn by the build from the stored first merges; c1-real: the measured tokenizers beside the
   course's BPE; c1-vocab: the vocabulary ledger of every model config (widgets.py).
 """
+from ...exercise import exercise
 from ...widget import Lesson, Widget
+from .exercises import SENTENCE
+from .exercises import SOLUTION as _C1_MERGE_SOLUTION
 
-BPE_DEFAULTS = {"merges": 200, "sentence": "子曰：学而时习之，不亦说乎？今天我们学习分词。"}
+BPE_DEFAULTS = {"merges": 200, "sentence": SENTENCE}   # (the sentence the exercise merges too)
 
 LESSON = Lesson(
     numbers="numbers:register",
@@ -19,5 +22,10 @@ LESSON = Lesson(
                       "c1_bpe_target": "widgets:bpe_target", "c1_bpe_show": "widgets:bpe_show"}),
         Widget("c1-real", "c1_real.html", "widgets:real_view", {}),
         Widget("c1-vocab", "c1_vocab.html", "widgets:vocab_view", {}),
+        exercise("c1-bpe-merge", function="bpe_merge_step", params=("words", "counts", "new_id"),
+                 reference="experiments.lessons.c1_tokenization.exercises:merged",
+                 cases="experiments.lessons.c1_tokenization.exercises:merge_cases",
+                 compare="sequences", rtol=0.0, solution=_C1_MERGE_SOLUTION,
+                 title="练习：BPE 合并一次"),
     ),
 )
