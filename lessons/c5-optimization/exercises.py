@@ -5,13 +5,18 @@ The reference, ``adamw_step``, is not a second copy of the formula: it hands the
 experiments.train.optim.AdamW (the optimiser every run of the course trains with) and takes one step. The cases
 are the states that optimiser goes through over several steps of a run on a random matrix (so step 1, where the
 bias correction divides by 1 - beta1 = 0.1, and later steps, where it matters less, are both checked), with the
-hyperparameters varied between runs; one run is drawn with the page's seed, so it differs at every check.
+hyperparameters varied between runs; one run is drawn with the page's seed, so it differs at every check: on a
+real matrix of a course model drawn with that seed (one attention head's W_Q block, head_dim x head_dim from the
+config's ledger, initialised with the config's initializer_range). Its hyperparameters are drawn from a few
+published settings: a config.json holds no optimiser settings (learning rate, betas, decay are the training
+recipe's, not the checkpoint's).
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from experiments.exercise import Case
+from experiments.ledger import ledger_of
 
 if TYPE_CHECKING:   # (numpy is imported where it is used: the page's worker reads this lesson before numpy)
     import numpy as np
@@ -35,15 +40,16 @@ def adamw_step(p, g, m, v, t, lr, beta1, beta2, eps, weight_decay):
 
 
 def _run(rng: np.random.Generator, label: str, lr: float, beta1: float, beta2: float, weight_decay: float,
-         shown: tuple[int, ...] = ()) -> list[Case]:
-    """The states of a run of the trainer's AdamW over max(CHECKED_STEPS) steps, one case per checked step."""
+         shown: tuple[int, ...] = (), shape: tuple[int, int] = SHAPE, init_std: float = 0.5) -> list[Case]:
+    """The states of a run of the trainer's AdamW over max(CHECKED_STEPS) steps, one case per checked step, on a
+    matrix of `shape` initialised with N(0, init_std²)."""
     import numpy as np
     eps = 1e-8
-    p = rng.normal(0.0, 0.5, SHAPE)
-    m, v = np.zeros(SHAPE), np.zeros(SHAPE)
+    p = rng.normal(0.0, init_std, shape)
+    m, v = np.zeros(shape), np.zeros(shape)
     cases = []
     for t in range(1, max(CHECKED_STEPS) + 1):
-        g = rng.normal(0.0, 1.0, SHAPE) * (1.0 + t / 4)
+        g = rng.normal(0.0, 1.0, shape) * (1.0 + t / 4)
         if t in CHECKED_STEPS:
             cases.append(Case(f"{label}第 {t} 步", (p.copy(), g.copy(), m.copy(), v.copy(), t, lr, beta1, beta2, eps,
                                                   weight_decay), shown=t in shown))
@@ -51,18 +57,31 @@ def _run(rng: np.random.Generator, label: str, lr: float, beta1: float, beta2: f
     return cases
 
 
+def _drawn_matrix(models, rng) -> tuple[str, tuple[int, int], float]:
+    """A real matrix of a course model drawn with the page's seed: one attention head's block of W_Q (head_dim x
+    head_dim, from the config's ledger), initialised as the config says (its initializer_range)."""
+    pool = sorted((m["name"], m["config"]) for m in models.values()
+                  if isinstance(m["config"].get("initializer_range"), float))
+    name, config = rng.choice(pool)
+    d = ledger_of(config).arch.head_dim
+    return f"{name} 一个注意力头的 W_Q 块（{d}×{d}，按 config 的 initializer_range {config['initializer_range']} 初始化）", \
+        (d, d), config["initializer_range"]
+
+
 def adamw_cases(models, rng) -> list[Case]:
-    """Two fixed runs (the course's settings, then others) and one drawn with the page's seed."""
+    """Two fixed runs (the course's settings, then others) and one drawn with the page's seed, on a real matrix's
+    shape and initialisation from a course model drawn with that seed."""
     import numpy as np
+    matrix, shape, init_std = _drawn_matrix(models, rng)
     seed = rng.randrange(2**32)
     drawn = np.random.default_rng(seed)
     return (_run(np.random.default_rng(5), "课程的设定（lr 0.001、β₁ 0.9、β₂ 0.95、衰减 0.1）", 1e-3, 0.9, 0.95, 0.1,
                  shown=(1, 2))
             + _run(np.random.default_rng(6), "另一组设定（lr 0.01、β₁ 0.8、β₂ 0.999、衰减 0.05）",
                    1e-2, 0.8, 0.999, 0.05)
-            + _run(drawn, f"随机抽取的一次训练（种子 {seed}）", float(drawn.choice([3e-4, 1e-3, 3e-3])),
+            + _run(drawn, f"随机抽到的 {matrix}，种子 {seed} 的一次训练", float(drawn.choice([3e-4, 1e-3, 3e-3])),
                    float(drawn.choice([0.85, 0.9])), float(drawn.choice([0.95, 0.99])),
-                   float(drawn.choice([0.0, 0.1]))))
+                   float(drawn.choice([0.0, 0.1])), shape=shape, init_std=init_std))
 
 
 SOLUTION = '''import numpy as np
