@@ -7,6 +7,7 @@ memory.py) and needs numpy.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
 from ...format import n, pct
@@ -163,6 +164,22 @@ def _bars(mem: T.TrainMemory, gpu_bytes: int) -> tuple[list[dict], int]:
     return bars, gpu_bytes * LAST_STEP // scale
 
 
+def moot_notes(ledger: Ledger, setup: T.TrainSetup, total: int) -> list[str]:
+    """Why a choice that the rest of the setup makes moot leaves the bytes as they were (issue #49: no control
+    changes nothing without saying why): ZeRO with one data-parallel card has no copies to split, and selective
+    recomputation only drops the attention probabilities, which a fused kernel never stores. Each is said only when
+    the ledger's total is indeed the one without that choice."""
+    notes = []
+    same = lambda **change: T.training_memory(ledger, replace(setup, **change)).total == total  # noqa: E731
+    if setup.zero and setup.dp == 1 and same(zero=0):
+        notes.append(f"ZeRO {setup.zero} 把模型状态分到数据并行的各张卡上；现在只有 1 张卡，没有可分的，显存和不用 ZeRO "
+                     "一样。把数据并行卡数调大，才看得出它省下多少。")
+    if setup.recompute == "selective" and setup.kernel == "fused" and same(recompute="none"):
+        notes.append("选择性重算只在反向时重算注意力的 softmax 概率矩阵；融合注意力内核本来就不保存这个矩阵，"
+                     "所以激活和不重算一样。换成朴素注意力，才看得出它省下多少。")
+    return notes
+
+
 def step_memory(config, recipe: str = "mixed_adamw", batch: str = "1", seq: str = "4096", recompute: str = "none",
                 kernel: str = "fused", zero: str = "0", ranks: str = "1", tp: str = "1", gpu: str = "80") -> dict:
     """The widget "where every byte of one step lives": the stacked bar, the rows, the verdict against the GPU."""
@@ -178,7 +195,7 @@ def step_memory(config, recipe: str = "mixed_adamw", batch: str = "1", seq: str 
     tokens = setup.micro_batch * setup.seq_len * setup.accum * setup.dp
     extra = (f"重算让每步多做 {pct(Fraction(mem.recompute_flops, mem.step_flops))} 的计算。"
              if mem.recompute_flops else "没有重算，不多花计算。")
-    notes = []
+    notes = moot_notes(ledger, setup, mem.total)
     rough = [i.key for i in mem.items if not i.exact]
     if any("/attn/" in k for k in rough):
         notes.append("这个模型的稀疏注意力索引器另有自己的训练张量，账本只按它几个投影的输出估算"
