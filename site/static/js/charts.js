@@ -135,6 +135,20 @@
       return { data: data, layout: Object.assign(layout, { showlegend: true,   // the legend below, as every chart's
         xaxis: xaxis, yaxis: yaxis }) };
     }
+    if (spec.kind === "heatmap") {   // a matrix {x, y, z (rows of numbers in 0..1), hover}: z[i][j] a square at
+      // column x[j], row y[i] (top down), its colour from white (0) to dark blue (1). Squares of a scatter trace:
+      // the page's Plotly bundle (plotly-basic) has no heatmap trace; their size follows the plot's box
+      const n = Math.max(spec.x.length, 1), idx = spec.x.map((_, i) => i);
+      const side = Math.max(3, Math.floor(Math.min((width || 600) - 90, 420 - 90) / n));
+      const xs = [], ys = [], cs = [], ts = [];
+      spec.z.forEach((row, i) => row.forEach((v, j) => { xs.push(j); ys.push(i); cs.push(v); ts.push(spec.hover[i][j]); }));
+      const ticks = (labels) => ({ tickvals: idx, ticktext: labels, showgrid: false, zeroline: false, range: [-0.5, n - 0.5] });
+      return { data: [{ type: "scatter", mode: "markers", x: xs, y: ys, text: ts, hovertemplate: hover,
+        marker: { symbol: "square", size: side, color: cs, cmin: 0, cmax: 1, colorscale: "Blues", reversescale: true,
+          line: { width: 0 } } }],
+        layout: Object.assign(layout, { showlegend: false, xaxis: axis(Object.assign(ticks(spec.x), { side: "top", tickangle: 0 })),
+          yaxis: axis(Object.assign(ticks(spec.y), { range: [n - 0.5, -0.5] })) }) };
+    }
     throw new Error("unknown chart kind " + spec.kind);
   }
 
