@@ -1,7 +1,7 @@
 """Every lesson's prose cites computed values by reference: no hand-typed number equals a computed one.
 
 The scan strips number roles ({n}`name`), fenced blocks (code cells and widget options hold code and config
-values, not prose) and inline code, then looks at every remaining figure (2,048 · 61.6% · 1,100 万 · 4.33B ·
+values, not prose; an exercise's prompt and hints are prose, and are scanned) and inline code, then looks at every remaining figure (2,048 · 61.6% · 1,100 万 · 4.33B ·
 3.0). A figure that equals any computed or cited number in any display style fails the test, naming the file and
 line. Years and the digits of identifiers (C4, Qwen3.8-27B, L2) are not figures; single digits are counting words
 ("2 FLOPs per weight", "three matrices") and are allowed.
@@ -23,6 +23,7 @@ LESSONS = sorted((ROOT / "lessons").glob("*/lesson.md"))
 ROLE = re.compile(r"\{[A-Za-z]+\d?\}`[^`]+`")
 FENCE = re.compile(r"^(`{3,}|~{3,}).*?^\1\s*$", re.S | re.M)
 FIGURE = re.compile(r"(?<![\w.\-/^·])\d[\d,]*(?:\.\d+)?(?:%| ?[万亿]|[KMB](?![A-Za-z]))?(?![\w\-·²])")
+LEARNER_KEYS = ("prompt", "hints")   # a widget block's options the learner reads as prose (an exercise's)
 STYLES = ("n", "pct", "pct0", "pct2", "wan", "yi", "B", "B1", "M", "M0", "x", "x0", "x1", "x2")
 
 
@@ -61,7 +62,7 @@ def normalise(figure: str) -> str:
 def figures(text: str):
     """(line number, figure) of every figure in the prose of a lesson (not its front matter)."""
     text = re.sub(r"\A---\n.*?\n---\n", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
-    text = FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    text = FENCE.sub(_learner_text_only, text)
     for lineno, line in enumerate(text.splitlines(), 1):
         line = re.sub(r"`[^`]*`", " ", ROLE.sub(" ", line))
         for m in FIGURE.finditer(line):
@@ -71,6 +72,22 @@ def figures(text: str):
             if re.fullmatch(r"\d\d?", tok) and line[m.end():].lstrip().startswith(("×", "·")):
                 continue                                  # a formula's coefficient: 12 × L × d²
             yield lineno, tok
+
+
+def _learner_text_only(fence: re.Match) -> str:
+    """A fenced block as blank lines, but for what a widget block gives the learner to read: an exercise's
+    ``prompt`` and ``hints`` (the page renders them as the prose is rendered, number roles included), kept in place
+    as prose; every other option is a config value."""
+    lines = fence.group(0).split("\n")
+    if not lines[0].lstrip("`~").startswith("{widget}"):
+        return "\n" * (len(lines) - 1)
+    out, key = [], None
+    for line in lines:
+        if line and not line[0].isspace():
+            key = line.split(":", 1)[0] if ":" in line else None
+            line = line.split(":", 1)[1] if key in LEARNER_KEYS else ""
+        out.append(line if key in LEARNER_KEYS else "")
+    return "\n".join(out)
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.parent.name)
@@ -84,3 +101,6 @@ def test_the_scan_catches_a_typed_number(computed_texts):
     sample = ("Qwen3.8 的 FFN 占 61.6%，共 17,112,760,320 个参数，64 层；{n}`anchor.total` 不算；"
               "C4、2017 年、12 × L 也不算。")
     assert [tok for _, tok in figures(sample) if normalise(tok) in computed_texts] == ["61.6%", "17,112,760,320", "64"]
+    exercise = ("```{widget} c9-zero-bytes\nprompt: |\n  优化器合计 K = 12 字节，{n}`c9.bpp.zero_K` 不算。\nhints:\n"
+                "  - 每个参数 2 + 2 + K = 16 字节。\nmodels: [llama7b, 64]\n```\n")
+    assert [tok for _, tok in figures(exercise) if normalise(tok) in computed_texts] == ["12", "16"]

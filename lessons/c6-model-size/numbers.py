@@ -14,6 +14,7 @@ from ...toolkit import scaling as S
 from ...toolkit.model_numbers import LEDGER
 from ...toolkit.stored import document
 from . import BUDGETS, PLACED
+from .exercises import TOKENS_PER_PARAM
 
 FIT_SRC = {"chinchilla": "Hoffmann 等 2022 的方法三拟合（四舍五入后的发表值），闭式解 N_opt = G·(C/6)^(β/(α+β))",
            "epoch": "Besiroglu 等 2024（Epoch AI）重新拟合的系数，同一个闭式解"}
@@ -76,6 +77,8 @@ def _fits(reg, cited, fits, deepseek) -> None:
     reg.add("c6.chinchilla_tpp", "Chinchilla 的 token/参数（1.4T ÷ 70B）",
             Sym("D", cited["chinchilla_tokens"].value) / Sym("N", cited["chinchilla_params"].value), kind="ratio",
             style="n", sources=cited["chinchilla_tokens"].sources)
+    reg.add("c6.exercise_tpp", "练习把模型规模折算成算力预算时每个参数读的 token（D = 这个数 × N）",
+            value=TOKENS_PER_PARAM, kind="ratio", style="n", sources=("本课练习的设定：取 Chinchilla 的比例",))
     reg.add("c6.gopher_tpp", "Gopher 的 token/参数（用同一笔算力，C ÷ 6N ÷ N）",
             Sym("C", cited["gopher_flops"].value) / Const(6) / Sym("N", cited["gopher_params"].value)
             / Sym("N", cited["gopher_params"].value), kind="ratio", style="x1", sources=cited["gopher_flops"].sources)

@@ -51,6 +51,8 @@ def register(reg, models, course=None, data=None) -> None:
     reg.add("c9.bpp.zero_K", "ZeRO 记账里混合精度 Adam 的优化器状态 K：FP32 主权重、m、v（字节/参数）",
             Sym("主权重", comps["master"]) + Sym("m", comps["adam_m"]) + Sym("v", comps["adam_v"]),
             sources=("ZeRO 论文第 3.1 节",), kind="bytes")
+    reg.add("c9.bpp.bf16_state", "混合精度 AdamW：BF16 的权重、梯度每个参数各占的字节", value=comps["weights"],
+            sources=("ZeRO 论文第 3.1 节",), kind="bytes")
     reg.add("c9.adam8_block", "8-bit Adam 每个 FP32 缩放因子管的值数（块大小）", value=T.BLOCK_8BIT,
             sources=("Dettmers 等 2021，8-bit Optimizers via Block-wise Quantization",), kind="config")
     reg.add("c9.seq", "正文比较时用的序列长度（token）", value=SEQ, sources=("本课的设定",), kind="config")
