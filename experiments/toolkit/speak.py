@@ -98,6 +98,24 @@ def distribution_chart(tok, probs, title: str) -> dict:
             "hover": [f"「{lab}」：{100 * v:.1f}%" for lab, v in zip(labels, values)], "title": title}
 
 
+_STORED: dict[str, tuple] = {}         # inputs_sha256 -> (params, cfg, tok): a stored model, unpacked once
+
+
+def stored_model(doc: dict) -> tuple:
+    """(params, ModelConfig, CharTokenizer) of a stored model document (C2's speaker, data/train_speaker.json: its
+    float16 weights, characters and spec), unpacked once per document (the last one is kept)."""
+    from ..train.data import CharTokenizer
+    from ..train.model import ModelConfig
+    if not isinstance(doc, dict) or "model" not in doc or "chars" not in doc:
+        raise ValueError("模型：应为课程预先训练好的小模型")
+    key = doc.get("inputs_sha256", "")
+    if key not in _STORED:
+        _STORED.clear()
+        _STORED[key] = (G.unpack_params(doc["model"]), ModelConfig(**doc["spec"]["model"]).validate(),
+                        CharTokenizer(doc["chars"]))
+    return _STORED[key]
+
+
 def speak(params, cfg, tok, prompt, temperature=1.0, top_k=0, top_p=1.0, seed=0, n_new=40, context=64) -> dict:
     """A continuation of `prompt` by the model (params, cfg, tok), with the settings clamped; JSON-ready: the prompt
     as read, the continuation, the notes, the settings as used, and the next-token distribution's chart and top

@@ -21,7 +21,6 @@ MAX_LIVE_STEPS = 1000
 SPEAK_EVERY = 25                       # the page asks the live model to speak every this many steps
 N_NEW = 30
 
-_MODELS: dict[str, tuple] = {}         # inputs_sha256 -> (params, cfg, tok): the stored model, unpacked once
 _SESSIONS: dict[int, dict] = {}
 
 
@@ -30,17 +29,8 @@ def loss_text(x) -> str:
 
 
 def _stored(doc: dict):
-    from ...train import generate as G
-    from ...train.data import CharTokenizer
-    from ...train.model import ModelConfig
-    if not isinstance(doc, dict) or "model" not in doc or "chars" not in doc:
-        raise ValueError("模型：应为课程预先训练好的小模型")
-    key = doc.get("inputs_sha256", "")
-    if key not in _MODELS:
-        _MODELS.clear()
-        _MODELS[key] = (G.unpack_params(doc["model"]), ModelConfig(**doc["spec"]["model"]).validate(),
-                        CharTokenizer(doc["chars"]))
-    return _MODELS[key]
+    from ...toolkit.speak import stored_model
+    return stored_model(doc)
 
 
 @uses("numpy")
