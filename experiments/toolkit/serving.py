@@ -29,6 +29,19 @@ no overlap loss, no communication, one device. The decode and prefill bookkeepin
   slots. `paging` weighs both on the bytes left beside the weights: sequences that fit and the share of the cache
   reserved but unused (the internal fragmentation and reservation of the paper's Fig. 3, with no external
   fragmentation counted: a lower bound of what contiguous reservation wastes).
+- continuous batching (Yu et al. 2022, Orca, OSDI '22: iteration-level scheduling) against static batching, on a
+  trace of requests with a prompt and an output length each (`trace`: seeded, uniform lengths, as Orca's own
+  evaluation draws them; the bounds are this course's). Every request's prompt is prefilled before it decodes, the
+  same work either way, so only decode steps are timed, each by the roofline above for the lengths its sequences
+  have cached at that step (`StepClock`). Static batching takes the requests in order, `slots` at a time, and a
+  batch runs until its longest output is done; a finished sequence's slot stays empty (and is timed as free, which
+  favours static batching). Continuous batching refills a finished sequence's slot at the next step. With the cache
+  reserved contiguously for the server's longest context, `slots` is also capped by the sequences whose
+  reservation fits beside the weights; with paging (`paged=True`) a request takes, when it joins, the blocks of
+  PAGE_TOKENS its prompt and output will fill (the server is assumed to know the output length, so it never runs
+  short mid-request; vLLM instead takes blocks as the sequence grows and swaps a request out when memory runs out,
+  which is not modelled), so more sequences share a step. `batching` reports tokens per second, the mean batch,
+  the share of slot-steps left empty, and the gains.
 - quantization: the weight matrices (views.matmul_weights; embedding table and norms stay in BF16) stored in
   BF16, FP8, INT8 or INT4. INT8 and INT4 carry one BF16 scale per group of g weights (GPTQ / AWQ style, g = 128
   by default): 16/g extra bits per weight, 0.125 bits at g = 128. FP8 here is per-tensor scaled (no group
@@ -39,6 +52,7 @@ Counts stay exact (ints and Fractions); seconds are Fractions too, so the browse
 """
 from __future__ import annotations
 
+import random
 from fractions import Fraction
 
 from ..ledger import views
@@ -105,22 +119,55 @@ def roofline(ledger, device: Device, batch: int = 1, context: int = 4096, scheme
              kv: str = "BF16", group_size: int = GROUP_SIZE) -> dict:
     """One decode step of `batch` sequences with `context` cached tokens each: bytes (weights, KV cache), FLOPs,
     the time each bound sets, the step's time, its bound, and tokens per second per device and per user."""
-    _check(scheme, kv)
     if batch < 1 or context < 0:
         raise ValueError(f"批大小应 ≥ 1、上下文应 ≥ 0，实际是 {batch!r}、{context!r}")
-    w = step_weights(ledger)
-    bpw = bits_per_weight(scheme, group_size) / 8
-    weight_read = w.read(batch) * bpw
-    cache_read = batch * kv_bytes(ledger, context, kv)
-    flops = batch * (views.param_flops_per_token(ledger) + views.attention_score_flops(ledger, context))
-    t_mem = (weight_read + cache_read) / device.bandwidth
-    t_flop = Fraction(flops, peak_flops(device, scheme))
-    step = max(t_mem, t_flop)
-    return {"batch": batch, "context": context, "scheme": scheme, "kv": kv,
-            "weight_bytes": weight_read, "kv_bytes": cache_read, "flops": flops,
-            "memory_time": t_mem, "compute_time": t_flop, "step_time": step,
-            "bound": "memory" if t_mem >= t_flop else "compute",
-            "tokens_per_s": batch / step, "tokens_per_s_per_user": 1 / step}
+    clock = StepClock(ledger, device, scheme, kv, group_size)
+    cache, scores = clock.per_sequence(context)
+    r = clock.step(batch, batch * cache, batch * scores)
+    return {"batch": batch, "context": context, "scheme": scheme, "kv": kv, **r,
+            "tokens_per_s": batch / r["step_time"], "tokens_per_s_per_user": 1 / r["step_time"]}
+
+
+class StepClock:
+    """One decode step's roofline for one model, device and precision: `step` from the batch, the cache bytes it
+    reads and its attention score FLOPs; `time` for sequences with different cached lengths. A length's cache
+    bytes and score FLOPs are kept once computed, so a simulation of thousands of steps stays cheap."""
+
+    def __init__(self, ledger, device: Device, scheme: str = "BF16", kv: str = "BF16", group_size: int = GROUP_SIZE):
+        _check(scheme, kv)
+        self.ledger, self.device, self.kv = ledger, device, kv
+        self.weights = step_weights(ledger)
+        self.bytes_per_weight = bits_per_weight(scheme, group_size) / 8
+        self.token_flops = views.param_flops_per_token(ledger)
+        self.peak = peak_flops(device, scheme)
+        self._lengths: dict[int, tuple[int, int]] = {}
+        self._weight_read: dict[int, Fraction] = {}
+
+    def per_sequence(self, T: int) -> tuple[int, int]:
+        """(cache bytes, attention score FLOPs) of one sequence with T cached tokens."""
+        if T not in self._lengths:
+            self._lengths[T] = (kv_bytes(self.ledger, T, self.kv), views.attention_score_flops(self.ledger, T))
+        return self._lengths[T]
+
+    def step(self, batch: int, cache_read, score_flops: int) -> dict:
+        if batch not in self._weight_read:
+            self._weight_read[batch] = self.weights.read(batch) * self.bytes_per_weight
+        weight_read = self._weight_read[batch]
+        flops = batch * self.token_flops + score_flops
+        t_mem = (weight_read + cache_read) / self.device.bandwidth
+        t_flop = Fraction(flops, self.peak)
+        return {"weight_bytes": weight_read, "kv_bytes": cache_read, "flops": flops, "memory_time": t_mem,
+                "compute_time": t_flop, "step_time": max(t_mem, t_flop),
+                "bound": "memory" if t_mem >= t_flop else "compute"}
+
+    def time(self, contexts) -> Fraction:
+        """The step time of sequences with these cached lengths, one each."""
+        known, cache, scores = self._lengths, 0, 0
+        for T in contexts:
+            c, f = known[T] if T in known else self.per_sequence(T)
+            cache += c
+            scores += f
+        return self.step(len(contexts), cache, scores)["step_time"]
 
 
 def prefill(ledger, device: Device, prompt: int, batch: int = 1, scheme: str = "BF16", kv: str = "BF16",
@@ -242,3 +289,86 @@ def kv_fp8_effect(ledger, device: Device, context: int, batch: int, scheme: str 
         out[kv] = {"sequences": f["sequences"], "per_sequence": f["per_sequence"], "step_time": r["step_time"],
                    "bound": r["bound"]}
     return out
+
+
+# ---- static against continuous batching ---------------------------------------------------------------------------
+
+TRACE = {"requests": 512, "prompt": (1, 3072), "output": (1, 1024)}   # the course's trace: uniform lengths, seeded
+RESERVE = 4096               # the server's longest context: a contiguous reservation holds this many tokens
+MAX_REQUESTS = 1024          # bounded work: at most this many requests, each at most RESERVE tokens
+MIN_SLOTS = 8                # bounded work: fewer slots than this would take tens of thousands of steps
+
+
+def trace(seed: int = 0, requests: int = TRACE["requests"], prompt=TRACE["prompt"], output=TRACE["output"]) \
+        -> list[tuple[int, int]]:
+    """`requests` (prompt length, output length) pairs, each drawn uniformly from its inclusive bounds with
+    random.Random(seed) (the same digits in CPython and in the browser's Python)."""
+    if not 1 <= requests <= MAX_REQUESTS or prompt[0] < 1 or output[0] < 1 or prompt[1] + output[1] > RESERVE:
+        raise ValueError(f"请求数应在 1 到 {MAX_REQUESTS} 之间，提示加输出不超过 {RESERVE} 个 token")
+    rng = random.Random(seed)
+    return [(rng.randint(*prompt), rng.randint(*output)) for _ in range(requests)]
+
+
+def _run(clock: StepClock, requests, slots: int, continuous: bool, budget=None, page: int = PAGE_TOKENS) -> dict:
+    """Decode every request of `requests` with at most `slots` sequences a step; with a `budget` of cache bytes, a
+    request joins only if its blocks (prompt + output, rounded up to `page`) fit beside those of the running ones.
+    Static (continuous=False): a batch of `slots` requests runs until its longest output is done; continuous: a
+    finished sequence leaves and the next request joins at the next step."""
+    queue = list(requests)
+    running: list[list[int]] = []           # [cached tokens, tokens still to generate, blocks' bytes]
+    held, steps, busy, seconds = 0, 0, 0, Fraction(0)
+    while queue or running:
+        if continuous or not running:
+            while queue and len(running) < slots:
+                p, g = queue[0]
+                need = clock.per_sequence(-(-(p + g) // page) * page)[0] if budget is not None else 0
+                if budget is not None and held + need > budget:
+                    break
+                queue.pop(0)
+                held += need
+                running.append([p, g, need])
+        active = [s for s in running if s[1] > 0]
+        seconds += clock.time([s[0] for s in active])
+        steps += 1
+        busy += len(active)
+        for s in active:
+            s[0] += 1
+            s[1] -= 1
+        done = [s for s in running if s[1] == 0]
+        if continuous or len(done) == len(running):
+            held -= sum(s[2] for s in done)
+            running = [s for s in running if s[1] > 0]
+    tokens = sum(g for _, g in requests)
+    return {"slots": slots, "steps": steps, "seconds": seconds, "tokens": tokens,
+            "tokens_per_s": tokens / seconds, "mean_batch": Fraction(busy, steps),
+            "idle": 1 - Fraction(busy, steps * slots)}
+
+
+def batching(ledger, device: Device, max_batch: int, seed: int = 0, scheme: str = "BF16", kv: str = "BF16",
+             reserve: int = RESERVE, requests=None) -> dict:
+    """The course's trace (or `requests`) served three ways on one device: static and continuous batching with each
+    sequence's cache reserved for `reserve` tokens (slots: `max_batch`, or fewer if that many reservations do not
+    fit beside the weights), and continuous batching with paged cache (up to `max_batch` sequences, as many as
+    their blocks fit). Each way: tokens per second, mean batch, share of slot-steps empty; and the gains."""
+    if not 1 <= max_batch <= MAX_BATCH:
+        raise ValueError(f"批大小应在 1 到 {MAX_BATCH} 之间，实际是 {max_batch!r}")
+    reqs = trace(seed) if requests is None else list(requests)
+    if any(p + g > reserve for p, g in reqs):
+        raise ValueError(f"每条请求的提示加输出应不超过 {reserve:,} 个 token")
+    clock = StepClock(ledger, device, scheme, kv)
+    free = device.bytes - quantized_weight_bytes(ledger, scheme)
+    reserved = kv_bytes(ledger, reserve, kv)
+    fit = int(free // reserved) if free > 0 else 0
+    if fit < 1:
+        raise ValueError(f"权重之外放不下一条 {reserve:,} 个 token 的 KV cache：一张卡不够")
+    slots = min(max_batch, fit)
+    if slots < MIN_SLOTS:
+        raise ValueError(f"同时解码的序列至少要 {MIN_SLOTS} 条才比较得出批处理的差别；这里只有 {slots} 条"
+                         f"（{'批大小上限' if max_batch < fit else '权重之外放得下的整段预留'}）")
+    static = _run(clock, reqs, slots, continuous=False)
+    cont = _run(clock, reqs, slots, continuous=True)
+    paged = _run(clock, reqs, max_batch, continuous=True, budget=free)
+    return {"requests": reqs, "max_batch": max_batch, "reserve": reserve, "free": free, "fit": fit,
+            "static": static, "continuous": cont, "paged": paged,
+            "gain": cont["tokens_per_s"] / static["tokens_per_s"],
+            "paged_gain": paged["tokens_per_s"] / cont["tokens_per_s"]}

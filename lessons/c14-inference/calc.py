@@ -6,12 +6,14 @@ experiments.api:c14_*, so the two cannot differ in a digit.
   where the step turns compute-bound, tokens per second per device and per user as the batch grows, the KV cache
   beside the weights at 4K / 32K / 128K in BF16 and FP8, the weight schemes with their group scales, paged against
   contiguous KV memory, and prefill per prompt token. All arithmetic is experiments/toolkit/serving.py's.
+- batching: the course's trace of requests served with static batching, continuous batching, and continuous batching
+  with paged cache, each decode step timed by the roofline (serving.batching).
 - speculate: the course's two small models (C2's speaker as target, the draft of data/train_speculative.json)
   generate with speculative sampling in the page (experiments/train/speculative.py), step by step.
 
 Every typed value is read by experiments.toolkit.inputs (a Chinese message naming the field on bad input), and
-the work is bounded: contexts up to MAX_CONTEXT, batches up to serving.MAX_BATCH, a generation of at most the
-models' 64 positions.
+the work is bounded: contexts up to MAX_CONTEXT, batches up to serving.MAX_BATCH, a trace of serving.TRACE's 512
+requests served with at least serving.MIN_SLOTS sequences a step, a generation of at most the models' 64 positions.
 """
 from __future__ import annotations
 
@@ -178,3 +180,39 @@ def speculate(prompt, gamma, seed, speaker, spec_doc) -> dict:
             "steps": steps, "n_steps": n(n_steps), "n_tokens": n(n_tokens),
             "per_step": f"{n_tokens / n_steps:.2f}", "accepted": n(accepted), "looked": n(looked),
             "alpha": f"{alpha:.2f}", "expected": f"{SP.expected_tokens(alpha, g):.2f}"}
+
+
+# ---- static against continuous batching --------------------------------------------------------------------------
+
+WAYS = (("static", "静态批处理（整段预留）"), ("continuous", "连续批处理（整段预留）"),
+        ("paged", "连续批处理 + 分页"))
+
+
+def batching(config, device="80", batch=256, seed=0) -> dict:
+    """The course's trace of requests (serving.trace, the seed the learner's) decoded on one device with static
+    batching, continuous batching and continuous batching with paged cache (serving.batching): per way the batch
+    limit, the mean batch, the share of slot-steps left empty, tokens per second and the time; and the gains."""
+    led = ledger_of_input(config)
+    dev = DV.device(str(device).strip() if device is not None else "")
+    B = parse_int(batch, "批大小上限", S.MIN_SLOTS, S.MAX_BATCH)
+    s = parse_int(seed, "随机种子", 0, 99999)
+    r = S.batching(led, dev, B, s)
+    reqs = r["requests"]
+    rows = []
+    for key, name in WAYS:
+        w = r[key]
+        limit = n(w["slots"]) if key != "paged" else f"{n(w['slots'])}（看显存）"
+        rows.append({"way": name, "limit": limit, "mean_batch": format_value(w["mean_batch"], "x1"),
+                     "idle": pct(w["idle"]) if key != "paged" else "—", "tps": per_second(w["tokens_per_s"]),
+                     "seconds": format_value(w["seconds"], "x1") + " 秒"})
+    return {"device": dev.name, "requests": n(len(reqs)), "seed": str(s),
+            "prompt": f"{n(S.TRACE['prompt'][0])} 到 {n(S.TRACE['prompt'][1])}",
+            "output": f"{n(S.TRACE['output'][0])} 到 {n(S.TRACE['output'][1])}",
+            "tokens": n(sum(g for _, g in reqs)), "reserve": n(r["reserve"]),
+            "per_reserve": gb(S.kv_bytes(led, r["reserve"])), "free": gb(r["free"]), "fit": n(r["fit"]),
+            "slots": n(r["static"]["slots"]), "ways": rows,
+            "gain": trim_decimal(round(r["gain"], 2)) + "×",
+            "paged_gain": trim_decimal(round(r["paged_gain"], 2)) + "×",
+            "static_batch": format_value(r["static"]["mean_batch"], "x1"),
+            "cont_batch": format_value(r["continuous"]["mean_batch"], "x1"),
+            "paged_batch": format_value(r["paged"]["mean_batch"], "x1")}

@@ -18,7 +18,7 @@ from ...toolkit import devices as DV
 from ...toolkit import serving as S
 from ...toolkit.stored import document
 from ...train import speculative as SP
-from . import SERVE_DEFAULTS
+from . import BATCHING_DEFAULTS, SERVE_DEFAULTS
 
 GB = Const(10**9)
 DEV = DV.H100
@@ -50,6 +50,8 @@ def register(reg, models, course=None, data=None) -> None:
         _dense(reg, models[MODEL])
     if MOE in models:
         _moe(reg, models[MOE])
+    if BATCHING_DEFAULTS["model"] in models:
+        _batching(reg, models[BATCHING_DEFAULTS["model"]])
     if data is not None:      # a caller with no data files (a test of another lesson's numbers) skips the runs
         _speculative(reg, data)
 
@@ -138,6 +140,46 @@ def _dense(reg, mn) -> None:
             kind="ratio", style="pct1", sources=src)
     reg.add(f"{p}.paged_waste", f"{mn.name} 分页时 KV 显存闲置的比例（最后一块没用满的部分）",
             value=g["paged"]["waste"], kind="ratio", style="pct1", sources=src)
+
+
+def _batching(reg, mn) -> None:
+    """The batching widget's first state: the course's trace on the H100, static against continuous batching with
+    contiguous reservations, and continuous batching with paged cache."""
+    o = BATCHING_DEFAULTS
+    dev = DV.device(o["device"])
+    r = S.batching(mn.ledger, dev, o["batch"], o["seed"])
+    p = "c14.cb"
+    setting = ("本课的设定：批处理比较用的请求（长度均匀随机、种子固定）",)
+    src = (mn.where + "（逐个张量由账本引擎数出）", dev.speed_source, "本课的批处理模拟（按步计时，屋顶线）")
+    reg.add(f"{p}.requests", "批处理比较里排队的请求数", value=len(r["requests"]), style="n", sources=setting)
+    reg.add(f"{p}.prompt_max", "请求的提示最长几个 token（1 到它之间均匀抽）", value=S.TRACE["prompt"][1], style="n",
+            sources=setting)
+    reg.add(f"{p}.output_max", "请求最多生成几个 token（1 到它之间均匀抽）", value=S.TRACE["output"][1], style="n",
+            sources=setting)
+    reg.add(f"{p}.reserve", "服务器最长支持的上下文：整段预留时每条请求预留的 token 数", value=r["reserve"], style="n",
+            sources=("本课的设定：服务器最长上下文 4K",))
+    reg.add(f"{p}.max_batch", "批处理比较里的批大小上限", value=o["batch"], style="n",
+            sources=("本课的设定：批处理面板默认的批大小上限",))
+    reg.add(f"{p}.tokens", "这批请求一共要生成的 token 数", value=sum(g for _, g in r["requests"]), style="n",
+            sources=setting)
+    reg.add(f"{p}.fit", f"{mn.name} 在 {dev.name} 上按整段预留放得下几条请求", value=r["fit"], style="n", sources=src)
+    for way, short, label in (("static", "static", "静态批处理"), ("continuous", "cont", "连续批处理（整段预留）"),
+                              ("paged", "paged", "连续批处理加分页")):
+        w = r[way]
+        reg.add(f"{p}.{short}_tps", f"{label}整张卡每秒生成的 token 数", value=w["tokens_per_s"], kind="ratio",
+                style="x0", sources=src)
+        reg.add(f"{p}.{short}_batch", f"{label}平均每步同时解码几条序列", value=w["mean_batch"], kind="ratio",
+                style="x1", sources=src)
+        if way != "paged":
+            reg.add(f"{p}.{short}_idle", f"{label}空着的槽占全部槽位步数的比例", value=w["idle"], kind="ratio",
+                    style="pct1", sources=src)
+    reg.add(f"{p}.gain", "连续批处理比静态批处理每秒多出几倍 token（同样的整段预留）",
+            Sym("连续批处理 token/s", r["continuous"]["tokens_per_s"]) / Sym("静态批处理 token/s",
+                                                                         r["static"]["tokens_per_s"]),
+            kind="ratio", style="x2", sources=src)
+    reg.add(f"{p}.paged_gain", "加上分页后又快几倍",
+            Sym("分页 token/s", r["paged"]["tokens_per_s"]) / Sym("整段预留 token/s", r["continuous"]["tokens_per_s"]),
+            kind="ratio", style="x2", sources=src)
 
 
 def _moe(reg, mn) -> None:

@@ -6,6 +6,9 @@
  *                  batch and the paging example's used length -> the decode roofline and its tables (c14_serve);
  *                  each listed model and each choice of each select was answered by the build, a typed batch or
  *                  length and a pasted config ask Python, which names what is wrong in Chinese
+ *   c14-batching   model, device, batch limit, seed -> the course's trace served with static batching, continuous
+ *                  batching and paged continuous batching (c14_batching); each device at the built model, limit
+ *                  and seed was answered by the build, other models and typed fields ask Python
  *   c14-speculate  prompt, gamma, seed -> a speculative-sampling run of the course's two small models
  *                  (c14_speculate, numpy); every gamma at the built prompt and seed was answered by the build
  * Every string shown comes from Python; this file only says which controls feed which call.
@@ -38,6 +41,12 @@
           w.update({ label: "config" });
         });
       },
+    },
+    "c14-batching": {
+      controls: { model: ".c14-cb-model", device: ".c14-cb-device", batch: ".c14-cb-batch", seed: ".c14-cb-seed" },
+      call: "c14_batching",
+      args: (v) => [W.model(v.model), v.device, v.batch, v.seed],
+      answer: ".c14-cb-out",
     },
     "c14-speculate": {
       controls: { prompt: ".c14-prompt", gamma: ".c14-gamma", seed: ".c14-seed" },

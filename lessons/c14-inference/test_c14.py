@@ -1,7 +1,8 @@
 """Lesson C14's calculators and numbers, in CPython: the serving widget's answer against the toolkit and against
 counts made here from Qwen3-8B's config keys; every control's bad input refused with one Chinese line (and the
-work bounded); speculative sampling in the widget reproducible and consistent with its own counts; the build's
-states covering each model, device, scheme, cache precision, context and gamma.
+work bounded); static against continuous batching and paging simulated again here, step by step from the
+config's keys, for two models and devices; speculative sampling in the widget reproducible and consistent with its
+own counts; the build's states covering each model, device, scheme, cache precision, context and gamma.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.format import gb, ms, n
+from experiments.format import fixed, gb, ms, n, pct, per_second, trim_decimal
 from experiments.lessons.c14_inference import calc, numbers, widgets
 from experiments.toolkit import devices as DV
 from experiments.toolkit import serving as S
@@ -175,3 +176,109 @@ def test_states_cover_the_enumerable_controls():
     spec = widgets.speculate_states(SPEC_DEFAULTS, Data())
     assert [a[1] for _, a in spec] == [str(g) for g in range(1, SP.GAMMA_MAX + 1)]
     assert numbers.MODEL == SERVE_DEFAULTS["model"]
+
+
+# ---- static against continuous batching, recounted here -----------------------------------------------------------
+
+def dense_counts(c: dict) -> tuple[int, int, int, int]:
+    """(matrix weights, other weights, KV bytes per cached token, score FLOPs per cached token) of a dense model with
+    full attention in every layer, from its keys (untied output head, no biases, RMSNorm weights only)."""
+    d, L, H, ff, V = (c[k] for k in ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+                                     "vocab_size"))
+    kvh = c.get("num_key_value_heads", H)
+    hd = c.get("head_dim", d // H)
+    qk_norm = 2 * hd if c.get("model_type") == "qwen3" else 0
+    matrices = L * (2 * d * H * hd + 2 * d * kvh * hd + 3 * d * ff) + V * d
+    other = V * d + L * (2 * d + qk_norm) + d
+    return matrices, other, 2 * L * kvh * hd * 2, L * 4 * H * hd      # q·k and the weighted sum of v
+
+
+def simulate(c: dict, dev, slots: int, requests, continuous: bool, budget=None) -> tuple[Fraction, int, int]:
+    """(decode seconds, steps, busy slot-steps), written out step by step without the toolkit."""
+    matrices, _, kv_token, score_token = dense_counts(c)
+    peak = dev.bf16_flops
+    seconds, steps, busy = Fraction(0), 0, 0
+    waiting = list(requests)
+    running = []                                       # [prompt, generated, output, reserved bytes]
+    used = 0
+    while waiting or running:
+        if continuous or not running:
+            while waiting and len(running) < slots:
+                p, g = waiting[0]
+                need = math.ceil((p + g) / 16) * 16 * kv_token if budget is not None else 0
+                if used + need > (budget or 0) and budget is not None:
+                    break
+                waiting.pop(0)
+                used += need
+                running.append([p, 0, g, need])
+        live = [s for s in running if s[1] < s[2]]
+        cached = sum(s[0] + s[1] for s in live)
+        t_mem = Fraction(matrices * 2 + cached * kv_token, dev.bandwidth)
+        t_flop = Fraction(len(live) * 2 * matrices + cached * score_token, peak)
+        seconds += max(t_mem, t_flop)
+        steps += 1
+        busy += len(live)
+        for s in live:
+            s[1] += 1
+        if continuous:
+            used -= sum(s[3] for s in running if s[1] == s[2])
+            running = [s for s in running if s[1] < s[2]]
+        elif all(s[1] == s[2] for s in running):
+            running = []
+    return seconds, steps, busy
+
+
+@pytest.mark.parametrize("model_id,device,batch,seed", [("qwen3-8b", "80", "256", "0"),
+                                                        ("llama-2-7b", "141", "256", "3")])
+def test_batching_recounted_from_the_config(model_id, device, batch, seed):
+    """Both ways of batching and paging, simulated here from the config's keys and the datasheet's figures, give the
+    widget's figures: slots that fit, mean batch, idle share, tokens per second and the gains."""
+    import random
+    c, dev = cfg(model_id), DV.DEVICES[device]
+    rng = random.Random(int(seed))
+    reqs = [(rng.randint(1, 3072), rng.randint(1, 1024)) for _ in range(512)]
+    matrices, other, kv_token, _ = dense_counts(c)
+    free = dev.bytes - (matrices + other) * 2
+    fit = free // (4096 * kv_token)
+    slots = min(int(batch), fit)
+    tokens = sum(g for _, g in reqs)
+    runs = {"static": simulate(c, dev, slots, reqs, False), "continuous": simulate(c, dev, slots, reqs, True),
+            "paged": simulate(c, dev, int(batch), reqs, True, budget=free)}
+    x = calc.batching(c, device, batch, seed)
+    assert x["fit"] == n(fit) and x["tokens"] == n(tokens) and x["requests"] == "512"
+    for row, (way, (seconds, steps, busy)) in zip(x["ways"], runs.items()):
+        width = slots if way != "paged" else int(batch)
+        assert row["tps"] == per_second(tokens / seconds), way
+        assert row["mean_batch"] == fixed(Fraction(busy, steps)), way
+        assert row["seconds"] == fixed(seconds) + " 秒"
+        if way != "paged":
+            assert row["idle"] == pct(1 - Fraction(busy, steps * width)), way
+    tps = {way: tokens / r[0] for way, r in runs.items()}
+    assert x["gain"] == trim_decimal(round(tps["continuous"] / tps["static"], 2)) + "×"
+    assert x["paged_gain"] == trim_decimal(round(tps["paged"] / tps["continuous"], 2)) + "×"
+    # what the text says of it: static batching leaves slots idle, continuous batching fills them, and paging fits
+    # more sequences than the contiguous slots
+    assert runs["static"][2] < runs["continuous"][2] * runs["static"][1] / runs["continuous"][1]
+    assert Fraction(runs["paged"][2], runs["paged"][1]) > fit
+
+
+@pytest.mark.parametrize("args,phrase", [(("80", "4", "0"), "批大小上限"), (("80", "abc", "0"), "批大小上限"),
+                                         (("80", "64", "-1"), "随机种子"), (("7", "64", "0"), "显卡")])
+def test_batching_refuses_bad_input_in_chinese(args, phrase):
+    with pytest.raises(ValueError, match=phrase):
+        calc.batching(cfg("qwen3-8b"), *args)
+
+
+def test_batching_refuses_a_model_with_no_room():
+    with pytest.raises(ValueError, match="放不下"):
+        calc.batching(cfg("deepseek-v3"), "141", "64", "0")
+    with pytest.raises(ValueError, match="至少要 8 条"):
+        calc.batching(cfg("llama-2-7b"), "24", "64", "0")
+
+
+def test_batching_states_cover_the_other_devices():
+    from experiments.lessons.c14_inference import BATCHING_DEFAULTS
+    states = widgets.batching_states(BATCHING_DEFAULTS, None)
+    assert {a[1] for _, a in states} | {BATCHING_DEFAULTS["device"]} == \
+        {k for k, d in DV.DEVICES.items() if d.bf16_flops}
+    assert all(a[2:] == [str(BATCHING_DEFAULTS["batch"]), str(BATCHING_DEFAULTS["seed"])] for _, a in states)

@@ -2,9 +2,10 @@
 
 The course is built once and served on 127.0.0.1; guarded pages (console errors, page errors and non-local
 requests fail the test) load the lesson. Controls the build answered (each listed model, device, scheme, cache
-precision and context; each gamma) answer before Python is ready; a typed batch, a pasted config and another seed
-ask Python in the page, and every [data-f] field the page shows equals what calc.py gives here. Bad input in each
-free field shows one Chinese line. At 375 px the page does not scroll sideways.
+precision and context; each gamma; the batching comparison's devices) answer before Python is ready; a typed
+batch, a pasted config, another seed and the batching comparison's other models ask Python in the page, and
+every [data-f] field the page shows equals what calc.py gives here. Bad input in each free field shows one Chinese
+line. At 375 px the page does not scroll sideways.
 """
 from __future__ import annotations
 
@@ -112,6 +113,42 @@ def test_pasted_config(page):
     error = page.locator(f"{SERVE} > .widget-error").inner_text()
     assert "这份 config 有问题" in error and "hidden_size" in error
     change(page, SERVE, {".c14-model": "qwen3_8b"}, ".c14-model")
+
+
+CB = ".c14-batching"
+
+
+def expect_batching(page, want: dict) -> None:
+    got = shown(page, CB)
+    keys = [k for k in got["fields"] if k in want and not isinstance(want[k], list)]
+    assert len(keys) >= 12
+    assert {k: got["fields"][k] for k in keys} == {k: want[k] for k in keys}
+    assert got["rows"][0] == [[r[k] for k in ("way", "limit", "mean_batch", "idle", "tps", "seconds")]
+                              for r in want["ways"]]
+
+
+def test_batching_built_then_in_the_page(guarded_page, site):
+    """The batching comparison's first state and another device answer with the runtime held back (the build's)."""
+    p = open_without_python(guarded_page, site + PAGE, "c14-batching")
+    expect_batching(p, calc.batching(cfg("qwen3-8b"), "80", "256", "0"))
+    before = updates(p, "c14-batching")
+    p.select_option(f"{CB} .c14-cb-device", "40")
+    wait_update(p, "c14-batching", before)
+    expect_batching(p, calc.batching(cfg("qwen3-8b"), "40", "256", "0"))
+    assert "c14-batching.device=40" in p.url
+
+
+def test_batching_asks_python(page):
+    """Another model, a typed batch limit and another seed ask Python, which equals CPython; a batch limit below
+    the bound is one Chinese line."""
+    change(page, CB, {".c14-cb-model": "llama7b", ".c14-cb-device": "80", ".c14-cb-batch": "100",
+                      ".c14-cb-seed": "5"}, ".c14-cb-seed")
+    expect_batching(page, calc.batching(cfg("llama-2-7b"), "80", "100", "5"))
+    error = page.locator(f"{CB} > .widget-error")
+    change(page, CB, {".c14-cb-batch": "3"}, ".c14-cb-batch")
+    assert error.is_visible() and "批大小上限" in error.inner_text() and "Error" not in error.inner_text()
+    change(page, CB, {".c14-cb-model": "qwen3_8b", ".c14-cb-batch": "256", ".c14-cb-seed": "0"}, ".c14-cb-batch")
+    assert not error.is_visible()
 
 
 def spec_shown(page) -> dict:

@@ -1,8 +1,9 @@
 """C14's widgets at build time: each view computes its first state with calc.py (the functions the browser calls as
 experiments.api:c14_*); each `states` lists the calls the enumerable controls make (each model, device, weight
-scheme, cache precision and context with the other controls as built; each gamma), which the build answers ahead of
-time, so those controls answer before the browser's Python is ready. Free fields (batch, used length, prompt, seed)
-and pasted configs ask Python. script.js makes the markup live.
+scheme, cache precision and context with the other controls as built; each device for the batching comparison;
+each gamma), which the build answers ahead of time, so those controls answer before the browser's Python is ready.
+Free fields (batch, used length, prompt, seed), the batching comparison's other models and pasted configs ask
+Python. script.js makes the markup live.
 """
 from __future__ import annotations
 
@@ -57,6 +58,28 @@ def serve_states(o: dict, data) -> list:
     out += [("c14_serve", _serve_args(o, kv=k)) for k in S.KV_BYTES if k != o["kv"]]
     out += [("c14_serve", _serve_args(o, context=c)) for c in calc.CONTEXT_CHOICES if c != o["context"]]
     return out
+
+
+def _batching_args(o: dict, **change) -> list:
+    v = {**o, **change}
+    return [model_ref(v["model"]), str(v["device"]), str(v["batch"]), str(v["seed"])]
+
+
+def batching_view(o: dict, data) -> dict:
+    models = _serve_models(o, data)
+    if o["device"] not in DV.DEVICES:
+        raise data.option_error("device", "one of " + ", ".join(DV.DEVICES), o["device"])
+    x = calc.batching(dict(models)[o["model"]].doc["config"], o["device"], o["batch"], o["seed"])
+    return {"o": o, "x": x, "models": models, "alias": o["model"],
+            "devices": [(k, d.name) for k, d in DV.DEVICES.items() if d.bf16_flops],
+            "min_batch": S.MIN_SLOTS, "max_batch": S.MAX_BATCH, "page": S.PAGE_TOKENS}
+
+
+def batching_states(o: dict, data) -> list:
+    """Each other device at the built model, batch limit and seed (each simulation takes about a second, so other
+    models ask the browser's Python)."""
+    return [("c14_batching", _batching_args(o, device=k)) for k, d in DV.DEVICES.items()
+            if k != str(o["device"]) and d.bf16_flops]
 
 
 def _spec_docs(data):
