@@ -304,6 +304,16 @@ class RuntimePlan:
                              "pyodide.js")]
 
 
+    def ready_bytes(self, cache_dir: Path = DEFAULT_CACHE_DIR) -> int | None:
+        """The bytes the widgets' worker downloads before Python is ready (Pyodide's core and experiments.zip, as
+        stored: what worker.js counts as they arrive, its "progress" messages), so a page can say "3.1 / 13.9 MB";
+        None when the runtime is not in the cache (no total is shown then)."""
+        rdir = runtime_dir(cache_dir)
+        if not all((rdir / name).is_file() for name in CORE_FILES):
+            return None
+        return sum((rdir / name).stat().st_size for name in CORE_FILES) + len(self.zip_bytes)
+
+
 WORKER_VERSION = re.compile(rb'const PYODIDE_VERSION = "([^"]+)";')
 
 

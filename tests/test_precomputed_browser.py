@@ -200,8 +200,8 @@ def test_enumerable_controls_answer_without_python_and_match_python(browser, sit
 def test_a_control_that_needs_python_says_so_and_runs_when_ready(browser, site, guarded_page):
     page = blocked_page(browser, site + FFN)
     sw = root(page, "ffn-swiglu-budget")
-    note = sw.locator(".widget-status")
-    assert note.text_content() == "需要 Python 运行时，正在加载…" or "加载失败" in note.text_content()
+    note = sw.locator(".widget-runtime")   # (the widget's own runtime line, widgets.js note())
+    assert note.text_content().startswith("需要 Python 运行时，正在加载…") or "加载失败" in note.text_content()
     assert not sw.locator(".sw-d").is_disabled()                                  # not a silent disabled control
     page.context.close()
     # with the runtime loading: the request is queued, visibly, then runs

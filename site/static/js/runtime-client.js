@@ -5,8 +5,10 @@
  * Two Web Workers run site/static/js/worker.js (its URL, versioned, is the script's data-worker attribute, relative
  * to the page; see sitegen/runtime.py), so learner code can never freeze the widgets:
  *   - the widgets' worker starts at once and answers call();
- *   - the code cells' worker starts lazily (cells.start(): on the first focus or run of a code cell, or when one
- *     comes into view in idle time; code-cell.js decides) and runs one learner program at a time. A run can be
+ *   - the code cells' worker starts lazily (cells.start(): on the first focus or run of a code cell or an exercise's
+ *     check; code-cell.js, exercise.js) and runs one learner program at a time.
+ * The in-page training (training.js) runs in the widgets' worker: a page starts one Python until a learner uses a
+ * code cell (tests/bench_runtime.py measures each page's workers and memory). A run can be
  *     stopped, and is stopped after cells.timeLimitMs; stopping terminates that worker and starts a fresh one.
  *
  *     window.courseRuntime = {
@@ -35,7 +37,11 @@
  *       }
  *     }
  * Every .runtime-status element (site/templates/base.html) shows the widgets' worker's state: data-state = loading | ready |
- * error, with Chinese text, role="status" and aria-live="polite".
+ * error, with Chinese text, role="status" and aria-live="polite"; while loading, the bytes arrived so far out of the
+ * build's total (runtime.loaded / runtime.total: the worker's "progress" messages; data-runtime-bytes, the runtime's
+ * files as the build knows them, sitegen/runtime.py ready_bytes). On a phone the status is pinned to the bottom of the
+ * screen until the runtime is ready (course.css), since the header scrolls away. Each change is also announced to the
+ * page as a "course:runtime" event on document (widgets.js repeats it on every widget that needs Python).
  *
  * Start-up speed: this comes first in the page's script file, which the page runs as soon as its stylesheets and
  * the file have arrived, before the body is parsed (site/templates/base.html), so the worker starts then.
@@ -76,8 +82,17 @@
   }
 
   const msg = window.courseMessages.msg;   // the learner messages (messages.js, at the head of this file)
+  const total = script && script.dataset.runtimeBytes ? Number(script.dataset.runtimeBytes) : 0;
+  // "3.1 / 13.9 MB" (MB = 10^6 bytes, as the outline says the course's size), or null before any byte has arrived
+  function bytes() {
+    if (!runtime.loaded) return null;
+    const mb = (n) => (n / 1e6).toFixed(1);
+    return total ? msg("runtime.bytes_of", { loaded: mb(Math.min(runtime.loaded, total)), total: mb(total) })
+      : msg("runtime.bytes", { loaded: mb(runtime.loaded) });
+  }
   const TEXT = {
-    loading: (d) => (d ? msg("runtime.loading_detail", { detail: d }) : msg("runtime.loading")),
+    loading: (d) => (bytes() ? msg("runtime.loading_detail", { detail: bytes() })
+      : d ? msg("runtime.loading_detail", { detail: d }) : msg("runtime.loading")),
     ready: () => msg("runtime.ready"),
     // a detail in the course's words (Chinese) is shown; a browser's or Python's own (a file's address, an
     // exception's name) is not: it stays in the console (paint)
@@ -121,7 +136,7 @@
     if (worker) {
       worker.onmessage = (event) => {
         const msg = event.data;
-        if (msg.type === "status" || msg.type === "packages" || msg.type === "trace") { onStatus(msg); return; }
+        if (["status", "packages", "trace", "progress"].includes(msg.type)) { onStatus(msg); return; }
         const p = pending.get(msg.id);
         if (!p) return;
         if (msg.partial) { if (p.onPartial) p.onPartial(msg); return; }
@@ -165,6 +180,9 @@
     detail: "",
     timings: null,
     packages: null,   // {names, at (ms since navigation), error}: the widgets' worker's deferred packages (numpy)
+    loaded: 0,        // bytes of the runtime's files arrived so far (while loading), of total (0: not known)
+    total: total,
+    bytes: bytes,     // () => the loaded / total text, or null
     trace: null,      // the widgets' worker's start-up trace: phase -> [start, end] in ms since navigation
     ready: ready,
     call(fn, args) {
@@ -184,12 +202,18 @@
       el.dataset.state = runtime.state;
       el.textContent = TEXT[runtime.state](runtime.detail);
     });
+    document.dispatchEvent(new CustomEvent("course:runtime", { detail: runtime }));
   }
 
   const main = startWorker((msg) => {
     if (msg.type === "trace") {      // the worker's start-up trace (worker.js), in ms since this page's navigation
       runtime.trace = {};
       for (const k in msg.trace) runtime.trace[k] = msg.trace[k].map((t) => Math.round(t - performance.timeOrigin));
+      return;
+    }
+    if (msg.type === "progress") {   // bytes of the runtime's files so far (worker.js), while it loads
+      runtime.loaded = msg.loaded;
+      if (runtime.state === "loading") paint();
       return;
     }
     if (msg.type === "packages") {   // numpy, loaded after "ready" (worker.js): when, or why not

@@ -15,7 +15,8 @@
  * <script class="precomputed">, gzip+base64 JSON keyed by entry point + canonical args, a built-in model written
  * by its id {"$model": alias} as a script sends it (model()), a part of a data document {"$data": path}); call() answers from it at once
  * and asks Python (runtime-client.js) only for the rest. A request that needs Python before it is loaded waits in a queue; the widget says so beside its
- * controls (.widget-status), and a recompute that takes longer than BUSY_MS says 计算中….
+ * controls (.widget-status), and a recompute that takes longer than BUSY_MS says 计算中…. A widget with controls that
+ * need Python shows the runtime's progress on itself, then that it is ready (.widget-runtime, note()).
  *
  * A widget's state lives in the URL query as <widget>.<key> (e.g. ?crossover.model=deepseek_v3,
  * ffn-memory.dtype=FP32), so a link reproduces what the learner saw. Defaults are left out of the URL: they are
@@ -322,6 +323,7 @@
   const rows = each;
 
   function whenReady(root, selector) {   // controls that need Python stay disabled until it is ready
+    note(root, selector);
     rt.ready.then(() => root.querySelectorAll(selector).forEach((b) => { b.disabled = false; }), () => {});
   }
 
@@ -331,11 +333,32 @@
     note(root);
   }
   function enable(controls) { controls.forEach((b) => { b.disabled = false; }); }
-  function note(root) {   // (while Python loads, beside a widget with controls that need it)
-    if (rt.state !== "ready" && root.querySelector("[data-needs-python]")) {
-      status(root, "note", msg("widget.loading"));
-      rt.ready.then(() => status(root, "note", ""), () => status(root, "note", msg("widget.failed")));
+  // A widget with controls that need Python ([data-needs-python], or the selector of those that wait for it,
+  // whenReady) says, on itself, where the runtime is: its .widget-runtime line, just after its controls, reads
+  // "waiting, 3.1 / 13.9 MB" while the runtime loads (runtime-client.js's course:runtime events), then ready (or
+  // failed); the .widget wrapper's data-runtime is waiting | ready | error. Those controls' aria-describedby names
+  // the line; it is no live region (the header's status is: one announcement, not one per widget). The busy and
+  // queued texts stay in .widget-status (status()).
+  function note(root, waiting) {
+    const needs = "[data-needs-python]" + (waiting ? ", " + waiting : "");
+    if (root.dataset.runtimeNoted !== undefined || !root.querySelector(needs)) return;
+    root.dataset.runtimeNoted = "";
+    const wrapper = root.closest(".widget") || root;
+    const line = el("p", { class: "widget-runtime", id: "wr-" + Math.random().toString(36).slice(2) });
+    const controls = root.querySelector(".controls, .pickers, .byo-actions");
+    if (controls) controls.after(line); else root.prepend(line);
+    root.querySelectorAll(needs).forEach((c) => c.setAttribute("aria-describedby",
+      ((c.getAttribute("aria-describedby") || "") + " " + line.id).trim()));
+    function show() {
+      const s = rt.state === "loading" ? "waiting" : rt.state;
+      wrapper.dataset.runtime = line.dataset.state = s;
+      const got = s === "waiting" && rt.bytes ? rt.bytes() : null;
+      line.textContent = s === "ready" ? msg("widget.ready") : s === "error" ? msg("widget.failed")
+        : got ? msg("widget.loading_bytes", { detail: got }) : msg("widget.loading");
+      if (s !== "waiting") document.removeEventListener("course:runtime", show);
     }
+    document.addEventListener("course:runtime", show);
+    show();
   }
 
   // The widget's status line, just after its controls: why it waits (the runtime) or that it is busy.
@@ -350,7 +373,7 @@
         ((c.getAttribute("aria-describedby") || "") + " " + (box.id = box.id || "ws-" + Math.random().toString(36).slice(2))).trim()));
     }
     if (text) box.dataset[kind] = text; else delete box.dataset[kind];   // an empty data-busy would read as busy
-    const shown = box.dataset.busy || box.dataset.note || "";
+    const shown = box.dataset.busy || "";
     box.textContent = shown;
     box.hidden = !shown;
   }

@@ -20,6 +20,7 @@
  * Messages out:  {type: "status", state: "loading" | "ready" | "error", detail, timings?}
  *                {type: "packages", names, at, timings} | {type: "packages", names, error}   (the widgets' worker,
  *                  once its deferred packages have loaded or failed; at: performance.timeOrigin + now)
+ *                {type: "progress", loaded}   (the widgets' worker, while loading: bytes of the runtime's files so far)
  *                {type: "trace", trace}   (the start-up trace, see below: at "ready", and again once numpy is in
  *                  and once the first call has been answered)
  * Requests in:   {id, fn: "experiments.api:name", args: [...]}
@@ -88,6 +89,52 @@ function sendTrace() {
     if (m) trace["fetch " + m[1]] = [performance.timeOrigin + e.startTime, performance.timeOrigin + e.responseEnd];
   }
   self.postMessage({ type: "trace", trace: trace });
+}
+
+// Download progress, for the page's "waiting for Python" status (runtime-client.js): {type: "progress", loaded}, the
+// bytes of the runtime's files (TRACED_FILES) that have arrived so far, decoded, at most every PROGRESS_MS until
+// "ready". A fetched file is counted as its body arrives, from a clone of the response (the response itself goes on
+// untouched: its URL keys the browser's compiled-wasm cache); a file loaded by importScripts (pyodide.js,
+// pyodide.asm.js) counts once it is in (its resource timing entry). worker.js itself arrived before this runs.
+const PROGRESS_MS = 250;
+const arrived = new Map();   // URL -> bytes so far
+let progressSent = 0, progressTimer = 0;
+function progress(url, bytes) {
+  if (state !== "loading" || !TRACED_FILES.test(new URL(url).pathname)) return;
+  arrived.set(url, Math.max(arrived.get(url) || 0, bytes));
+  if (progressTimer) return;
+  progressTimer = setTimeout(() => {
+    progressTimer = 0;
+    if (state !== "loading") return;
+    let loaded = 0;
+    arrived.forEach((n) => { loaded += n; });
+    if (loaded !== progressSent) self.postMessage({ type: "progress", loaded: loaded });
+    progressSent = loaded;
+  }, progressSent ? PROGRESS_MS : 0);
+}
+if (!CELLS) {
+  const fetchOriginal = self.fetch;
+  self.fetch = function () {
+    return fetchOriginal.apply(self, arguments).then((resp) => {
+      if (resp.ok && resp.body && state === "loading" && TRACED_FILES.test(new URL(resp.url).pathname)) {
+        const reader = resp.clone().body.getReader();
+        let n = 0;
+        const pump = () => reader.read().then((r) => {
+          if (r.done) return;
+          n += r.value.byteLength;
+          progress(resp.url, n);
+          if (state === "loading") pump(); else reader.cancel().catch(() => {});
+        }, () => {});
+        pump();
+      }
+      return resp;
+    });
+  };
+  if (typeof PerformanceObserver === "function") {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) if (e.decodedBodySize) progress(e.name, e.decodedBodySize);
+    }).observe({ type: "resource", buffered: true });
+  }
 }
 
 // Pyodide's one compile + instantiate of its wasm: WebAssembly's two entry points wrapped while loadPyodide runs
