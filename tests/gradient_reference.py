@@ -1,7 +1,8 @@
 """What the trainer's hand-written gradients are checked against: central finite differences of a loss function
 (float64), and the network written a second time with torch operations, independently of
-experiments/train/model.py, for autograd: the baseline block and every stability variant of ModelConfig (Post-LN,
-QK-norm, the two soft-caps, z-loss). torch is a test dependency.
+experiments/train/model.py, for autograd: the baseline block with grouped key/value heads (k and v expanded with
+repeat_interleave, as Hugging Face's repeat_kv), without the causal mask when causal is False, and every stability
+variant of ModelConfig (Post-LN, QK-norm, the two soft-caps, z-loss). torch is a test dependency.
 """
 from __future__ import annotations
 
@@ -29,11 +30,26 @@ def central_differences(loss, params: dict, h: float = 1e-6) -> dict:
     return out
 
 
+def torch_disagreement(p, ids, tgt, cfg) -> tuple[float, float, float]:
+    """How far the trainer's float64 loss_and_grads is from torch autograd on the same weights: the cross-entropy's
+    and the objective's absolute differences, and the largest gradient difference over the largest torch gradient."""
+    import torch
+
+    from experiments.train import model as M
+    loss, grads, diag = M.loss_and_grads(p, ids, tgt, cfg, kernels="matmul")
+    tp = {k: torch.tensor(v, requires_grad=True) for k, v in p.items()}
+    ce, obj = torch_objective(tp, ids, tgt, cfg)
+    obj.backward()
+    biggest = max(float(tp[k].grad.abs().max()) for k in p)
+    worst = max(float(np.abs(grads[k] - tp[k].grad.numpy()).max()) for k in p) / biggest
+    return abs(loss - ce.item()), abs(diag["objective"] - obj.item()), worst
+
+
 def torch_objective(tp, ids, tgt, cfg):
     """The variants written with torch operations, independently of model.py."""
     import torch
     F = torch.nn.functional
-    d, H, hd, eps = cfg.d_model, cfg.n_heads, cfg.head_dim, cfg.rms_eps
+    d, H, Hkv, hd, eps = cfg.d_model, cfg.n_heads, cfg.n_kv_heads, cfg.head_dim, cfg.rms_eps
     ids_t = torch.as_tensor(np.asarray(ids), dtype=torch.long)
     B, T_ = ids_t.shape
 
@@ -49,14 +65,16 @@ def torch_objective(tp, ids, tgt, cfg):
         return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], -1)
 
     def attn(h, pre):
-        q, k, v = (F.linear(h, tp[pre + f"self_attn.{n}_proj.weight"]).view(B, T_, H, hd).transpose(1, 2)
-                   for n in "qkv")
+        q, k, v = (F.linear(h, tp[pre + f"self_attn.{n}_proj.weight"]).view(B, T_, heads, hd).transpose(1, 2)
+                   for n, heads in (("q", H), ("k", Hkv), ("v", Hkv)))
         if cfg.qk_norm:
             q, k = norm(q, tp[pre + "self_attn.q_norm.weight"]), norm(k, tp[pre + "self_attn.k_norm.weight"])
+        k, v = k.repeat_interleave(H // Hkv, dim=1), v.repeat_interleave(H // Hkv, dim=1)
         s = rope(q) @ rope(k).transpose(-1, -2) / math.sqrt(hd)
         if cfg.attn_softcap:
             s = cfg.attn_softcap * torch.tanh(s / cfg.attn_softcap)
-        s = s.masked_fill(~torch.ones(T_, T_, dtype=torch.bool).tril(), float("-inf"))
+        if cfg.causal:
+            s = s.masked_fill(~torch.ones(T_, T_, dtype=torch.bool).tril(), float("-inf"))
         o = (torch.softmax(s, -1) @ v).transpose(1, 2).reshape(B, T_, d)
         return F.linear(o, tp[pre + "self_attn.o_proj.weight"])
 

@@ -15,7 +15,8 @@ from experiments.train import kernels as K
 from experiments.train import model as M
 from tests.gradient_reference import central_differences
 
-TINY = M.ModelConfig(d_model=8, n_layers=2, n_heads=2, d_ff=12, vocab_size=11)
+TINY = M.ModelConfig(d_model=8, n_layers=2, n_heads=2, n_kv_heads=2, d_ff=12, vocab_size=11)   # MHA (grouped: see
+# tests/test_train_attention.py)
 
 
 def tiny_case(dtype=np.float64, seed=3, cfg=TINY, spread=0.2):
@@ -137,6 +138,6 @@ def test_config_refuses_what_is_not_implemented_by_name():
         TINY.with_(norm_position="sandwich")     # (pre and post are implemented)
     with pytest.raises(ValueError, match="n_heads"):
         TINY.with_(n_heads=3)
-    with pytest.raises(ValueError, match="num_key_value_heads"):
-        M.ModelConfig.from_hf({**baseline.CONFIG, "num_key_value_heads": 2})
+    with pytest.raises(ValueError, match="n_kv_heads"):
+        M.ModelConfig.from_hf({**baseline.CONFIG, "num_key_value_heads": 3})    # not a divisor of 8 heads
     assert M.ModelConfig.from_hf(baseline.CONFIG).d_ff == 688

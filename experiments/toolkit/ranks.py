@@ -45,7 +45,7 @@ from .parallel import collective_bytes
 
 LAYOUTS = ("dp", "zero3", "tp")
 RANKS = (1, 2, 4)
-SMALL = M.ModelConfig()           # d 64, 2 layers, 4 heads, d_ff 172, the 256 byte values
+SMALL = M.ModelConfig(n_kv_heads=4)   # d 64, 2 layers, 4 heads with their own k/v (MHA), d_ff 172, 256 bytes
 BATCH, SEQ = 4, 32
 LR = 1e-3
 TEXT = "小明把苹果给了小王。小王把苹果分给了小红和小刚，大家一起吃。" * 8
@@ -196,7 +196,8 @@ def _tp(params, ids, targets, cfg, k, ring):
         raise ValueError("the tensor-parallel simulation runs the baseline block only (pre-LN, no variants)")
     K = _kernels.get(None)
     sh = _tp_shards(params, k)
-    part = cfg.with_(d_model=cfg.d_model // k, n_heads=cfg.n_heads // k)     # one rank's heads: the same head_dim
+    part = cfg.with_(d_model=cfg.d_model // k, n_heads=cfg.n_heads // k,     # one rank's heads: the same head_dim
+                     n_kv_heads=cfg.n_kv_heads // k)
     B, T = ids.shape
     N, eps, dtype = B * T, cfg.rms_eps, np.float64
     # the attention's tables, as model.forward builds them

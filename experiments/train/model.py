@@ -1,11 +1,11 @@
 """The course's decoder as a trainable numpy network: forward pass, loss and a hand-written backward pass.
 
-Architecture (the course baseline of lesson C4, experiments/baseline.py, at any size): token embedding, L
-decoder layers of [pre-RMSNorm -> causal multi-head attention with RoPE -> residual add] and [pre-RMSNorm ->
-SwiGLU FFN -> residual add], a final RMSNorm, an output head tied to the embedding, and the mean next-token
-cross-entropy. No biases. Initialisation as GPT-2 (normal, std 0.02; the two residual output projections
-o_proj and down_proj scaled by 1/sqrt(2L)), drawn in the same order as experiments.baseline.init_params, so the
-baseline size starts from the very weights the C4 page runs.
+Architecture (the course baseline of lesson C4, experiments/baseline.py, at any size): token embedding, L decoder
+layers of [pre-RMSNorm -> causal attention with grouped key/value heads and RoPE -> residual add] and [pre-RMSNorm ->
+SwiGLU FFN -> residual add], a final RMSNorm, an output head tied to the embedding, and the mean next-token cross-
+entropy. No biases. Initialisation as GPT-2 (normal, std 0.02; the two residual output projections o_proj and
+down_proj scaled by 1/sqrt(2L)), drawn in the same order as experiments.baseline.init_params, so the baseline size
+starts from the very weights the C4 page runs.
 
 The stability variants of lesson C8, each a ModelConfig field whose default is the baseline above:
 - norm_position "post": Post-LN (Vaswani et al. 2017; Xiong et al. 2020, arXiv 2002.04745): x <- norm(x + f(x))
@@ -20,10 +20,20 @@ The stability variants of lesson C8, each a ModelConfig field whose default is t
 - residual_init "none": o_proj and down_proj drawn with init_std, not init_std / sqrt(2L).
 - qk_clip tau (Kimi K2, arXiv 2507.20534) rescales weights after the optimiser's step: experiments.train.trainer.
 
-Symbols: B sequences of T tokens, N = B*T token rows, d = d_model, H heads of head_dim hd = d/H, F = d_ff,
-V = vocab_size. Weights are stored (out, in) under Hugging Face's names. The backward pass is the chain rule
-written out per operation (each step names the forward line it undoes); tests check it against central finite
-differences in float64 and against torch autograd.
+Attention (lesson C3): scaled dot-product attention (Vaswani et al. 2017, arXiv 1706.03762), softmax(q k^T /
+sqrt(hd) + mask) v per head, the mask -inf above the diagonal (causal: position t sees positions <= t). Keys and
+values have n_kv_heads heads that groups of G = n_heads / n_kv_heads query heads share (grouped-query attention,
+Ainslie et al. 2023, arXiv 2305.13245): G = 1 is multi-head attention, n_kv_heads = 1 multi-query attention
+(Shazeer 2019, arXiv 1911.02150). Query head h reads key/value head h // G, as Hugging Face's repeat_kv expands
+them; the backward sums the G query heads' gradients into their shared head. RoPE (Su et al., RoFormer, arXiv
+2104.09864) rotates q and k by their absolute positions, so their product depends only on the offset.
+- causal False removes the mask (lesson C3's leak: every position sees the token it is asked to predict).
+- forward(..., kv=KV cache) runs new positions after cached ones (KV-cached decoding, experiments/train/generate.py).
+
+Symbols: B sequences of T tokens, N = B*T token rows, d = d_model, H query heads of head_dim hd = d/H, Hkv =
+n_kv_heads key/value heads, G = H / Hkv, F = d_ff, V = vocab_size. Weights are stored (out, in) under Hugging Face's
+names. The backward pass is the chain rule written out per operation (each step names the forward line it undoes);
+tests check it against central finite differences in float64 and against torch autograd.
 
 Block variants are data (ModelConfig fields), not code branches at call sites: a variant that is declared but
 not implemented yet is refused by ModelConfig.validate() with a message naming the field.
@@ -43,6 +53,7 @@ IMPLEMENTED_OPTIONS = {
     "norm_position": ("pre", "post"),   # Pre-LN / Post-LN
     "qk_norm": (False, True),           # RMSNorm on q and k per head
     "residual_init": ("gpt2", "none"),  # std / sqrt(2L) on o_proj and down_proj, or plain std
+    "causal": (True, False),            # the causal mask, or none (lesson C3's leak of the future)
 }
 # Non-negative numbers, 0 = off: QK-Clip's threshold tau, the z-loss coefficient, the two soft-caps.
 NON_NEGATIVE_OPTIONS = ("qk_clip", "z_loss", "logit_softcap", "attn_softcap")
@@ -65,10 +76,22 @@ class ModelConfig:
     logit_softcap: float = 0.0
     residual_init: str = "gpt2"
     attn_softcap: float = 0.0
+    n_kv_heads: int = 2                 # grouped key/value heads: 4 query heads share 2 (GQA, group of 2)
+    causal: bool = True
 
     @property
     def head_dim(self) -> int:
         return self.d_model // self.n_heads
+
+    @property
+    def group(self) -> int:
+        """G: the query heads that share one key/value head."""
+        return self.n_heads // self.n_kv_heads
+
+    @property
+    def kv_dim(self) -> int:
+        """The width of k_proj's and v_proj's outputs: n_kv_heads * head_dim."""
+        return self.n_kv_heads * self.head_dim
 
     def validate(self) -> ModelConfig:
         problems = []
@@ -80,6 +103,9 @@ class ModelConfig:
             problems.append(f"n_heads: expected a divisor of d_model {self.d_model}, got {self.n_heads}")
         if not problems and self.head_dim % 2:
             problems.append(f"n_heads: RoPE needs an even head_dim, got d_model/n_heads = {self.head_dim}")
+        kv = self.n_kv_heads
+        if not problems and (not isinstance(kv, int) or isinstance(kv, bool) or kv <= 0 or self.n_heads % kv):
+            problems.append(f"n_kv_heads: expected a positive divisor of n_heads {self.n_heads}, got {kv!r}")
         for key, allowed in IMPLEMENTED_OPTIONS.items():
             if getattr(self, key) not in allowed:
                 problems.append(f"{key}: expected one of {list(allowed)} (others not implemented yet), "
@@ -98,14 +124,12 @@ class ModelConfig:
         if not config.get("tie_word_embeddings", False):
             raise ValueError("tie_word_embeddings: expected true (the trainer's head is tied), got "
                              f"{config.get('tie_word_embeddings')!r}")
-        kv = config.get("num_key_value_heads", config["num_attention_heads"])
-        if kv != config["num_attention_heads"]:
-            raise ValueError(f"num_key_value_heads: expected {config['num_attention_heads']} (multi-head "
-                             f"attention), got {kv!r}")
-        return cls(d_model=config["hidden_size"], n_layers=config["num_hidden_layers"],
-                   n_heads=config["num_attention_heads"], d_ff=config["intermediate_size"],
-                   vocab_size=config["vocab_size"], rms_eps=config.get("rms_norm_eps", 1e-5),
-                   rope_base=config.get("rope_theta", 10000.0), **options).validate()
+        fields = dict(d_model=config["hidden_size"], n_layers=config["num_hidden_layers"],
+                      n_heads=config["num_attention_heads"], d_ff=config["intermediate_size"],
+                      vocab_size=config["vocab_size"], rms_eps=config.get("rms_norm_eps", 1e-5),
+                      rope_base=config.get("rope_theta", 10000.0),
+                      n_kv_heads=config.get("num_key_value_heads", config["num_attention_heads"]))
+        return cls(**{**fields, **options}).validate()
 
     def with_(self, **changes) -> ModelConfig:
         return replace(self, **changes).validate()
@@ -120,8 +144,10 @@ def param_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
     shapes: dict[str, tuple[int, ...]] = {"embed_tokens.weight": (V, d)}
     for i in range(cfg.n_layers):
         pre = f"layers.{i}."
-        for name in ("q_proj", "k_proj", "v_proj", "o_proj"):
-            shapes[pre + f"self_attn.{name}.weight"] = (d, d)
+        shapes[pre + "self_attn.q_proj.weight"] = (d, d)
+        shapes[pre + "self_attn.k_proj.weight"] = (cfg.kv_dim, d)
+        shapes[pre + "self_attn.v_proj.weight"] = (cfg.kv_dim, d)
+        shapes[pre + "self_attn.o_proj.weight"] = (d, d)
         shapes[pre + "mlp.gate_proj.weight"] = (F, d)
         shapes[pre + "mlp.up_proj.weight"] = (F, d)
         shapes[pre + "mlp.down_proj.weight"] = (d, F)
@@ -163,6 +189,11 @@ def count_params(params: dict[str, np.ndarray]) -> int:
     return sum(int(a.size) for a in params.values())
 
 
+def param_count(cfg: ModelConfig) -> int:
+    """The parameters a config makes (what count_params gives of its init_params, without drawing them)."""
+    return sum(math.prod(shape) for shape in param_shapes(cfg).values())
+
+
 # ---- the pieces, each with its backward -------------------------------------------------------------------
 
 def rms_norm(x, w, eps):
@@ -181,11 +212,11 @@ def rms_norm_backward(dh, w, cache):
     return dx, dw
 
 
-def rope_tables(T: int, hd: int, base: float, dtype):
-    """cos and sin of position t times inv_freq_j = base^(-2j/hd), (T, hd/2), computed in float64 and cast
-    (as experiments.baseline.rope does)."""
+def rope_tables(T: int, hd: int, base: float, dtype, start: int = 0):
+    """cos and sin of position t times inv_freq_j = base^(-2j/hd) for t = start .. start+T-1, (T, hd/2), computed
+    in float64 and cast (as experiments.baseline.rope does)."""
     inv = base ** (-np.arange(0, hd, 2, dtype=np.float64) / hd)
-    ang = np.arange(T, dtype=np.float64)[:, None] * inv[None, :]
+    ang = np.arange(start, start + T, dtype=np.float64)[:, None] * inv[None, :]
     return np.cos(ang).astype(dtype), np.sin(ang).astype(dtype)
 
 
@@ -256,20 +287,50 @@ def _merge(a, B, T, d):
     return a.transpose(0, 2, 1, 3).reshape(B * T, d)
 
 
-def _attention(params, pre, h1, cfg, K, tables, c):
-    """o_proj(softmax(cap(rope(q) rope(k)^T / sqrt(hd)) + mask) v) on h1 (N, d); records in c what the backward
-    needs; returns the output (N, d), the largest logit entering the softmax and each head's largest raw logit
-    q.k / sqrt(hd) (before any soft-cap: QK-Clip's S_max)."""
+def repeat_kv(a, G: int):
+    """(B, Hkv, S, hd) -> (B, Hkv*G, S, hd): key/value head j serves query heads j*G .. j*G+G-1 (Hugging Face's
+    repeat_kv)."""
+    return a if G == 1 else np.repeat(a, G, axis=1)
+
+
+def sum_groups(da, G: int):
+    """repeat_kv's backward: (B, Hkv*G, S, hd) -> (B, Hkv, S, hd), each shared head's gradient summed over the G
+    query heads that read it."""
+    if G == 1:
+        return da
+    B, H, S, hd = da.shape
+    return da.reshape(B, H // G, G, S, hd).sum(axis=2)
+
+
+def attention_tables(cfg: ModelConfig, B: int, T: int, dtype, past: int = 0):
+    """What every layer's attention shares for B sequences of T new positions after `past` cached ones: RoPE's cos
+    and sin at positions past .. past+T-1, the scale sqrt(hd) and the additive mask (T, past+T): -inf where a query
+    at position past+i would see a key at a later position (none when cfg.causal is False)."""
+    cos, sin = rope_tables(T, cfg.head_dim, cfg.rope_base, dtype, start=past)
+    mask = np.zeros((T, past + T), dtype=dtype)
+    if cfg.causal:
+        mask = np.triu(np.full((T, past + T), -np.inf, dtype=dtype), k=past + 1)
+    return B, T, cos, sin, dtype.type(math.sqrt(cfg.head_dim)), mask
+
+
+def _attention(params, pre, h1, cfg, K, tables, c, past=None):
+    """o_proj(softmax(cap(rope(q) rope(k)^T / sqrt(hd)) + mask) v) on h1 (N, d), k and v read through repeat_kv;
+    past: the cached (rotated keys, values) of earlier positions, each (B, Hkv, S, hd), put before the new ones.
+    Records in c what the backward needs (kr and v: all positions' rotated keys and values, Hkv heads: what a KV
+    cache keeps); returns the output (N, d), the largest logit entering the softmax and each query head's largest
+    raw logit q.k / sqrt(hd) (before any soft-cap: QK-Clip's S_max)."""
     B, T, cos, sin, scale, mask = tables
-    d, H, hd, eps = cfg.d_model, cfg.n_heads, cfg.head_dim, cfg.rms_eps
+    d, H, Hkv, hd, eps = cfg.d_model, cfg.n_heads, cfg.n_kv_heads, cfg.head_dim, cfg.rms_eps
     q = _heads(K.x_wT(h1, params[pre + "self_attn.q_proj.weight"]), B, T, H, hd)
-    k = _heads(K.x_wT(h1, params[pre + "self_attn.k_proj.weight"]), B, T, H, hd)
-    v = _heads(K.x_wT(h1, params[pre + "self_attn.v_proj.weight"]), B, T, H, hd)
+    k = _heads(K.x_wT(h1, params[pre + "self_attn.k_proj.weight"]), B, T, Hkv, hd)
+    v = _heads(K.x_wT(h1, params[pre + "self_attn.v_proj.weight"]), B, T, Hkv, hd)
     if cfg.qk_norm:                                                                # q <- rmsnorm_hd(q) * g_q
         q, c["qn"] = rms_norm(q, params[pre + "self_attn.q_norm.weight"], eps)
         k, c["kn"] = rms_norm(k, params[pre + "self_attn.k_norm.weight"], eps)
     qr, kr = rope(q, cos, sin), rope(k, cos, sin)
-    S = K.bmm(qr, kr.transpose(0, 1, 3, 2)) / scale                               # (B, H, T, T)
+    if past is not None:                                                           # cached positions first
+        kr, v = np.concatenate([past[0], kr], axis=2), np.concatenate([past[1], v], axis=2)
+    S = K.bmm(qr, repeat_kv(kr, cfg.group).transpose(0, 1, 3, 2)) / scale          # (B, H, T, past+T)
     if cfg.attn_softcap:                                                           # s <- c tanh(s / c)
         head_max = (S + mask).max(axis=(0, 2, 3))
         S, c["t_att"] = softcap(S, cfg.attn_softcap)
@@ -279,7 +340,7 @@ def _attention(params, pre, h1, cfg, K, tables, c):
         head_max = S.max(axis=(0, 2, 3))
     P = np.exp(S - S.max(-1, keepdims=True))
     P = P / P.sum(-1, keepdims=True)
-    att = _merge(K.bmm(P, v), B, T, d)                                             # (N, d)
+    att = _merge(K.bmm(P, repeat_kv(v, cfg.group)), B, T, d)                       # (N, d)
     c.update(h1=h1, qr=qr, kr=kr, v=v, P=P, att=att)
     return K.x_wT(att, params[pre + "self_attn.o_proj.weight"]), float(S.max()), [float(m) for m in head_max]
 
@@ -287,28 +348,28 @@ def _attention(params, pre, h1, cfg, K, tables, c):
 def _attention_backward(params, pre, dy, cfg, K, tables, L, g):
     """Gradients of _attention's weights into g, given dL/d(output) dy (N, d); returns dL/dh1."""
     B, T, cos, sin, scale, _ = tables
-    d, H, hd = cfg.d_model, cfg.n_heads, cfg.head_dim
+    d, H, hd, G = cfg.d_model, cfg.n_heads, cfg.head_dim, cfg.group
     # out = att @ Wo.T
     g[pre + "self_attn.o_proj.weight"] = K.dyT_x(dy, L["att"])
     datt = _heads(K.dy_w(dy, params[pre + "self_attn.o_proj.weight"]), B, T, H, hd)
-    # att = P @ v
-    P, v = L["P"], L["v"]
+    # att = P @ repeat_kv(v): the G query heads' gradients of a shared value head add up
+    P, v = L["P"], repeat_kv(L["v"], G)
     dP = K.bmm(datt, v.transpose(0, 1, 3, 2))
-    dv = K.bmm(P.transpose(0, 1, 3, 2), datt)
+    dv = sum_groups(K.bmm(P.transpose(0, 1, 3, 2), datt), G)
     # P = softmax(S): dS = P * (dP - sum(dP * P));  S = qr @ kr.T / scale + mask
     dS = P * (dP - np.sum(dP * P, axis=-1, keepdims=True))
     if cfg.attn_softcap:
         dS = softcap_backward(dS, L["t_att"])
     dS = dS / scale
-    dqr = K.bmm(dS, L["kr"])
-    dkr = K.bmm(dS.transpose(0, 1, 3, 2), L["qr"])
+    dqr = K.bmm(dS, repeat_kv(L["kr"], G))
+    dkr = sum_groups(K.bmm(dS.transpose(0, 1, 3, 2), L["qr"]), G)
     dq, dk = rope_backward(dqr, cos, sin), rope_backward(dkr, cos, sin)
     if cfg.qk_norm:
         dq, g[pre + "self_attn.q_norm.weight"] = rms_norm_backward(dq, params[pre + "self_attn.q_norm.weight"],
                                                                    L["qn"])
         dk, g[pre + "self_attn.k_norm.weight"] = rms_norm_backward(dk, params[pre + "self_attn.k_norm.weight"],
                                                                    L["kn"])
-    dq, dk, dv = _merge(dq, B, T, d), _merge(dk, B, T, d), _merge(dv, B, T, d)
+    dq, dk, dv = _merge(dq, B, T, d), _merge(dk, B, T, cfg.kv_dim), _merge(dv, B, T, cfg.kv_dim)
     h1 = L["h1"]
     dh1 = 0
     for name, dyp in (("q_proj", dq), ("k_proj", dk), ("v_proj", dv)):
@@ -340,9 +401,18 @@ def _ffn_backward(params, pre, dy, K, L, g):
     return K.dy_w(da, params[pre + "mlp.gate_proj.weight"]) + K.dy_w(db, params[pre + "mlp.up_proj.weight"])
 
 
-def forward(params, ids, cfg: ModelConfig, kernels=None, keep=True):
+def new_kv_cache(cfg: ModelConfig) -> dict:
+    """An empty KV cache for forward(..., kv=): per layer the rotated keys and the values of every position so far,
+    each (B, n_kv_heads, positions, head_dim), and the number of positions ("pos")."""
+    return {"k": [None] * cfg.n_layers, "v": [None] * cfg.n_layers, "pos": 0}
+
+
+def forward(params, ids, cfg: ModelConfig, kernels=None, keep=True, kv=None):
     """Logits (N, V) for token ids (B, T), the per-layer max attention logit, and (if keep) the activations
-    the backward pass needs (the cache also holds each layer's per-head max raw logit, "head_max")."""
+    the backward pass needs (the cache also holds each layer's per-head max raw logit, "head_max").
+    kv (new_kv_cache's dict): the ids are positions kv["pos"] .. kv["pos"]+T-1 after the cached ones, which they
+    attend to; each layer's new rotated keys and values are appended to kv and kv["pos"] advances by T. Decoding
+    only: a causal model, no backward (keep must be False)."""
     K = _kernels.get(kernels)
     ids = np.asarray(ids)
     if ids.ndim == 1:
@@ -350,32 +420,36 @@ def forward(params, ids, cfg: ModelConfig, kernels=None, keep=True):
     B, T = ids.shape
     eps = cfg.rms_eps
     dtype = params["embed_tokens.weight"].dtype
-    cos, sin = rope_tables(T, cfg.head_dim, cfg.rope_base, dtype)
-    scale = dtype.type(math.sqrt(cfg.head_dim))
-    mask = np.triu(np.full((T, T), -np.inf, dtype=dtype), k=1)
-    tables = (B, T, cos, sin, scale, mask)
+    if kv is not None and (keep or not cfg.causal):
+        raise ValueError("kv: a KV cache decodes a causal model without a backward pass (keep=False, causal=True)")
+    tables = attention_tables(cfg, B, T, dtype, past=kv["pos"] if kv is not None else 0)
     post = cfg.norm_position == "post"
     x = params["embed_tokens.weight"][ids.reshape(-1).astype(np.int64)]          # (N, d)
     layers, max_logits, head_max = [], [], []
     for i in range(cfg.n_layers):
         pre = f"layers.{i}."
         c: dict = {}
+        past = (kv["k"][i], kv["v"][i]) if kv is not None and kv["pos"] else None
         g_in, g_post = params[pre + "input_layernorm.weight"], params[pre + "post_attention_layernorm.weight"]
         if post:    # Post-LN: x <- norm(x + attn(x)), then x <- norm(x + ffn(x))
-            out, top, heads = _attention(params, pre, x, cfg, K, tables, c)
+            out, top, heads = _attention(params, pre, x, cfg, K, tables, c, past)
             x, c["n1"] = rms_norm(x + out, g_in, eps)
             out = _ffn(params, pre, x, K, c)
             x, c["n2"] = rms_norm(x + out, g_post, eps)
         else:       # Pre-LN: x <- x + attn(norm(x)), then x <- x + ffn(norm(x))
             h1, c["n1"] = rms_norm(x, g_in, eps)
-            out, top, heads = _attention(params, pre, h1, cfg, K, tables, c)
+            out, top, heads = _attention(params, pre, h1, cfg, K, tables, c, past)
             x = x + out
             h2, c["n2"] = rms_norm(x, g_post, eps)
             x = x + _ffn(params, pre, h2, K, c)
         max_logits.append(top)
         head_max.append(heads)
+        if kv is not None:
+            kv["k"][i], kv["v"][i] = c["kr"], c["v"]
         if keep:
             layers.append(c)
+    if kv is not None:
+        kv["pos"] += T
     if post:
         hf, nf = x, None
     else:
@@ -451,6 +525,17 @@ def loss_and_grads(params, ids, targets, cfg: ModelConfig, kernels=None):
             "max_attn_logit_per_head": c["head_max"], "objective": objective, "z_loss": z_term,
             "log_z_mean": float(np.mean(log_z, dtype=np.float64)), "log_z_max": float(np.max(log_z))}
     return loss, grads, diag
+
+
+def attention_maps(params, cfg: ModelConfig, ids, kernels=None) -> np.ndarray:
+    """The attention probabilities of one sequence of token ids (length T >= 1), (n_layers, n_heads, T, T):
+    [layer, query head, query position, key position], each row a softmax summing to 1, zero above the diagonal
+    when cfg.causal (the forward pass's own P, in the weights' dtype)."""
+    ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+    if ids.size == 0:
+        raise ValueError("ids: expected at least one token, got none")
+    _, _, c = forward(params, ids[None, :], cfg, kernels, keep=True)
+    return np.stack([layer["P"][0] for layer in c["layers"]])
 
 
 def loss_only(params, ids, targets, cfg: ModelConfig, kernels=None) -> float:

@@ -15,8 +15,9 @@ The optimisation group (data/train_runs.json, lesson C5; its runs are defined in
 - baseline: the course baseline (3,688,704 parameters, C4) trained for 300 steps of 4 x 32 characters with
   AdamW (lr 3e-3, b2 0.95, wd 0.1, clip 1.0), cosine to 10%, with a 30-step warmup and without one; every step's
   diagnostics, a held-out loss every 25 steps, and the first step's update/weight RMS per tensor.
-- race: the small live model (d 64, 2 layers) under SGD, Adam, AdamW and Muon, each at its usual lr times
-  3^-3 ... 3^3, on the same seed and the same batches: the loss per step (the optimiser race's slider).
+- race: the small live model (d 64, 2 layers, 4 query heads sharing 2 key/value heads) under SGD, Adam, AdamW and
+  Muon, each at its usual lr times 3^-3 ... 3^3, on the same seed and the same batches: the loss per step (the
+  optimiser race's slider).
 The stability group (data/train_stability.json, lesson C8) is defined in runs_stability.py.
 """
 from __future__ import annotations
@@ -43,7 +44,7 @@ GROUPS = tuple(d for d in derived.DERIVED if d.group)    # (derived.py lists the
 BASELINE = {"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 8,
             "num_key_value_heads": 8, "intermediate_size": 688, "vocab_size": 2048, "tie_word_embeddings": True,
             "rms_norm_eps": 1e-5}
-LIVE: dict[str, Any] = {"d_model": 64, "n_layers": 2, "n_heads": 4, "d_ff": 172}   # + vocab_size: the characters
+LIVE: dict[str, Any] = {"d_model": 64, "n_layers": 2, "n_heads": 4, "n_kv_heads": 2, "d_ff": 172}   # + vocab_size
 BATCH, SEQ, SEED = 4, 32, 0
 BASELINE_STEPS, EVAL_EVERY = 300, 25
 RACE_STEPS = 120

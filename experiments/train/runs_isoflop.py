@@ -6,7 +6,8 @@ few compute budgets C, models of several sizes N are each trained on the D = C /
 them, and the final held-out loss of each is recorded; lesson C6 fits a parabola in log N through each budget's
 losses (its lowest point is that budget's optimum N*) and a power law through the optima across budgets.
 
-- Sizes (SIZES): the small live model's shape (runs.LIVE: 2 layers, 4 heads, d_ff = d_model × 172/64) at several
+- Sizes (SIZES): the small live model's shape (runs.LIVE: 2 layers, 4 query heads sharing 2 key/value heads,
+  d_ff = d_model × 172/64) at several
   widths d_model. N is the trainer's own count (model.count_params over init_params): every parameter, the tied
   embedding included, as Chinchilla counts (at this size the 1,549-character embedding is most of N).
 - Budgets (BUDGETS): C = 6·N·D FLOPs, D counted in training tokens (steps × batch × seq); a run's steps are
@@ -43,7 +44,7 @@ def model_config(width: int, vocab_size: int):
     from .model import ModelConfig
     d_ff = round(width * LIVE["d_ff"] / LIVE["d_model"])
     return ModelConfig(vocab_size=vocab_size, d_model=width, n_layers=LIVE["n_layers"], n_heads=LIVE["n_heads"],
-                       d_ff=d_ff).validate()
+                       n_kv_heads=LIVE["n_kv_heads"], d_ff=d_ff).validate()
 
 
 def params_of(width: int, vocab_size: int) -> int:

@@ -30,7 +30,7 @@ FIXES = (("none", ()), ("warmup", ("warmup",)), ("qk_norm", ("qk_norm",)), ("z_l
          ("softcap", ("softcap",)), ("qk_clip", ("qk_clip",)),
          ("all", ("warmup", "qk_norm", "qk_clip", "z_loss", "softcap")))
 SEEDS = (0, 1, 2)
-DEEP: dict[str, Any] = {"d_model": 32, "n_layers": 12, "n_heads": 2, "d_ff": 86}
+DEEP: dict[str, Any] = {"d_model": 32, "n_layers": 12, "n_heads": 2, "n_kv_heads": 1, "d_ff": 86}
 DEPTH_SETTINGS = (("post", ("post_ln",)), ("post_warmup", ("post_ln", "warmup")), ("pre", ()))
 DEPTH_LRS = (BASE_LR, BASE_LR * 10, BASE_LR * 100)
 WORKERS = 2                                      # processes computing the runs (they are independent)

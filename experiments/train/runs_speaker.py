@@ -2,10 +2,10 @@
 time, stored small enough for the page, so the page can continue a prompt before the learner trains anything.
 Made by `python -m experiments.train.runs --group speaker` (skipped when its inputs are unchanged).
 
-- the model: SPEAKER (d 32, 2 layers, 4 heads, FFN 88; the vocabulary is the course text's characters), trained
-  with AdamW (runs.ADAMW) at peak lr 1e-2, cosine to 10% with a 5% warmup, STEPS steps of BATCH x SEQ characters,
-  seed 0; its weights stored as float16 (generate.pack_params), the tokenizer's characters, the spec, the loss
-  every LOG_EVERY steps and the held-out loss at the end;
+- the model: SPEAKER (d 32, 2 layers, 4 query heads sharing 2 key/value heads, FFN 88; the vocabulary is the course
+  text's characters), trained with AdamW (runs.ADAMW) at peak lr 1e-2, cosine to 10% with a 5% warmup, STEPS steps of
+  BATCH x SEQ characters, seed 0; its weights stored as float16 (generate.pack_params), the tokenizer's characters,
+  the spec, the loss every LOG_EVERY steps and the held-out loss at the end;
 - the initial loss: the same architecture at the trainer's initialisation (std 0.02) on INIT_SEEDS seeds, the
   cross-entropy of its first batch, against ln V (a model that spreads its mass evenly over V tokens);
 - samples: the stored (float16) model's greedy continuation of each prompt in PROMPTS, the text the page shows
@@ -18,7 +18,7 @@ from typing import Any
 from .runs import ADAMW, sig
 from .schedule import Schedule
 
-SPEAKER: dict[str, Any] = {"d_model": 32, "n_layers": 2, "n_heads": 4, "d_ff": 88}   # + vocab_size
+SPEAKER: dict[str, Any] = {"d_model": 32, "n_layers": 2, "n_heads": 4, "n_kv_heads": 2, "d_ff": 88}   # + vocab
 STEPS, BATCH, SEQ, LR, SEED = 1500, 16, 64, 1e-2, 0
 LOG_EVERY = 25
 INIT_SEEDS = (0, 1, 2, 3, 4)

@@ -4,8 +4,8 @@ own models. Made by `python -m experiments.train.runs --group speculative` (skip
 - the target: the speaker of lesson C2 (runs_speaker.speaker_spec, trained the same way on the same text with the
   same seed, so its stored float16 weights are data/train_speaker.json's; `target_sha256` records them and a test
   holds the two equal). The page takes the target from that file, this one stores only the draft;
-- the draft: DRAFT (d 16, one layer, 2 heads, FFN 44), trained with the same recipe, steps and batches; stored as
-  float16 like the speaker. Both models' held-out loss is recorded;
+- the draft: DRAFT (d 16, one layer, 2 query heads sharing one key/value head, FFN 44), trained with the same
+  recipe, steps and batches; stored as float16 like the speaker. Both models' held-out loss is recorded;
 - acceptance: for gamma = 1 .. 8, RUNS generations at temperature 1, each from PROMPT_LEN characters of the held-out
   text (evenly spaced offsets, seed = the run's index) to CONTEXT characters, with speculative.generate. Over the
   steps that drafted the full gamma: tokens per target step, the share of the draft tokens the target looked at
@@ -25,7 +25,7 @@ from typing import Any
 from .runs import ADAMW, sig
 from .schedule import Schedule
 
-DRAFT: dict[str, Any] = {"d_model": 16, "n_layers": 1, "n_heads": 2, "d_ff": 44}    # + vocab_size
+DRAFT: dict[str, Any] = {"d_model": 16, "n_layers": 1, "n_heads": 2, "n_kv_heads": 1, "d_ff": 44}    # + vocab
 GAMMAS = tuple(range(1, 9))
 RUNS, PROMPT_LEN, TEMPERATURE = 24, 8, 1.0
 DIST_PROMPT, DIST_GAMMA, DIST_TRIALS, DIST_SEED, DIST_MIN_EXPECTED = "子曰：“", 2, 4000, 12345, 5

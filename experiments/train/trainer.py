@@ -113,19 +113,27 @@ def stability_diagnostics(diag: dict) -> dict:
 
 
 def qk_clip_rescale(params: dict, head_max: list, cfg: M.ModelConfig) -> int:
-    """QK-Clip (Kimi K2, arXiv 2507.20534, section 2.1): for each layer and head whose largest logit
-    S_max = max q.k / sqrt(hd) over this step's batch exceeded tau = cfg.qk_clip, scale that head's rows of W_q
-    and of W_k by sqrt(tau / S_max) each, so that the same q.k would now give exactly tau (RoPE is linear, so
-    the rotation does not change this). Applied after the optimiser's update; returns how many heads it scaled."""
-    tau, hd = cfg.qk_clip, cfg.head_dim
+    """QK-Clip (Kimi K2, arXiv 2507.20534, section 2.1): for each layer and query head whose largest logit
+    S_max = max q.k / sqrt(hd) over this step's batch exceeded tau = cfg.qk_clip, gamma = tau / S_max is split
+    between the head's rows of W_q and of W_k (sqrt(gamma) each) when the key head is the query head's own, so
+    that the same q.k would now give exactly tau (RoPE is linear, so the rotation does not change this). A key
+    head that several query heads share (grouped-query attention, group > 1) is left alone and the query head's
+    rows take the whole gamma: the paper's rule for MLA's shared rotary key, which would otherwise also shrink the
+    other heads' logits. Applied after the optimiser's update; returns how many query heads it scaled."""
+    tau, hd, shared = cfg.qk_clip, cfg.head_dim, cfg.group > 1
     scaled = 0
     for i, per_head in enumerate(head_max):
         for h, s_max in enumerate(per_head):
             if not s_max > tau:
                 continue
-            f = math.sqrt(tau / s_max)
-            for name in ("q_proj", "k_proj"):
-                w = params[f"layers.{i}.self_attn.{name}.weight"]
-                w[h * hd:(h + 1) * hd] *= w.dtype.type(f)
+            gamma = tau / s_max
+            wq = params[f"layers.{i}.self_attn.q_proj.weight"]
+            if shared:
+                wq[h * hd:(h + 1) * hd] *= wq.dtype.type(gamma)
+            else:
+                f = math.sqrt(gamma)
+                for name in ("q_proj", "k_proj"):
+                    w = params[f"layers.{i}.self_attn.{name}.weight"]
+                    w[h * hd:(h + 1) * hd] *= w.dtype.type(f)
             scaled += 1
     return scaled

@@ -186,7 +186,7 @@ def _deepseek(reg, mn) -> None:
 
 def _simulation(reg) -> None:
     """The simulated step's sizes and what the formulas say each rank sends (float64, 8 bytes a value)."""
-    cfg = ModelConfig()
+    cfg = ModelConfig(n_kv_heads=ModelConfig().n_heads)     # toolkit/ranks.py's SMALL: every head its own k/v
     psi = sum(math.prod(shape) for shape in param_shapes(cfg).values())
     src = ("课程训练代码的小模型（d = 64，2 层，4 头，FFN 172，词表 256），FP64",)
     reg.add("c10.sim.params", "模拟用的小模型的参数量", value=psi, sources=src)

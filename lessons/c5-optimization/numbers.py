@@ -42,12 +42,13 @@ class _WithSources:
 
 
 def _trainer_config(M, config: dict):
-    """The trainer's model (multi-head attention, tied head) at the sizes of the baseline's config in data/models/
-    (the one the trainer's BASELINE copies), so the numbers derived from its shapes (init std, state bytes,
-    Newton-Schulz overhead) move with that config."""
+    """The trainer's model (its key/value heads as the config says, tied head) at the sizes of the baseline's config
+    in data/models/ (the one the trainer's BASELINE copies), so the numbers derived from its shapes (init std, state
+    bytes, Newton-Schulz overhead) move with that config."""
     return M.ModelConfig(d_model=config["hidden_size"], n_layers=config["num_hidden_layers"],
                          n_heads=config["num_attention_heads"], d_ff=config["intermediate_size"],
-                         vocab_size=config["vocab_size"]).validate()
+                         vocab_size=config["vocab_size"],
+                         n_kv_heads=config.get("num_key_value_heads", config["num_attention_heads"])).validate()
 
 
 def register(reg, models, course=None, data=None) -> None:

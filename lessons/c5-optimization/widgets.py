@@ -231,12 +231,12 @@ def live_view(o: dict, data) -> dict:
                        "text": [f"{RUN_ZH[key]} 第 {i + 1} 步：{loss_text(r['loss'][i])}" for i in idx]})
     chart = {"kind": "xy", "title": "训练 loss：基线与你的小模型", "xtitle": "训练步",
              "ytitle": "训练 loss（nats/字）", "series": series}
-    from ...train.runs import LIVE
+    from ...train.model import param_count
+    from ...train.runs import LIVE, live_config
     text = runs["text"]
     live = {"d": LIVE["d_model"], "L": LIVE["n_layers"], "h": LIVE["n_heads"], "d_ff": LIVE["d_ff"],
             "V": text["vocab_size"]}
-    V, d, L, F = live["V"], live["d"], live["L"], live["d_ff"]
-    params = V * d + L * (4 * d * d + 3 * d * F + 2 * d) + d
+    params = param_count(live_config(live["V"]))
     return {"spec": chart, "live": live, "text_path": text["file"], "params": n(params),
             "options": [(k, v) for k, v in OPT_ZH.items()],
             "multipliers": [(k, multiplier_text(k)) for k in LIVE_MULTIPLIERS], "optimizer": o["optimizer"],

@@ -100,7 +100,8 @@ def break_fix_view(o: dict, data) -> dict:
             "key": key, "off": off, "x": tables[key]["summary"], "off_x": tables[off]["summary"],
             "charts": charts, "steps": runs["steps"], "lr": f"{runs['lr']:g}", "lr_factor": runs["lr_factor"],
             "model": {"d": d, "L": L, "h": m["n_heads"], "d_ff": F, "V": V},
-            "params": n(V * d + L * (4 * d * d + 3 * d * F + 2 * d) + d), "text_path": TEXT_FILE}
+            "params": n(param_count(ModelConfig(**m))), "text_path": TEXT_FILE}
+    from ...train.model import ModelConfig, param_count
 
 
 # -- the live run --------------------------------------------------------------------------------------------------
