@@ -3,8 +3,9 @@
  * adds it to the pages that have a ```{widget} code block; the cell's HTML is site/templates/widgets/code.html).
  *
  * A cell runs in the code cells' own worker (courseRuntime.cells, runtime-client.js), never in the widgets' one, so
- * a slow or endless program leaves every widget answering. That worker starts on the first focus or run of a cell,
- * or in idle time once a cell comes into view and the widgets' runtime is ready.
+ * a slow or endless program leaves every widget answering, and stopping it (terminating that worker) loses nothing
+ * else. That worker is a second Python in the page (about 150-200 MB, tests/bench_runtime.py), so it starts only
+ * when a learner uses a cell: its first focus or run (not when a cell merely scrolls into view).
  *   - 运行 / Shift+Enter runs at once, even before Python is ready: the run waits, visibly (pending), and starts by
  *     itself. 停止 ends a waiting or running program; a program running longer than cells.timeLimitMs is stopped
  *     with a Chinese message. The next run works (a fresh worker).
@@ -24,7 +25,6 @@
   const cw = window.courseWidgets;
   const msg = cw.msg;   // the learner message table (messages.js)
   const INDENT = "    ";
-  const idle = window.requestIdleCallback || ((f) => setTimeout(f, 200));
 
   // Replace value[from, to) by text as if typed (keeps the browser's undo history), then select [selA, selB).
   function replace(src, from, to, text, selA, selB) {
@@ -144,18 +144,5 @@
     return root;
   }
 
-  // Start the cells' worker in idle time once a cell is near the viewport and the widgets' runtime is ready.
-  function startWhenSeen(cells) {
-    if (!cells.length || !window.IntersectionObserver) return;
-    const seen = new IntersectionObserver((entries) => {
-      if (!entries.some((e) => e.isIntersecting)) return;
-      seen.disconnect();
-      rt.ready.then(() => idle(() => rt.cells.start(), { timeout: 5000 }), () => {});
-    }, { rootMargin: "200px" });
-    cells.forEach((c) => seen.observe(c));
-  }
-
-  const roots = [];
-  cw.mount({ code: (root) => roots.push(codeCell(root)) });
-  cw.whenParsed(() => startWhenSeen(roots));   // (every cell of the page is mounted by then)
+  cw.mount({ code: codeCell });
 })();

@@ -6,11 +6,10 @@
  * live loss curve) that every lesson which trains uses, configured by the lesson's script; showState draws its
  * buttons and status line. Every text it shows is a key of the learner message table (messages.js).
  *
- * The worker is the course's worker.js started as worker.js#train (a third instance beside the widgets' and the
- * code cells' workers), so training never delays another widget's answer and the page never waits for it: a
- * lesson's script sends one request per training step ({id, fn: "experiments.api:NAME", args}) and the next only
- * when the previous one has answered, so 暂停 takes effect after at most one step. It is started by the first
- * call, and terminated when the page is left (pagehide). text(path) fetches a training text once per page.
+ * Training runs in the page's one Python runtime, the widgets' worker (courseRuntime.call): a lesson's script sends
+ * one request per training step and the next only when the previous one has answered, so 暂停 takes effect after at
+ * most one step and a widget's own call waits behind at most one step. Leaving the page (pagehide) stops the runs.
+ * text(path) fetches a training text once per page.
  *
  * For tests and the bench: window.courseTraining = stats = {state, steps, busyMs, inflight} (the lesson scripts
  * count steps answered and time spent waiting; inflight: requests not answered yet).
@@ -21,62 +20,27 @@
   const stats = { state: "idle", steps: 0, busyMs: 0, inflight: 0 };
   window.courseTraining = stats;
 
+  // Training runs in the page's one Python, the widgets' worker (courseRuntime.call, runtime-client.js), not in a
+  // Pyodide of its own: a second one cost 150-200 MB more in the page and 10-20 s of start-up after 开始 (issue
+  // #49, tests/bench_runtime.py). One request per step, so a widget's call waits at most one step behind a run.
+  // stop() (and leaving the page, pagehide) ends the runs: the answers of calls made before it are dropped, and
+  // the runs fail with train.stopped; the next 开始 begins a fresh run.
   const trainer = (function () {
-    let worker = null, nextId = 1, failed = null;
-    const pending = new Map();
-    function url() {
-      const s = document.querySelector("script[data-worker]");
-      return s ? new URL("#train", new URL(s.dataset.worker, document.baseURI)) : null;
-    }
-    function fail(text) {
-      failed = text;
-      pending.forEach((p) => p.reject(new Error(text)));
-      pending.clear();
-    }
-    function start() {
-      if (worker || failed) return;
-      const u = url();
-      if (!u) { fail(msg("runtime.no_location")); return; }
-      try {
-        worker = new Worker(u);
-      } catch (e) {
-        fail(msg("runtime.not_allowed"));
-        return;
-      }
-      stats.state = "loading";
-      worker.onmessage = (event) => {
-        const m = event.data || {};
-        if (m.type === "status") {
-          stats.state = m.state;
-          if (m.state === "error") fail(msg("runtime.load_failed", { detail: m.detail || "" }));
-          return;
-        }
-        if (m.type === "packages") {
-          if (m.error) fail(msg("train.numpy_failed", { detail: m.error }));
-          return;
-        }
-        const p = pending.get(m.id);
-        if (!p) return;
-        pending.delete(m.id);
-        if (m.ok) p.resolve(m.result); else p.reject(new Error(m.error));
-      };
-      worker.onerror = (event) => { event.preventDefault(); fail(event.message || msg("train.thread_failed")); };
-    }
+    let generation = 0;
     function call(name, args) {
-      start();
-      if (failed) return Promise.reject(new Error(failed));
+      const rt = window.courseRuntime;
+      if (!rt) return Promise.reject(new Error(msg("runtime.no_location")));
+      const gen = generation;
       stats.inflight += 1;
-      return new Promise((resolve, reject) => {
-        const id = nextId++;
-        pending.set(id, { resolve: resolve, reject: reject });
-        worker.postMessage({ id: id, fn: "experiments.api:" + name, args: args });
+      if (rt.state === "loading") stats.state = "loading";
+      return rt.call("experiments.api:" + name, args).then((r) => {
+        if (gen !== generation) throw new Error(msg("train.stopped"));
+        stats.state = "ready";
+        return r;
       }).finally(() => { stats.inflight -= 1; });
     }
     function stop() {
-      if (worker) worker.terminate();
-      worker = null;
-      fail(msg("train.stopped"));
-      failed = null;
+      generation += 1;
       stats.state = "idle";
     }
     window.addEventListener("pagehide", stop);
@@ -188,9 +152,9 @@
       },
     };
   }
-  function speedText(perSecond, tokensPerStep) {
+  function speedText(perSecond, tokensPerStep, key) {
     if (perSecond === null) return "—";
-    return msg("train.speed", { steps: perSecond < 10 ? perSecond.toFixed(1) : String(Math.round(perSecond)),
+    return msg(key || "train.speed", { steps: perSecond < 10 ? perSecond.toFixed(1) : String(Math.round(perSecond)),
       tokens: Math.round(perSecond * (tokensPerStep || 0)).toLocaleString("en-US") });
   }
 
@@ -201,10 +165,12 @@
   //                                              tokens_per_step (and whatever o.began reads)
   //   o.stepCall                                 each step's entry point: (session, 1) -> {steps: [row], done}
   //   o.fields(row) -> {output name: text}       the readout's outputs besides the step (default: loss)
-  //   o.curves: [{figure, base, metric}]         charts that draw the live curve of row[metric] (row[metric +
-  //                                              "_text"] in its hover) with the base spec's series (default:
-  //                                              loss, on the panel's own chart, else the widget's; [] for none);
-  //                                              o.draw(live) draws instead
+  //   o.curves: [{figure, base, metric, name?, color?}]   charts that draw the live curve of row[metric]
+  //                                              (row[metric + "_text"] in its hover; a row without the metric
+  //                                              adds no point) with the base spec's series (default: loss, on the
+  //                                              panel's own chart, else the widget's; [] for none); curves on one
+  //                                              figure are drawn together; o.draw(live) draws instead
+  //   o.speed                                    the speed's message key ({steps}, {tokens}; default train.speed)
   //   o.name(began answer) -> the live curve's name (default: the table's train.live)
   //   o.locked                                   controls that choose the run: off while it is busy; changing one
   //                                              resets a run that has begun
@@ -234,8 +200,13 @@
       clearTimeout(drawTimer);
       drawTimer = 0;
       if (o.draw) { o.draw(live); return; }
-      curves.forEach((c) => W.chart(c.figure, Object.assign({}, c.base,
-        { series: (live ? [live[c.metric]] : []).concat(c.base.series) })));   // (the live curve under the others)
+      const charts = new Map();   // figure -> [its base spec, its live curves]: one chart per figure
+      curves.forEach((c) => {
+        if (!charts.has(c.figure)) charts.set(c.figure, [c.base, []]);
+        if (live) charts.get(c.figure)[1].push(live[c.metric]);
+      });
+      charts.forEach(([base, lines], figure) => W.chart(figure, Object.assign({}, base,
+        { series: lines.concat(base.series) })));   // (the live curves under the others)
     }
     function draw(now) {   // at most every 400 ms while running (a chart's redraw costs a frame or two)
       if (now) drawNow(); else if (!drawTimer) drawTimer = setTimeout(drawNow, 400);
@@ -252,7 +223,8 @@
         const name = o.name ? o.name(r) : msg("train.live");
         live = {};
         curves.forEach((c) => {
-          live[c.metric] = { name: name, mode: "lines", color: "#d62728", x: [], y: [], text: [] };
+          live[c.metric] = { name: c.name || name, mode: "lines", color: c.color || "#d62728",
+            x: [], y: [], text: [] };
         });
         if (o.began) o.began(r);
       },
@@ -260,6 +232,7 @@
         speed.add(rows.length);
         for (const row of rows) {
           Object.entries(live).forEach(([metric, series]) => {
+            if (row[metric] === undefined) return;
             series.x.push(row.step);
             series.y.push(row[metric]);
             series.text.push(msg("train.point", { name: series.name, step: row.step, value: row[metric + "_text"] }));
@@ -270,7 +243,7 @@
           });
           if (o.step) o.step(row);
         }
-        out("speed").textContent = speedText(speed.rate(), tokensPerStep);
+        out("speed").textContent = speedText(speed.rate(), tokensPerStep, o.speed);
         draw(!running);               // (paused during this step: draw it now, the run stops here)
       },
       done: (rows) => {
