@@ -71,8 +71,12 @@
       call: ["c11_hybrid_memory", "c11_hybrid_chart"],
       args: (v, w, arg) => {
         const config = W.model(w.root.dataset.model);
+        // a whole number as a number (the build's answers are keyed so); anything else, an empty field too, goes as
+        // typed, for Python's message in Chinese (Number("") would silently be 0 layers)
+        const n = /^\d+$/.test(v.n) ? Number(v.n) : v.n;
         arg.extra = presets(w).includes(v.n) ? null : v.n;
-        return [[config, Number(v.n), Number(v.T)], arg.extra === chartFor(w) ? null : [config, null, null, Number(v.n)]];
+        return [[config, n, Number(v.T)], arg.extra === chartFor(w) || typeof n !== "number" ? null
+          : [config, null, null, n]];
       },
       answer: null,
       show: ([x, spec], w, arg) => {

@@ -92,6 +92,10 @@ def test_hybrid_presets_and_custom(page):
       .series.length === 6""", timeout=60_000)
     spec = json.loads(page.eval_on_selector(".c11-hybrid script.chart-spec", "n => n.textContent"))
     assert spec == json.loads(json.dumps(calc.hybrid_chart(anchor, current=12)))
+    # an emptied field is not read as 0 layers: Python's message, the last good answer kept (issue #49)
+    change(page, ".c11-hybrid", {".c11-n-full": ""}, ".c11-n-full")
+    assert "全注意力层数" in page.eval_on_selector(".c11-hybrid .widget-error", "n => n.hidden ? '' : n.textContent")
+    expect_fields(page, ".c11-hybrid", calc.hybrid_memory(anchor, 12, 262144))
 
 
 # -- batch -> experts -> bytes ---------------------------------------------------------------------------------

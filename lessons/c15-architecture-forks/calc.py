@@ -19,6 +19,7 @@ KIND_ZH = {"mha": "MHA", "gqa": "GQA", "mqa": "MQA", "mla": "MLA", "sliding": "�
            "none": "无注意力"}
 PLACEMENT_ZH = {"pre": "Pre-LN", "sandwich": "夹心归一化", "post": "Post-LN", "other": "其他位置"}
 NORM_ZH = {"rmsnorm": "RMSNorm", "layernorm": "LayerNorm", "other": "其他"}
+KV_MAX = 1024           # the what-if's KV-head field: its max (templates/c15_what_if.html)
 SWAP_ZH = {"none": "不换（原 config）", "no_linear": "不要线性层：GDN / Mamba 层全换成本模型的全注意力层",
            "no_sliding": "不要滑窗：窗口层改看全部上下文", "mla_to_gqa": "MLA 换成 GQA（KV 头数可选）",
            "no_indexer": "去掉 DSA 索引器：回到稠密 MLA", "no_shared": "去掉共享专家"}
@@ -172,11 +173,16 @@ def what_if_view(config: dict, swap: str, T: int, kv_heads: int = 8) -> dict:
     if not 1 <= T <= 1 << 24:
         raise ValueError(f"上下文长度应在 1 到 {n(1 << 24)} 之间，实际是 {n(T)}")
     h = card["heads"]
-    if swap == "mla_to_gqa" and (not 1 <= kv_heads <= h or h % kv_heads):
+    if not 1 <= kv_heads <= KV_MAX:   # whatever the swap: a count out of the field's range is never read silently
+        raise ValueError(f"KV 头数应在 1 到 {n(KV_MAX)} 之间，实际是 {n(kv_heads)}")
+    if swap == "mla_to_gqa" and (kv_heads > h or h % kv_heads):
         raise ValueError(f"KV 头数应能整除注意力头数 {h}，实际是 {kv_heads}")
+    # the KV-head count is read only by the MLA -> GQA swap: beside the field, why changing it changes nothing
+    kv_why = "" if swap == "mla_to_gqa" else (
+        f"KV 头数只在「MLA 换成 GQA」时用到；现在换的是「{SWAP_ZH.get(swap, swap)}」，改它不影响结果。")
     if swap not in allowed:
         return {"applies": False, "note": f"这个模型没有这条岔路可换：{SWAP_ZH.get(swap, swap)}。", "rows": [],
-                "allowed": allowed}
+                "allowed": allowed, "kv_why": kv_why}
     x = F.what_if(config, swap, T, kv_heads)
     b, s = x["base"], x["swapped"]
     rows = []
@@ -187,4 +193,4 @@ def what_if_view(config: dict, swap: str, T: int, kv_heads: int = 8) -> dict:
         rows.append({"label": label, "base": fmt(b[key]), "swapped": fmt(s[key]),
                      "change": "不变" if s[key] == b[key] else signed_pct(change, 2 if abs(change) < Fraction(1, 100)
                                                                          else 1)})
-    return {"applies": True, "note": SWAP_NOTE[swap], "rows": rows, "allowed": allowed}
+    return {"applies": True, "note": SWAP_NOTE[swap], "rows": rows, "allowed": allowed, "kv_why": kv_why}

@@ -111,3 +111,17 @@ def test_new_costs_by_hand(numbers):
         full * 2 * oss["num_attention_heads"] * 2 * oss["head_dim"]
     llama = cfg("llama-2-7b")       # q, k, v, o: d × d each, no bias
     assert value(numbers, "c15.llama7b.mixer_params") == llama["num_hidden_layers"] * 4 * llama["hidden_size"] ** 2
+
+
+def test_the_kv_head_field_is_never_read_silently():
+    """A count below 1 or past the field's max is refused whatever the swap; a swap that does not read the field
+    says so (kv_why, shown beside it), the one that reads it does not (issue #49)."""
+    from experiments.lessons.c15_architecture_forks import calc
+    c = cfg("deepseek-v3")
+    for swap in ("none", "mla_to_gqa"):
+        for bad in (0, -5, calc.KV_MAX + 1):
+            with pytest.raises(ValueError, match="KV 头数应在 1 到"):
+                calc.what_if_view(c, swap, 4096, bad)
+    assert "改它不影响结果" in calc.what_if_view(c, "none", 4096, 8)["kv_why"]
+    assert calc.what_if_view(c, "none", 4096, 8)["rows"] == calc.what_if_view(c, "none", 4096, 16)["rows"]
+    assert calc.what_if_view(c, "mla_to_gqa", 4096, 8)["kv_why"] == ""

@@ -89,6 +89,15 @@ def test_what_if_swaps_and_kv_heads(page):
     change(page, ".c15-what-if", {".c15-kvh": 3}, ".c15-kvh")       # 3 does not divide 128 heads: a Chinese error
     err = page.eval_on_selector(".c15-what-if .widget-error", "n => n.textContent")
     assert "KV 头数应能整除注意力头数" in err
+    # another swap does not read the field: a change of it says so beside it, and a count below 1 is refused (#49)
+    change(page, ".c15-what-if", {".c15-swap": "no_indexer", ".c15-kvh": 16}, ".c15-swap")
+    why = page.locator(".c15-what-if [data-testid=c15-kv-why]")
+    assert why.is_visible() and "改它不影响结果" in why.inner_text()
+    for bad in (0, -5):
+        change(page, ".c15-what-if", {".c15-kvh": bad}, ".c15-kvh")
+        assert "KV 头数应在 1 到" in page.eval_on_selector(".c15-what-if .widget-error", "n => n.textContent")
+    change(page, ".c15-what-if", {".c15-swap": "mla_to_gqa", ".c15-kvh": 16}, ".c15-swap")
+    assert not why.is_visible()
 
 
 def test_code_cell_builds_a_card(page):

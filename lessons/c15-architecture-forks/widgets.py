@@ -65,6 +65,7 @@ def what_if_view(o: dict, data) -> dict:
         raise data.option_error("T", "one of " + ", ".join(map(str, calc.T_STOPS)), o["T"])
     return {"models": models, "alias": alias, "swaps": [(s, calc.SWAP_ZH[s]) for s in F.WHAT_IFS],
             "swap": o["swap"], "T": o["T"], "stops": [(t, n(t)) for t in calc.T_STOPS], "kv_heads": o["kv_heads"],
+            "kv_max": calc.KV_MAX,
             "allowed": {a: " ".join(_swaps(m)) for a, m in models},
             "x": calc.what_if_view(mn.doc["config"], o["swap"], o["T"], o["kv_heads"])}
 

@@ -74,6 +74,10 @@ def test_toggles_answer_before_python(guarded_page, site):
     want = STORED["grid"][S.key({**OFF, "qk_norm": 1, "warmup": 1, "z_loss": 1})]
     assert spike_rows(p) == expected_spike(want) != expected_spike(STORED["grid"][S.key(OFF)])
     assert "qk_norm=1" in p.url or "qk_norm" in p.url                  # kept in the URL
+    # QK-Clip with QK-norm on never fires: the same run, and the table says why (issue #49)
+    assert now(p, "qk_clips") == "未打开"
+    toggle(p, "qk_clip")
+    assert now(p, "qk_clips").startswith("0（") and "结果和不开一样" in now(p, "qk_clips")
 
 
 def test_browser_equals_cpython_for_20_steps(page, monkeypatch):

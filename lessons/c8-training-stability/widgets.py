@@ -33,6 +33,15 @@ def toggle_label(runs: dict, name: str) -> str:
     return TOGGLE_ZH[name] + extra.get(name, "")
 
 
+def qk_clips(r: dict) -> str:
+    """How many (step, head) pairs QK-Clip rescaled in a run: 未打开 when it was off, and why it changed nothing when
+    it was on and never fired (with QK-norm on the logits stay under τ: the run is the one without it; issue #49)."""
+    if not r["spec"]["model"]["qk_clip"]:
+        return "未打开"
+    k = r["qk_clipped_heads"]
+    return n(k) if k else "0（注意力 logit 从没超过 τ，它一次也没动手，结果和不开一样）"
+
+
 def run_summary(r: dict, clip: float) -> dict:
     """What the readout shows for one run, as text; with the tensors whose gradients were largest at the step of
     the largest global norm."""
@@ -40,7 +49,7 @@ def run_summary(r: dict, clip: float) -> dict:
     return {"max_logit": num_text(calc.peak(r["max_attn_logit"])), "loss": num_text(calc.final(r["loss"]), 4),
             "held_out": num_text(r["eval_loss"], 4), "log_z": num_text(calc.final(r["log_z"]), 3),
             "grad_peak": num_text(calc.peak(r["grad_norm"])), "spikes": str(calc.spikes(r["grad_norm"], clip)),
-            "spike_step": str(step),
+            "spike_step": str(step), "qk_clips": qk_clips(r),
             "spike_top": [{"tensor": tensor_label(name), "norm": num_text(g, 3), "share": f"{share * 100:.1f}%"}
                           for name, g, share in top]}
 

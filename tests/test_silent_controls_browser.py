@@ -1,0 +1,129 @@
+"""No silent controls (issue #49): on every lesson page, every widget control that the learner can change either
+changes what the widget shows, or shows why it does not.
+
+Headless Chromium on a build of the real course, once the page's Python is ready and its charts are drawn. Every
+visible, enabled control inside a widget (selects, checkboxes, radio buttons, sliders, number and text fields; not
+buttons, code cells or exercises, whose runs are tested elsewhere) is changed once, in page order, with the changes
+left in place: a select to its next option, a box ticked or unticked, a slider one stop on, a numeric field by one
+step. After the widget is idle again (no data-busy: set in the same task as the event), the change counts as
+answered if the widget's visible text (its controls' own labels and options left out) differs from before, or if
+the widget shows a reason: its error line (an out-of-range value's Chinese message) or a [data-why] line beside a
+control that the current state makes moot. A change that does neither is a silent control, named in the failure.
+
+Bounded: one change per control, one page load per lesson.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from browser_fixtures import scroll_through, wait_runtime_ready, wait_widgets_idle
+from build_fixtures import REPO
+
+COURSE = json.loads((REPO / "data" / "course.json").read_text(encoding="utf-8"))
+LESSONS = [f"{ch['lesson']}.html" for ch in COURSE["chapters"] if ch.get("status") == "written" and ch.get("lesson")]
+
+
+@pytest.fixture(scope="module")
+def base(repo_site, http_serve) -> str:
+    return http_serve(repo_site.out)
+
+
+# the controls to change, each tagged data-probe=i (a stable handle while the page redraws around it)
+CONTROLS_JS = """() => {
+  const shown = (el) => el.getClientRects().length && el.checkVisibility({ visibilityProperty: true });
+  const all = Array.from(document.querySelectorAll(
+      ".widget select, .widget input:not([type=file], [type=hidden], [type=button], [type=submit])"))
+    .filter((el) => !el.closest(".code-cell, .exercise, figure.chart, .training-panel") && !el.disabled && shown(el));
+  return all.map((el, i) => {
+    el.dataset.probe = String(i);
+    const w = el.closest(".widget");
+    return { i: i, what: w.dataset.widget + " " + el.tagName.toLowerCase() + "." + (el.className || "")
+                         + (el.type ? "[" + el.type + "]" : "") + (el.name ? " " + el.name : "") };
+  });
+}"""
+
+# the widget's visible text without its controls' own text (a select's options), and whether it shows a reason
+STATE_JS = """(i) => {
+  const el = document.querySelector('[data-probe="' + i + '"]');
+  if (!el) return null;
+  const w = el.closest(".widget");
+  const shown = (n) => n.getClientRects().length && n.checkVisibility({ visibilityProperty: true });
+  const parts = [];
+  const walk = document.createTreeWalker(w, NodeFilter.SHOW_TEXT, { acceptNode: (t) =>
+    t.parentElement.closest("select, option, script, template, textarea") ? NodeFilter.FILTER_REJECT
+      : NodeFilter.FILTER_ACCEPT });
+  for (let t = walk.nextNode(); t; t = walk.nextNode()) {
+    if (t.data.trim() && shown(t.parentElement)) parts.push(t.data.trim());
+  }
+  w.querySelectorAll("svg [x], svg [width], svg [x1]").forEach((n) =>   // a bar or a line that moved
+    parts.push(["x", "width", "x1"].map((a) => n.getAttribute(a)).join(",")));
+  const says = (sel) => Array.from(w.querySelectorAll(sel)).some((e) => !e.hidden && e.textContent.trim() && shown(e));
+  return { text: parts.join("|"), reason: says(".widget-error") || says("[data-why]"), disabled: el.disabled };
+}"""
+
+# one change: the next option, the other state of a box, one stop or step on (back one at the top end)
+CHANGE_JS = """(i) => {
+  const el = document.querySelector('[data-probe="' + i + '"]');
+  if (el.tagName === "SELECT") {
+    const n = el.options.length;
+    for (let k = 1; k < n; k++) {
+      const o = el.options[(el.selectedIndex + k) % n];
+      if (!o.disabled) { el.value = o.value; break; }
+    }
+  } else if (el.type === "checkbox" || el.type === "radio") {
+    el.checked = el.type === "radio" ? true : !el.checked;
+  } else {
+    const step = Number(el.step) > 0 ? Number(el.step) : 1;
+    const v = Number(el.value);
+    if (el.value.trim() === "" || !isFinite(v)) el.value = el.min || "1";
+    else {
+      const max = el.max === "" ? Infinity : Number(el.max);
+      const next = v + step <= max ? v + step : v - step;
+      el.value = String(next !== v ? next : v * 2);   // (one step is lost in a large float: 5.76e23 + 1)
+    }
+  }
+  el.dispatchEvent(new Event("input", { bubbles: true }));
+  el.dispatchEvent(new Event("change", { bubbles: true }));
+  return el.value + (el.type === "checkbox" ? (el.checked ? " on" : " off") : "");
+}"""
+
+
+# a change's answer is drawn: no widget busy, and the changed control's widget not loading or running a training
+# run it started (C1's BPE trains on to a new merge count in the training worker; courseTrainer.showState)
+SETTLED_JS = """(i) => {
+  const el = document.querySelector('[data-probe="' + i + '"]');
+  const w = el && el.closest(".widget");
+  const trains = w && w.querySelector("[data-state=loading], [data-state=running]");
+  return !document.querySelector(".widget[data-busy], .widget [data-busy]") && !trains;
+}"""
+
+
+def settle(page, i: int) -> None:
+    """Two animation frames (a handler may start its work in a promise), then the widget's answer drawn."""
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    page.wait_for_function(SETTLED_JS, arg=i, timeout=120_000)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", LESSONS)
+def test_every_control_changes_the_answer_or_says_why_not(name, base, guarded_pages):
+    page = guarded_pages(viewport={"width": 1280, "height": 900})
+    page.goto(base + name)
+    wait_runtime_ready(page)
+    scroll_through(page)
+    wait_widgets_idle(page)
+    controls = page.evaluate(CONTROLS_JS)
+    silent = []
+    for c in controls:
+        before = page.evaluate(STATE_JS, c["i"])
+        if before is None or before["disabled"]:   # a redraw replaced it, or an earlier change made it moot
+            continue
+        value = page.evaluate(CHANGE_JS, c["i"])
+        settle(page, c["i"])
+        after = page.evaluate(STATE_JS, c["i"])
+        if after is not None and after["text"] == before["text"] and not after["reason"]:
+            silent.append(f"{c['what']} -> {value}")
+    assert controls, "the lesson has widget controls"
+    assert silent == [], f"{name}: controls whose change neither changed the widget nor said why:\n" + "\n".join(silent)
