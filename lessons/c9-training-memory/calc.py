@@ -172,8 +172,8 @@ def moot_notes(ledger: Ledger, setup: T.TrainSetup, total: int) -> list[str]:
     notes = []
     same = lambda **change: T.training_memory(ledger, replace(setup, **change)).total == total  # noqa: E731
     if setup.zero and setup.dp == 1 and same(zero=0):
-        notes.append(f"ZeRO {setup.zero} 把模型状态分到数据并行的各张卡上；现在只有 1 张卡，没有可分的，显存和不用 ZeRO "
-                     "一样。把数据并行卡数调大，才看得出它省下多少。")
+        notes.append(f"ZeRO {setup.zero} 把模型状态分到数据并行的各张卡上；现在只有 1 张卡，没有可分的，"
+                     "显存和不用 ZeRO 一样。把数据并行卡数调大，才看得出它省下多少。")
     if setup.recompute == "selective" and setup.kernel == "fused" and same(recompute="none"):
         notes.append("选择性重算只在反向时重算注意力的 softmax 概率矩阵；融合注意力内核本来就不保存这个矩阵，"
                      "所以激活和不重算一样。换成朴素注意力，才看得出它省下多少。")
