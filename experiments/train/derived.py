@@ -68,6 +68,8 @@ DERIVED = (
               ("runs_speaker.py", "generate.py")),
     run_group("speculative", "data/train_speculative.json", "runs_speculative:compute", (TEXT_FILE,),
               ("runs_speaker.py", "generate.py", "speculative.py", "runs_speculative.py")),
+    run_group("attention", "data/train_attention.json", "runs_attention:compute", (TEXT_FILE,),
+              ("runs_speaker.py", "generate.py", "runs_attention.py")),
     Derived("data/train_memory.json", "python -m experiments.train.memory",
             (BASELINE_CONFIG,), TRAINER + ("experiments/train/memory.py",)),
     Derived("data/tokenizer_stats.json", "python -m sitegen.real_tokenizers",

@@ -15,8 +15,8 @@ from __future__ import annotations
 from .runs import ADAMW, sig
 from .schedule import Schedule
 
-STEPS, BATCH, SEQ, LR, SEED = 300, 16, 64, 1e-2, 0
-LOG_EVERY, HELD_EVERY = 10, 50
+STEPS, BATCH, SEQ, LR, SEED = 600, 16, 64, 1e-2, 0
+LOG_EVERY, HELD_EVERY = 10, 100
 HELD_WINDOWS = 16
 PROMPT, SAMPLE_TOKENS, CONTEXT = "子曰：“", 30, 64
 
