@@ -7,10 +7,14 @@ Python runtime in py/<hash>/ and pyodide/<version>/, the manifest and its icons)
   at its top) with VERSION = the first 12 hex digits of sha256 over every listed file's path and bytes, so any
   changed byte (a sentence in a lesson) is a new version, and FILES = that list;
 - manifest.webmanifest (name, start page, zh-CN, standalone) and icons made from static/favicon.png, scaled up
-  (nearest neighbour, so no image library is needed), as Chromium asks for 192 and 512 px icons to install.
+  (nearest neighbour, so no image library is needed), as Chromium asks for 192 and 512 px icons to install;
+- into the outline's data-use paragraph (site/templates/index.html, [data-offline-sizes]), the sizes, from the
+  files' bytes as built (stamp_sizes): the Python runtime a first lesson downloads (py/ and pyodide/, as stored: a
+  host that compresses sends less) and the whole offline copy (every listed file). MB = 10^6 bytes.
 The pages register sw.js through static/js/offline.js (site/templates/base.html), which also shows the footer's
-note once the whole course is kept. `make dist` (sitegen/dist.py) points the list at v/<hash>/static/ as it does
-the pages; the service worker's scope is the folder it is served from, so the course works from any sub-path.
+note once the whole course is kept, and runs the outline's data-use section. `make dist` (sitegen/dist.py) points
+the list at v/<hash>/static/ as it does the pages; the service worker's scope is the folder it is served from, so
+the course works from any sub-path.
 """
 from __future__ import annotations
 
@@ -122,6 +126,40 @@ def scaled_png(data: bytes, size: int) -> bytes:
     return write_png(size, size, bpp, out)
 
 
+OUTLINE = "index.html"
+SIZES_MARK = "data-offline-sizes hidden"
+SIZE_SPAN = '<span data-size="{}"></span>'
+RUNTIME_PREFIXES = ("py/", "pyodide/")
+
+
+def mb(n: int) -> str:
+    return f"{n / 1e6:.1f}"
+
+
+def stamp_sizes(dest: Path) -> None:
+    """Write the runtime's and the offline copy's sizes into the outline's data-use paragraph (and show it). The
+    outline is itself one of the files counted, so its size is taken once stamped (the text's length settles)."""
+    page = dest / OUTLINE
+    if not page.is_file():
+        return
+    html = page.read_text(encoding="utf-8")
+    if SIZES_MARK not in html:
+        return
+    stamped = html
+    for _ in range(3):
+        files = offline_files(dest)
+        sizes = {rel: (dest / rel).stat().st_size for rel in files}
+        sizes[OUTLINE] = len(stamped.encode("utf-8"))
+        runtime = sum(n for rel, n in sizes.items() if rel.startswith(RUNTIME_PREFIXES))
+        text = (html.replace(SIZES_MARK, SIZES_MARK.removesuffix(" hidden"), 1)
+                .replace(SIZE_SPAN.format("runtime"), f'<span data-size="runtime">{mb(runtime)}</span>', 1)
+                .replace(SIZE_SPAN.format("offline"), f'<span data-size="offline">{mb(sum(sizes.values()))}</span>', 1))
+        if text == stamped:
+            break
+        stamped = text
+    page.write_text(stamped, encoding="utf-8")
+
+
 def write_offline(site, dest: Path) -> None:
     """The build's output step: icons, manifest.webmanifest, then sw.js listing every file (itself excepted)."""
     dest = Path(dest)
@@ -134,5 +172,6 @@ def write_offline(site, dest: Path) -> None:
             (dest / rel).write_bytes(scaled_png(favicon.read_bytes(), size))
             icons.append(rel)
     (dest / MANIFEST_FILE).write_text(manifest(site.course.get("title") or "课程", icons), encoding="utf-8")
+    stamp_sizes(dest)
     files = offline_files(dest)
     (dest / SW_FILE).write_text(service_worker(version_of(dest, files), files), encoding="utf-8")

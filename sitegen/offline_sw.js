@@ -13,9 +13,12 @@
  * - Pages and everything not named by its content (data/, static/ in _site, the manifest) are network first: online,
  *   a learner always gets the current build (no stale course, however old the cache); offline, the cached copy.
  *   The content-named files are cache first: a repeat visit downloads none of the runtime.
- * - Save-Data or a 2G connection: nothing is fetched ahead (as the outline's prefetch, prefetch-runtime.js); only
- *   what the pages fetch anyway is kept, and the course is not announced as available offline.
- * - To the pages (offline.js): {type: "offline-status", offline, version} on request and once a version is ready.
+ * - The whole course is fetched ahead (install) only on a fast connection: navigator.connection says 4g and no
+ *   Save-Data (as the outline's prefetch, prefetch-runtime.js). Elsewhere (a slower link, Save-Data, a browser that
+ *   does not say) only what the pages fetch anyway is kept, and the course is not announced as available offline,
+ *   until the learner asks from the outline (offline.js posts {type: "keep-offline"}: the same fetch ahead, now).
+ * - To the pages (offline.js): {type: "offline-status", offline, version} on request, once a version is ready, and
+ *   after a "keep-offline" (with failed: true if it could not be completed).
  */
 "use strict";
 
@@ -30,9 +33,9 @@ const COMPLETE = new URL("__offline-complete__", SCOPE).href;   // present once 
 const PARALLEL = 4;
 const LISTED = new Set(FILES.map((f) => new URL(f, SCOPE).href));
 
-function savingData() {
+function fastConnection() {
   const conn = self.navigator.connection;
-  return !!(conn && (conn.saveData || /(^|-)2g$/.test(conn.effectiveType || "")));
+  return !!(conn && !conn.saveData && conn.effectiveType === "4g");
 }
 
 function relative(url) {
@@ -43,10 +46,10 @@ function cacheFor(rel) {
   return CONTENT_NAMED.test(rel) ? caches.open(RUNTIME) : versionCache();
 }
 
-async function precache() {
+async function precache(asked) {
   const cache = await caches.open(CACHE);
   const runtime = await caches.open(RUNTIME);
-  if (savingData()) return;
+  if (!asked && !fastConnection()) return;
   const queue = FILES.slice();
   async function next() {
     while (queue.length) {
@@ -123,7 +126,15 @@ self.addEventListener("activate", (event) => {
 });
 
 self.addEventListener("message", (event) => {
-  if (event.data && event.data.type === "offline-status" && event.source) event.waitUntil(tell([event.source]));
+  const type = event.data && event.data.type;
+  if (type === "offline-status" && event.source) event.waitUntil(tell([event.source]));
+  if (type === "keep-offline") {   // the learner asked (the outline): fetch the whole course now, whatever the link
+    event.waitUntil(precache(true).then(async () => tell(await self.clients.matchAll({ includeUncontrolled: true })),
+      (error) => {
+        console.warn("course offline copy: " + error.message);
+        if (event.source) event.source.postMessage({ type: "offline-status", offline: false, failed: true });
+      }));
+  }
 });
 
 async function fromCache(request, rel) {
@@ -134,8 +145,8 @@ async function fromCache(request, rel) {
 }
 
 async function keep(request, response) {
-  // a complete cache is one build, exactly: only what is named by its content, or (Save-Data: nothing fetched
-  // ahead) what the pages fetch anyway, is added afterwards
+  // a complete cache is one build, exactly: only what is named by its content, or (nothing fetched ahead: a slow
+  // link, not asked) what the pages fetch anyway, is added afterwards
   if (!response.ok || response.type !== "basic") return;
   const rel = relative(new URL(request.url));
   if (CONTENT_NAMED.test(rel) || !(await (await versionCache()).match(COMPLETE))) {

@@ -10,6 +10,10 @@ Chromium, on the real course served as `make serve` serves it (sitegen/serve.py)
 5. Save-Data / a 2G connection (the service worker's savingData(), tested through Chromium's forced 2G estimate):
    nothing is fetched ahead and the course is not announced as offline; a page visited under the worker is kept
    with its runtime and works offline, a page never kept answers with the offline message.
+6. The outline's data use (issue #49): it states the runtime's and the whole offline copy's sizes, equal to the
+   built files' bytes counted here; on a fast connection it fetches ahead and says so, and its remove button
+   unregisters the worker and deletes its caches, after which no page registers it again until 现在下载整门课程
+   brings the copy back; on a 2G connection it fetches nothing ahead, says why, and keeps the course when asked.
 Waits are on conditions (selectors, page state), each bounded.
 """
 from __future__ import annotations
@@ -287,3 +291,85 @@ def test_save_data_or_2g_fetches_nothing_ahead_keeps_what_was_visited_and_claims
         context.close()
         slow.close()
     assert problems == []
+
+
+def test_the_outline_states_the_sizes_the_build_has(course):
+    root, out, base, switch = course
+    sw = (out / "sw.js").read_text(encoding="utf-8")
+    listed = json.loads(re.search(r"const FILES = (\[.*?\]);", sw).group(1))
+    runtime = sum((out / f).stat().st_size for f in listed if f.startswith(("py/", "pyodide/")))
+    everything = sum((out / f).stat().st_size for f in listed)
+    html = (out / "index.html").read_text(encoding="utf-8")
+    said = dict(re.findall(r'<span data-size="(\w+)">([\d.]+)</span>', html))
+    assert said == {"runtime": f"{runtime / 1e6:.1f}", "offline": f"{everything / 1e6:.1f}"}, said
+    assert "data-offline-sizes hidden" not in html
+    assert 10 < runtime / 1e6 < everything / 1e6
+
+
+REGISTRATIONS = "async () => (await navigator.serviceWorker.getRegistrations()).length"
+COURSE_CACHES = "async () => (await caches.keys()).filter((k) => k.startsWith('course '))"
+
+
+def test_on_a_fast_link_the_outline_fetches_ahead_and_the_copy_can_be_removed_and_brought_back(browser, course):
+    root, out, base, switch = course
+    pages = lesson_pages(out)
+    context = browser.new_context(service_workers="allow")
+    problems: list[str] = []
+    context.on("page", lambda p: p.on("pageerror", lambda e: problems.append(f"page error: {e}")))
+    page = context.new_page()
+    try:
+        page.goto(base + "index.html")
+        panel = page.locator("[data-data-use]")
+        assert page.evaluate("navigator.connection.effectiveType") == "4g"
+        assert panel.locator("[data-offline-sizes]").is_visible()
+        # fast: the runtime is prefetched, and the worker keeps the whole course; the section says so
+        page.wait_for_selector("script[data-urls][data-state=done]", state="attached", timeout=WAIT_MS)
+        page.wait_for_selector("[data-data-use][data-state=kept]", timeout=WAIT_MS)
+        assert "断网也能用" in panel.locator(".data-use-state").text_content()
+        assert page.evaluate(REGISTRATIONS) == 1 and len(page.evaluate(COURSE_CACHES)) == 2
+
+        # removed: no worker, no cache; a lesson page does not bring them back
+        panel.locator(".data-use-remove").click()
+        page.wait_for_selector("[data-data-use][data-state=removed]", timeout=WAIT_MS)
+        assert page.evaluate(REGISTRATIONS) == 0 and page.evaluate(COURSE_CACHES) == []
+        assert panel.locator(".data-use-keep").is_visible() and not panel.locator(".data-use-remove").is_visible()
+        page.goto(base + pages[0])
+        wait_runtime_ready(page)
+        page.wait_for_function("() => window.courseRuntime.packages !== null", timeout=WAIT_MS)
+        page.evaluate("() => new Promise((r) => requestIdleCallback(() => setTimeout(r, 1000), {timeout: 5000}))")
+        assert page.evaluate(REGISTRATIONS) == 0 and page.evaluate(COURSE_CACHES) == []
+        assert not page.locator("[data-offline-note]").is_visible()
+
+        # asked for again: the whole course is kept
+        page.goto(base + "index.html")
+        assert page.locator("[data-data-use]").get_attribute("data-state") == "removed"
+        page.locator(".data-use-keep").click()
+        page.wait_for_selector("[data-data-use][data-state=kept]", timeout=WAIT_MS)
+        assert sorted(page.evaluate(COURSE_CACHES)) == [f"course {base} {sw_version(out)}", f"course {base} runtime"]
+    finally:
+        context.close()
+    assert problems == []
+
+
+def test_on_a_2g_link_the_outline_fetches_nothing_until_asked(browser, course):
+    root, out, base, switch = course
+    slow = browser.browser_type.launch(executable_path=browser_fixtures.CHROMIUM, headless=True,
+                                       args=browser_fixtures.CHROMIUM_ARGS + SLOW_CONNECTION_ARGS)
+    context = slow.new_context(service_workers="allow")
+    page = context.new_page()
+    try:
+        switch.served.clear()
+        page.goto(base + "index.html")
+        page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=WAIT_MS)
+        panel = page.locator("[data-data-use]")
+        assert panel.get_attribute("data-state") == "slow"
+        assert "网络较慢" in panel.locator(".data-use-state").text_content()
+        assert page.evaluate("document.querySelector('script[data-urls]').dataset.state") == "skipped"
+        assert not [p for p in switch.served if p.startswith(("/pyodide/", "/py/"))]   # nothing fetched ahead
+        panel.locator(".data-use-keep").click()
+        page.wait_for_selector("[data-data-use][data-state=kept]", timeout=WAIT_MS)
+        assert [p for p in switch.served if p.endswith("pyodide.asm.wasm")]
+        assert sorted(page.evaluate(COURSE_CACHES)) == [f"course {base} {sw_version(out)}", f"course {base} runtime"]
+    finally:
+        context.close()
+        slow.close()
