@@ -78,7 +78,8 @@ The figures (sizes in kB = 1,024 bytes):
                        function on every case; the first exercise of a visit also starts that worker), in ms
     training           the in-page training widget (C5's live run, window.courseTraining): the first step's time
                        after 开始, then steps per second over TRAIN_STEPS steps after TRAIN_WARMUP more (one step per
-                       message, the chart drawn as it goes); then the trainer alone in the same training worker at the
+                       message, the chart drawn as it goes); then the trainer alone in the same worker (the page's
+                       one Python, the widgets' worker, since issue #49) at the
                        widget's default size, optimiser and learning rate: TRAIN_STEPS steps after TRAIN_WARMUP, in
                        calls of TRAIN_CHUNK steps; beside it the same calls in CPython on this machine
                        (cpython_training: the site's own experiments.zip, BLAS matmul and the browser's einsum kernels)
@@ -88,13 +89,17 @@ The figures (sizes in kB = 1,024 bytes):
                        each with a seed of its own (so no answer comes from the build), each call's time from the
                        call to its answer (the next-token distribution's extra forward pass included); the median
     bpe_500_ms         a page that trains BPE (lesson C1, .c1-bpe): ms for BPE_MERGES merges on the course text in the
-                       page's training worker, as the widget asks for them (c1_bpe_start, then c1_bpe_step: a few merges
-                       per message, until done), after one warm-up call that starts the worker
+                       page's Python (the widgets' worker), as the widget asks for them (c1_bpe_start, then
+                       c1_bpe_step: a few merges per message, until done), after one warm-up call
     start-up trace     the widgets' worker's phases (worker.js's trace: its script, each runtime file's fetch,
                        pyodide.js, the wasm's compile + instantiate, loadPyodide, unpacking and importing the course's
                        code, ready, numpy, the first call) in ms since navigation, median over the visits; the last
                        byte of the files ready waits for, ready's distance from it, and Python's own start-up
                        (loadPyodide's end minus the later of the wasm instantiated and the stdlib and lock file in)
+    runtime cost       per lesson page and profile (tests/bench_runtime.py, its docstring says how): each
+                       Python-backed widget's time to ready, the workers started (loaded / trained / a code cell
+                       run), peak JS heap and renderer memory against its budget, training steps/s with the whole
+                       renderer (workers included) slowed as a phone's CPU
     server load        `python -m sitegen.serve` alone: LOAD_REQUESTS requests at LOAD_CONCURRENCY concurrent, a
                        new connection each, for the outline page: errors, p50 / p99 / max ms
     Pyodide core       the pinned release's core (no numpy) and, with --candidate, another release's, loaded alone
@@ -163,6 +168,7 @@ from sitegen.serve import (  # noqa: E402
     warm,
 )
 from sitegen.serve import Server as _ServeServer  # noqa: E402
+from tests import bench_runtime  # noqa: E402
 from tests.browser_fixtures import CHROMIUM, CHROMIUM_ARGS, _QuietHandler, _QuietServer  # noqa: E402
 
 READY_TIMEOUT_MS = 240_000   # a phone's first visit downloads ~17 MB at 1.25 MB/s
@@ -778,29 +784,16 @@ async () => {
 # A page with an in-page training widget (lesson C5). The live run as a learner sees it: press 开始, time the first
 # step (worker start, Python, numpy, the text, the first step), let TRAIN_WARMUP steps pass, then the steps per
 # second over TRAIN_STEPS steps, one step per message with the chart drawn as it goes; then pause. Then the trainer
-# alone, in the same training worker: a fresh run at the widget's default optimiser and learning rate
+# alone, in the same worker (the page's one Python): a fresh run at the widget's default optimiser and learning rate
 # (c5_train_start), TRAIN_WARMUP steps in one call, then TRAIN_STEPS steps timed in calls of TRAIN_CHUNK
 # (c5_train_step): the Python steps with one message per chunk, what CPython runs in cpython_training.
 # Steps TRAIN_WARMUP + 1 .. TRAIN_WARMUP + TRAIN_STEPS contain no held-out evaluation (every 50th step).
 TRAIN_WARMUP, TRAIN_STEPS, TRAIN_CHUNK = 5, 40, 20
-TRAIN_JS = r"""async ({warmup, steps, chunk, limitMs}) => {
+TRAIN_JS = """async ({warmup, steps, chunk, limitMs}) => {
+  const panel = await ({PANEL})({warmup, steps, limitMs});   // (tests/bench_runtime.py: 开始, the live run, 暂停)
   const start = document.querySelector('[data-testid="c5-live-start"]');
-  const T = window.courseTraining, C = window.courseTrainer;
-  if (!start || !T || !C) return null;
-  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-  const t0 = performance.now(), late = () => performance.now() - t0 > limitMs;
-  while (start.disabled && !late()) await sleep(50);
-  start.click();
-  const s0 = T.steps;
-  while (T.steps < s0 + 1 && !late()) await sleep(10);
-  const t1 = performance.now();
-  while (T.steps < s0 + 1 + warmup && !late()) await sleep(10);
-  const t2 = performance.now(), s2 = T.steps;
-  while (T.steps < s2 + steps && !late()) await sleep(10);
-  const t3 = performance.now(), s3 = T.steps;
-  document.querySelector('[data-testid="c5-live-pause"]').click();
-  while (T.inflight > 0 && !late()) await sleep(10);
-  if (s3 <= s2) return null;
+  const C = window.courseTrainer;
+  if (!panel || !start || !C) return null;
   const box = start.closest(".c5-live");
   const preset = (sel) => {                       // the option the build selected (the widget's default)
     const s = box.querySelector(sel);
@@ -812,10 +805,10 @@ TRAIN_JS = r"""async ({warmup, steps, chunk, limitMs}) => {
   const t4 = performance.now();
   let n = 0;
   while (n < steps) n += (await C.call("c5_train_step", [run.session, Math.min(chunk, steps - n)])).steps.length;
-  return { first_step_ms: t1 - t0, steps_per_s: (s3 - s2) / ((t3 - t2) / 1000), steps: s3 - s2,
+  return { first_step_ms: panel.first_step_ms, steps_per_s: panel.steps_per_s, steps: panel.steps,
            trainer_steps_per_s: n / ((performance.now() - t4) / 1000), text: box.dataset.text,
            optimizer: optimizer, multiplier: multiplier };
-}"""
+}""".replace("{PANEL}", bench_runtime.TRAIN_JS)
 
 # A page whose model speaks (lesson C2): tokens per second of a continuation in the widgets' worker (see the
 # docstring's "generation"). Each seed differs from the build's, so Python answers every timed call.
@@ -1768,6 +1761,8 @@ def report(result: dict) -> str:
     lines.append("")
     for name, p in result["profiles"].items():
         lines += [report_profile(name, p), ""]
+    if result.get("runtime"):
+        lines += ["the runtime's cost per page (tests/bench_runtime.py)", bench_runtime.report(result["runtime"]), ""]
     return "\n".join(lines).rstrip()
 
 
@@ -1900,6 +1895,9 @@ def main(argv: list[str] | None = None) -> int:
         summary = summarize(raw)
         result["profiles"][name] = {"profile": asdict(prof), "runs": runs, "summary": summary,
                                     "targets": check_targets(summary, prof), "raw": raw}
+    log(f"the runtime's cost per page (tests/bench_runtime.py): {', '.join(names)} ...")
+    result["runtime"] = {"budget_mb": bench_runtime.BUDGET_MB,
+                         "rows": bench_runtime.run(site, [p for p in pages if p != OUTLINE], names, log)}
     result["generated"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     result["seconds"] = round(time.time() - started)
     result["machine"] = {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
