@@ -49,6 +49,13 @@ WRONG = {
         ("the nucleus one token short: the counts fail the chi-square",
          ("top_p * (1 - 1e-12))) + 1", "top_p * (1 - 1e-12)))"), "distribution"),
     ],
+    "c3-gqa": [
+        ("no causal mask", ("scores[:, np.triu(np.ones((T, T), dtype=bool), k=1)] = -np.inf", "pass"), "arrays"),
+        ("query heads paired with KV heads in turn (tile) instead of in groups",
+         ("np.repeat(k, group, axis=0), np.repeat(v, group, axis=0)",
+          "np.tile(k, (group, 1, 1)), np.tile(v, (group, 1, 1))"), "arrays"),
+        ("not scaled by sqrt(d)", (" / np.sqrt(d)", ""), "arrays"),
+    ],
     "c4ffn-swiglu-count": [
         ("two matrices (no gate)", ("3 * hidden", "2 * hidden"), "number"),
         ("one layer short", ("n_layers * per_layer", "(n_layers - 1) * per_layer"), "number"),

@@ -226,7 +226,8 @@ def calls_without_numpy(out: Path) -> list[tuple[str, list, list]]:
              ("c11_batch_read", [moe, 16]), ("c11_batch_chart", [moe]),
              ("ffn_prefill_decode", [anchor, "BF16", "3.35", "989", "1024", "8"]), ("ffn_share_chart", [3, "1", []]),
              ("ledger_views", [anchor]), ("crossover_at", [anchor, 4096]),
-             ("byo_views", [json.dumps(config("qwen3_30b_a3b"))])]   # (a pasted config travels whole)
+             ("byo_views", [json.dumps(config("qwen3_30b_a3b"))]),   # (a pasted config travels whole)
+             ("c3_kv", [model_ref("deepseek-v3"), "1048576"]), ("c3_kv", [model_ref("gemma_4_26b_a4b"), "32768"])]
     # C1's BPE trainer, one session in order (the page's worker is fresh, so its first session is number 1)
     bpe_text = "子曰子曰学而时习之，学而时习之 abab abab"
     sent += [("c1_bpe_start", [bpe_text, "gpt2", "4"]), ("c1_bpe_target", [1, "6"]), ("c1_bpe_step", [1, 1]),
@@ -255,7 +256,8 @@ def test_the_widgets_worker_is_ready_before_numpy_and_only_marked_calls_wait_for
                               "c5_first_step", "c5_train_start", "c5_train_step", "c5_train_speak",
                               "c6_own_start", "c6_own_step", "c8_train_start", "c8_train_step", "c9_measure",
                               "c9_predicted", "c10_ranks", "c11_recall", "c14_speculate", "c2_speak", "c2_train_start",
-                              "c2_train_step", "c2_train_speak"}
+                              "c2_train_step", "c2_train_speak", "c3_maps", "c3_train_start", "c3_train_step",
+                              "c3_decode"}
 
     guarded_page.evaluate("""() => { window.__int4 = null;
         courseRuntime.call("experiments.api:ffn_int4_probe", []).then((r) => { window.__int4 = r; }); }""")

@@ -40,6 +40,12 @@ KIND_ZH = {"mha": "多头注意力 MHA", "gqa": "分组查询注意力 GQA", "mq
            "mamba": "Mamba 状态空间层", "none": "无 token 混合"}
 
 
+# (KV heads, key width, value width or "" for the key's) of layer types whose cache entry the Arch's defaults do not
+# give: Gemma 4's full-attention layers, MiMo-V2-Flash's full and sliding layers (K and V of different widths)
+OWN_KEYS = (("num_global_key_value_heads", "global_head_dim", ""), ("num_key_value_heads", "head_dim", "v_head_dim"),
+            ("swa_num_key_value_heads", "swa_head_dim", "swa_v_head_dim"))
+
+
 def context_label(T: int) -> str:
     """4096 -> 4K, 1048576 -> 1M; other lengths as digits."""
     if T % 2**20 == 0:
@@ -81,7 +87,14 @@ def used(config: dict, ledger, kind: str, m) -> str:
         heads = _key(a, "h_kv", _key(a, "h", "num_key_value_heads"))     # GPT-2: n_head, no KV key of its own
         width = _key(a, "d_h", f"{_key(a, 'd', 'hidden_size')} ÷ {_key(a, 'h', 'num_attention_heads')}")
         return f"2 × {heads} {n(a.n_kv_heads)} × {width} {n(a.head_dim)} = {n(elems)}"
-    return f"这一层类型的头数与头维由它自己的键给出，账本引擎数得 {n(elems)}"
+    for heads, k_dim, v_dim in OWN_KEYS:    # a layer type with heads and widths of its own (Gemma 4, MiMo)
+        h, dk = _int(text, heads), _int(text, k_dim)
+        dv = _int(text, v_dim) if v_dim else dk
+        if None not in (h, dk, dv) and h * (dk + dv) == elems:
+            if not v_dim:
+                return f"2 × {heads} {n(h)} × {k_dim} {n(dk)} = {n(elems)}"
+            return f"{heads} {n(h)} × （{k_dim} {n(dk)} + {v_dim} {n(dv)}） = {n(elems)}"
+    return f"账本引擎按这一层类型自己的键数得 {n(elems)}"
 
 
 def size(nbytes: int) -> str:

@@ -15,6 +15,7 @@ from ...expr import Const, Sym
 from ...ledger import forks as F
 from ...ledger import views
 from ...toolkit.config_text import text_config_of
+from ...toolkit.stored import document
 
 GB = Const(10**9)
 BYTES = Const(2)                 # BF16
@@ -74,6 +75,8 @@ def register(reg, models, course=None, data=None) -> None:
                 sources=(mn.where + "：full_attention_interval",))
         _sequence(reg, "c3.anchor", mn, LONG)
     _rope(reg, models)
+    if data is not None:      # a caller with no data files (a test of another lesson's numbers) skips the runs
+        _trained(reg, data)
 
 
 def _gqa(reg, mn) -> None:
@@ -136,3 +139,41 @@ def _rope(reg, models) -> None:
             reg.add(f"c3.rope_orig.{alias}", f"{mn.name}：rope_scaling 的原训练长度",
                     value=scaling["original_max_position_embeddings"], kind="config",
                     sources=(f"{mn.where}：{prefix}rope_scaling.original_max_position_embeddings",))
+
+
+def _trained(reg, data) -> None:
+    """The course's small model (C2's stored speaker) and the stored mask experiment (data/train_attention.json)."""
+    from ...train import generate as G
+    from ...train.model import ModelConfig
+    from . import CACHE_DEFAULTS
+    from .trained import MAX_NEW
+    sp = document(data, "train_speaker")
+    m = sp["spec"]["model"]
+    src = ("构建时由课程的训练代码训练的小模型（C2 的那一个）：它的设定",)
+    for key, label in (("d_model", "隐藏维 d"), ("n_layers", "层数"), ("n_heads", "每层查询头数"),
+                       ("n_kv_heads", "每层 KV 头数")):
+        reg.add(f"c3.speaker.{key}", f"课程小模型的{label}", value=m[key], kind="config", sources=src)
+    reg.add("c3.speaker.context", "课程小模型一次读的字数（训练窗口）", value=sp["context"], kind="config", sources=src)
+    cfg = ModelConfig(**m).validate()
+    t = len(CACHE_DEFAULTS["prompt"]) + CACHE_DEFAULTS["n_new"] - 1
+    fsrc = ("课程的生成代码对每一步矩阵乘的计数（每次乘加算 2 次）",)
+    reg.add("c3.cache.positions", "缓存组件默认设置下，最后一步读的位置数（开头的字数 + 写的字数 − 1）", value=t,
+            kind="tokens", sources=("本课的设定：缓存组件默认的开头与字数",))
+    reg.add("c3.cache.flops_cached", "用 KV cache 时最后一步的浮点运算", value=G.step_flops(cfg, t, True),
+            kind="flops", sources=fsrc)
+    reg.add("c3.cache.flops_full", "每步重算整段时最后一步的浮点运算", value=G.step_flops(cfg, t, False),
+            kind="flops", sources=fsrc)
+    reg.add("c3.cache.max_new", "缓存组件一次最多写几个字", value=MAX_NEW, sources=("本课的设定",))
+    doc = document(data, "train_attention")
+    runs = doc["runs"]
+    rsrc = ("构建时的掩码实验：同一个小模型有无因果掩码各训练一次",)
+    reg.add("c3.mask.steps", "掩码实验每一头训练的步数", value=doc["steps"], sources=rsrc)
+    reg.add("c3.mask.held_windows", "掩码实验评估留出 loss 用的段数", value=doc["held_windows"], sources=rsrc)
+    for arm, zh in (("causal", "有因果掩码"), ("leak", "去掉因果掩码")):
+        r = runs[arm]
+        reg.add(f"c3.mask.{arm}.train", f"{zh}训练：最后一步的训练 loss",
+                value=Fraction(str(r["loss"][-1][1])), kind="ratio", style="x2", sources=rsrc)
+        reg.add(f"c3.mask.{arm}.held", f"{zh}训练：最后的留出 loss（评估时有掩码，和生成时一样）",
+                value=Fraction(str(r["held_out"][-1][1])), kind="ratio", style="x2", sources=rsrc)
+    reg.add("c3.mask.leak.held_leak", "去掉因果掩码训练：留出 loss，评估时也不加掩码（后文仍看得见）",
+            value=Fraction(str(runs["leak"]["held_out_leak"][-1][1])), kind="ratio", style="x2", sources=rsrc)
