@@ -19,7 +19,7 @@ windows are short; work per step stays bounded).
 KV-cached decoding (lesson C3): prefill runs the prompt once and keeps, per layer, the rotated keys and the values
 of its n_kv_heads key/value heads (model.new_kv_cache); each decode_step then runs ONE new position, which attends
 to the cached ones, and appends its own key and value. A causal model's earlier positions never see later ones, so
-their keys and values do not change and the logits are those of the full forward pass (tests/test_train_decode.py
+their keys and values do not change and the logits are those of the full forward pass (tests/test_train_attention.py
 holds them within 1e-6 in float64). Work per new token at t positions (step_flops): the full pass recomputes all t
 positions, 2·P_w·t for the weight products (P_w = the weights multiplied per position, the tied head included)
 plus 4·L·H·hd·t² for the scores and the weighted values; the cached step does 2·P_w + 4·L·H·hd·t. The cache costs
