@@ -27,12 +27,14 @@ and restarted when it does not answer in time (runtime-client.js). It returns {"
 """
 from __future__ import annotations
 
+import ast
 import inspect
 import io
 import math
 import random
+import sys
 from collections.abc import Mapping, Sequence
-from contextlib import redirect_stderr, redirect_stdout
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -41,8 +43,12 @@ from .widget import Widget, resolve
 
 COMPARES = ("number", "ledger", "arrays", "sequences", "distribution")
 MAX_ITEMS = 1_000_000        # an answer holding more numbers than this is refused (a huge output)
+MAX_MEMORY = 256 * 2**20     # bytes a learner's code may add to the process's memory while graded ("memory")
+CHECK_EVERY = 16             # checks in the learner's code between two readings of the memory's high-water mark
 MAX_PRINT = 2_000            # what a learner's function prints while graded is kept up to this many characters
 SHOWN = 8                    # a value is written with this many significant digits
+CELL = "<cell>"               # the file name the learner's code is compiled under
+CHECK_NAME, ITER_NAME = "__memory_check__", "__memory_iter__"   # what the instrumented code calls (_instrument)
 SMALL_ARRAY = 16             # an array of at most this many numbers is shown in full in the page's examples
 
 
@@ -291,16 +297,16 @@ def _learner_function(spec: Mapping[str, Any], source: str) -> tuple[Any, dict |
     if not isinstance(source, str) or not source.strip():
         return None, _bad("empty", expected=wanted)
     try:
-        code = compile(source, "<cell>", "exec")
+        code = _instrument(source)
     except SyntaxError as e:
         return None, _bad("syntax", line=e.lineno or 0, detail=e.msg or "", expected=wanted)
-    namespace: dict = {"__name__": "__exercise__"}
+    namespace: dict = {"__name__": "__exercise__", CHECK_NAME: _BOUND.check, ITER_NAME: _BOUND.iterate}
     out = io.StringIO()
     try:
-        with redirect_stdout(out), redirect_stderr(out):
+        with redirect_stdout(out), redirect_stderr(out), _memory_bound():
             exec(code, namespace)
     except MemoryError:
-        return None, _bad("memory")
+        return None, _bad("memory", limit=_megabytes(MAX_MEMORY))
     except Exception as e:   # the learner's module-level code raised: say which error, in their terms
         return None, _bad("raised_top", error=f"{type(e).__name__}: {e}"[:300])
     fn = namespace.get(spec["function"])
@@ -326,12 +332,13 @@ def grade(spec: Mapping[str, Any], source: str, models: Mapping[str, dict], seed
     sampler = spec["compare"] == "distribution"
     for passed, case in enumerate(cases):
         want = expected(ref, case)
+        args = () if sampler else _copies(case.args)
         out = io.StringIO()
         try:
-            with redirect_stdout(out), redirect_stderr(out):
-                got = _sample(fn, spec, case, want, passed, seed) if sampler else fn(*_copies(case.args))
+            with redirect_stdout(out), redirect_stderr(out), _memory_bound():
+                got = _sample(fn, spec, case, want, passed, seed) if sampler else fn(*args)
         except MemoryError:
-            return {**_bad("memory"), "passed": passed, "total": total}
+            return {**_bad("memory", limit=_megabytes(MAX_MEMORY)), "passed": passed, "total": total}
         except RecursionError:
             return {**_bad("recursion", case=case.label), "passed": passed, "total": total}
         except Exception as e:
@@ -344,6 +351,95 @@ def grade(spec: Mapping[str, Any], source: str, models: Mapping[str, dict], seed
             return {**result, "passed": passed, "total": total,
                     "printed": out.getvalue()[:MAX_PRINT]}
     return {"status": "solved", "key": "solved", "values": {"total": total}, "passed": total, "total": total}
+
+
+def _megabytes(n: int) -> str:
+    return f"{n / 2**20:,.0f} MB"
+
+
+class MemoryLimit(MemoryError):
+    """The learner's code made the process take more than MAX_MEMORY bytes more memory (see _memory_bound)."""
+
+
+def _high_water():
+    """A function giving the bytes the interpreter's process has held at most so far: in the page's Pyodide the size
+    of its WebAssembly memory (it grows when the allocator needs more and never shrinks), in CPython (the tests) the
+    peak resident set (ru_maxrss, kilobytes on Linux). Both are high-water marks, so a bound on their growth is a
+    bound on how much memory the learner's code made the process take."""
+    if sys.platform == "emscripten":
+        import pyodide_js  # the page's Pyodide: its Emscripten module's heap view has the memory's size
+        module = pyodide_js._module
+        return lambda: int(module.HEAP8.length)
+    import resource
+    scale = 1 if sys.platform == "darwin" else 1024
+    return lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
+
+
+class _Bound:
+    """The memory check the learner's instrumented code calls (see _instrument): every CHECK_EVERY calls it reads
+    the high-water mark (a system call in CPython, a call into JavaScript in the page) and raises MemoryLimit once
+    it has grown by more than `limit` since the bound was set; outside a bound it does nothing."""
+
+    def __init__(self):
+        self.gauge, self.base, self.limit, self.calls = None, 0, 0, 0
+
+    def check(self) -> None:
+        self.calls += 1
+        if self.gauge is not None and self.calls % CHECK_EVERY == 0 and self.gauge() - self.base > self.limit:
+            raise MemoryLimit(self.limit)
+
+    def iterate(self, items):
+        """A comprehension's iterable, checked at every item."""
+        for item in items:
+            self.check()
+            yield item
+
+
+_BOUND = _Bound()
+
+
+@contextmanager
+def _memory_bound(limit: int = MAX_MEMORY):
+    """Bound the memory the learner's code makes the process take while it runs: the checks _instrument put into
+    that code (at the start of every function and loop body, at every item of a comprehension: everywhere Python
+    code can repeat itself) raise MemoryLimit, a MemoryError, once the high-water mark (_high_water) has grown by
+    more than `limit`. That stops a loop that keeps adding to a list or stacking arrays at about `limit`, and the
+    worker's WebAssembly memory, which never shrinks, stays near what it was; one block made inside a single C call
+    (np.zeros(n), [0] * n) is seen at the next check or at the end, and one past what the memory can give fails in
+    the allocator with a MemoryError. Only the learner's code is checked, so the course's code (the reference,
+    numpy's Python) runs at full speed; the same code runs in CPython (the tests) and in the page's Pyodide."""
+    _BOUND.gauge = _high_water()
+    _BOUND.base, _BOUND.limit = _BOUND.gauge(), limit
+    try:
+        yield
+        if _BOUND.gauge() - _BOUND.base > limit:
+            raise MemoryLimit(limit)
+    finally:
+        _BOUND.gauge = None
+
+
+class _Instrument(ast.NodeTransformer):
+    """The learner's code with a memory check (CHECK_NAME()) at the start of every function and loop body, and
+    every comprehension's iterable read through ITER_NAME(...), which checks at every item."""
+
+    def _checked(self, node):
+        self.generic_visit(node)
+        check = ast.Expr(ast.Call(ast.Name(CHECK_NAME, ast.Load()), [], []))
+        node.body.insert(0, ast.copy_location(check, node.body[0]))
+        return node
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_For = visit_AsyncFor = visit_While = _checked
+
+    def visit_comprehension(self, node):
+        self.generic_visit(node)
+        node.iter = ast.copy_location(ast.Call(ast.Name(ITER_NAME, ast.Load()), [node.iter], []), node.iter)
+        return node
+
+
+def _instrument(source: str):
+    """The learner's source compiled with the memory checks in (a SyntaxError as compile() raises it)."""
+    tree = ast.parse(source, CELL, "exec")
+    return compile(ast.fix_missing_locations(_Instrument().visit(tree)), CELL, "exec")
 
 
 def _copies(args: tuple) -> tuple:

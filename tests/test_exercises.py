@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from experiments import lessons
-from experiments.exercise import grade, make_cases
+from experiments.exercise import MAX_MEMORY, grade, make_cases
 from sitegen.models import load_models
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,8 +73,8 @@ WRONG = {
          ("min(pairs, key=lambda p: (-pairs[p], p))", "max(pairs, key=lambda p: (pairs[p], p))"), "sequence"),
         ("pairs counted once per distinct piece (its count ignored)",
          ("pairs.get(pair, 0) + n", "pairs.get(pair, 0) + 1"), "sequence"),
-        ("a merged pair's right token kept (one step on, not two)", ("                i += 2\n", "                i += 1\n"),
-         "sequence"),
+        ("a merged pair's right token kept (one step on, not two)",
+         ("                i += 2\n", "                i += 1\n"), "sequence"),
     ],
     "c10-ring-bytes": [
         ("the all-gather missing (only the reduce-scatter)", ("rounds = 2 * (k - 1)", "rounds = k - 1"), "number"),
@@ -186,6 +186,26 @@ def test_bad_input_is_one_problem_naming_what_was_expected(name, source, key, mo
     assert got["status"] == "bad" and got["key"] == key, got
     if key in ("empty", "syntax", "missing", "signature"):
         assert got["values"]["expected"] == f"def {spec['function']}({', '.join(spec['params'])})"
+
+
+ALLOCATING = [   # code that allocates without end: in the function, with numpy, at the module's top level
+    "def {fn}({params}):\n    x = []\n    while True:\n        x.append([0] * 10000)\n",
+    "import numpy as np\n\ndef {fn}({params}):\n    return [np.ones(10**6) for _ in range(10**6)]\n",
+    "x = []\nwhile True:\n    x.append(bytearray(10**6))\n",
+]
+
+
+@pytest.mark.parametrize("source", ALLOCATING)
+def test_code_that_allocates_without_end_is_stopped_naming_the_limit(source, models):
+    """The memory bound (experiments.exercise._memory_bound): stopped as one "memory" problem naming the limit, long
+    before the machine's memory runs out; the next grade in the same process is solved."""
+    ex = EXERCISES["c10-ring-bytes"]
+    spec = ex["spec"]
+    src = source.replace("{fn}", spec["function"]).replace("{params}", ", ".join(spec["params"]))
+    got = grade(spec, src, models, 0)
+    assert got["status"] == "bad" and got["key"] == "memory", got
+    assert got["values"]["limit"] == f"{MAX_MEMORY // 2**20} MB"
+    assert grade(spec, ex["solution"], models, 0)["status"] == "solved"
 
 
 def test_every_feedback_key_is_worded_in_the_message_table():

@@ -15,6 +15,7 @@ import pytest
 
 from browser_fixtures import wait_runtime_ready
 from experiments import lessons
+from experiments.exercise import MAX_MEMORY
 from test_exercises import ROOT
 
 PAGE = "c5-optimization.html"
@@ -71,6 +72,29 @@ def test_an_endless_loop_is_stopped_and_the_next_check_works(page):
                                   "    while True:\n        pass\n")
         assert state == "bad" and "死循环" in text, text
         assert page.evaluate("courseRuntime.call('experiments.api:ping', [])") is not None   # the page answers
+    finally:
+        page.evaluate("courseRuntime.cells.timeLimitMs = 10000")
+    state, _ = check(page, solution().replace("beta1 ** t", "beta1 ** (t + 1)"))
+    assert state == "wrong"
+
+
+def test_an_allocation_without_end_is_stopped_in_chinese_and_the_worker_memory_stays_bounded(page):
+    """The memory bound (experiments.exercise._memory_bound) in the page's Pyodide: a function that keeps adding
+    to a list is stopped with one Chinese line naming the limit, the worker's WebAssembly memory has grown by about
+    that limit (not to the 4 GB WebAssembly allows), and the next check works."""
+    heap = "import pyodide_js\nprint(pyodide_js._module.HEAP8.length)\n"
+
+    def wasm_bytes() -> int:
+        r = page.evaluate("(src) => courseRuntime.cells.submit(src, null, null, {}).done", heap)
+        return int(r["stdout"].strip())
+
+    page.evaluate("courseRuntime.cells.timeLimitMs = 120000")
+    try:
+        before = wasm_bytes()
+        state, text = check(page, "def adamw_step(p, g, m, v, t, lr, beta1, beta2, eps, weight_decay):\n"
+                                  "    kept = []\n    while True:\n        kept.append([0.0] * 100000)\n")
+        assert state == "bad" and "内存" in text and f"{MAX_MEMORY // 2**20} MB" in text, text
+        assert wasm_bytes() - before < 2 * MAX_MEMORY
     finally:
         page.evaluate("courseRuntime.cells.timeLimitMs = 10000")
     state, _ = check(page, solution().replace("beta1 ** t", "beta1 ** (t + 1)"))

@@ -41,8 +41,8 @@ def step_cases(models, rng) -> list[Case]:
     def case(folder: str, key: str, batch: int, context: int, label: str = "", shown: bool = False) -> Case:
         config, dev = by_id[folder]["config"], device(key)
         r = roofline(ledger_of(config), dev, batch, context)
-        args = (_number(r["weight_bytes"]), _number(Fraction(r["kv_bytes"], batch)), _number(Fraction(r["flops"], batch)),
-                batch, dev.bandwidth, peak_flops(dev, "BF16"))
+        args = (_number(r["weight_bytes"]), _number(Fraction(r["kv_bytes"], batch)),
+                _number(Fraction(r["flops"], batch)), batch, dev.bandwidth, peak_flops(dev, "BF16"))
         return Case(f"{label}{by_id[folder]['name']}，{dev.name}，批大小 {batch:,}，上下文 {context:,}", args,
                     shown=shown, ref_args=(config, key, batch, context))
 

@@ -64,8 +64,8 @@ def _drawn_matrix(models, rng) -> tuple[str, tuple[int, int], float]:
                   if isinstance(m["config"].get("initializer_range"), float))
     name, config = rng.choice(pool)
     d = ledger_of(config).arch.head_dim
-    return f"{name} 一个注意力头的 W_Q 块（{d}×{d}，按 config 的 initializer_range {config['initializer_range']} 初始化）", \
-        (d, d), config["initializer_range"]
+    std = config["initializer_range"]
+    return f"{name} 一个注意力头的 W_Q 块（{d}×{d}，按 config 的 initializer_range {std} 初始化）", (d, d), std
 
 
 def adamw_cases(models, rng) -> list[Case]:

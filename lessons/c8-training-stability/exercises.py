@@ -47,8 +47,9 @@ def z_loss_cases(models, rng) -> list[Case]:
             _case(np.random.default_rng(2), "两行、四个候选，logits 整体抬高 30", 2, 4, 30.0, 1e-4, shown=True),
             _case(np.random.default_rng(3), "八行、五十个候选，抬高 800", 8, 50, 800.0, 1e-4),
             _case(np.random.default_rng(4), "十六行、一百个候选，系数 0.01", 16, 100, 5.0, 1e-2),
-            _case(np.random.default_rng(seed), f"随机抽到的 {name} 的词表宽度（{vocab:,} 个候选），两行 logits（种子 {seed}）",
-                  DRAWN_ROWS, vocab, float(np.random.default_rng(seed).choice([0.0, 50.0, 900.0])), 1e-3)]
+            _case(np.random.default_rng(seed),
+                  f"随机抽到的 {name} 的词表宽度（{vocab:,} 个候选），两行 logits（种子 {seed}）", DRAWN_ROWS, vocab,
+                  float(np.random.default_rng(seed).choice([0.0, 50.0, 900.0])), 1e-3)]
 
 
 SOLUTION = '''import numpy as np

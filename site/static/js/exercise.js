@@ -31,6 +31,8 @@
     shape: (v) => msg("exercise.shape", { case: v.case, item: v.item, expected: v.expected, got: v.got }),
     arrays: (v) => msg("exercise.arrays", { case: v.case, item: v.item, shape: v.shape, largest: v.largest,
                                             tolerance: v.tolerance, at: v.at, expected: v.expected, got: v.got }),
+    sequences_count: (v) => msg("exercise.sequences_count", { case: v.case, expected: v.expected, got: v.got }),
+    sequence: (v) => msg("exercise.sequence", { case: v.case, item: v.item, expected: v.expected, got: v.got }),
     impossible: (v) => msg("exercise.impossible", { case: v.case, token: v.token }),
     distribution: (v) => msg("exercise.distribution", { case: v.case, draws: v.draws, statistic: v.statistic, df: v.df,
                                                         p_value: v.p_value, tolerance: v.tolerance, token: v.token,
@@ -44,7 +46,7 @@
     raised: (v) => msg("exercise.raised", { case: v.case, error: v.error }),
     raised_top: (v) => msg("exercise.raised_top", { error: v.error }),
     recursion: (v) => msg("exercise.recursion", { case: v.case }),
-    memory: () => msg("exercise.memory"),
+    memory: (v) => msg("exercise.memory", { limit: v.limit }),
     too_big: (v) => msg("exercise.too_big", { case: v.case, limit: v.limit }),
   };
 
