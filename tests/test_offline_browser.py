@@ -14,6 +14,7 @@ Chromium, on the real course served as `make serve` serves it (sitegen/serve.py)
    built files' bytes counted here; on a fast connection it fetches ahead and says so, and its remove button
    unregisters the worker and deletes its caches, after which no page registers it again until 现在下载整门课程
    brings the copy back; on a 2G connection it fetches nothing ahead, says why, and keeps the course when asked.
+7. An exercise (issue #48) solved online is still solved after an offline reload, with its code, and grades offline.
 Waits are on conditions (selectors, page state), each bounded.
 """
 from __future__ import annotations
@@ -222,6 +223,47 @@ def test_offline_after_one_visit_and_a_new_build_on_the_next_online_visit(browse
     finally:
         context.close()
     assert problems == []
+
+
+def test_a_solved_exercise_stays_solved_offline_and_is_graded_there(browser, course):
+    """Issue #48: an exercise solved online is still solved after an offline reload (its record and code are kept
+    in the browser), and 检查 grades offline too (the grader and the course's code come from the kept copy)."""
+    _, out, base, switch = course
+    name = next(p for p in lesson_pages(out) if 'class="exercise"' in (out / p).read_text(encoding="utf-8"))
+    root = ".exercise"
+    context = browser.new_context(service_workers="allow")
+    page = context.new_page()
+    try:
+        page.goto(base + name)
+        wait_runtime_ready(page)
+        page.locator("[data-offline-note]").wait_for(state="visible", timeout=WAIT_MS)
+        page.wait_for_selector(f"{root}[data-ready]", state="attached", timeout=WAIT_MS)
+        page.evaluate("window.courseRuntime.cells.timeLimitMs = 120000")
+        solution = page.eval_on_selector(root, "r => r.querySelector('.exercise-solution pre').textContent")
+        page.fill(f"{root} .exercise-source", solution)
+        page.click(f"{root} .exercise-check")
+        page.wait_for_selector(f"{root}[data-solved]", state="attached", timeout=WAIT_MS)
+
+        switch.offline.set()
+        context.set_offline(True)
+        try:
+            page.reload()
+            wait_runtime_ready(page)
+            page.wait_for_selector(f"{root}[data-ready]", state="attached", timeout=WAIT_MS)
+            assert page.eval_on_selector(root, "r => r.dataset.solved") == "true"
+            assert page.input_value(f"{root} .exercise-source").strip() == solution.strip()
+            assert "完成过" in page.inner_text(f"{root} .exercise-feedback")
+            page.evaluate("window.courseRuntime.cells.timeLimitMs = 120000")
+            page.click(f"{root} .exercise-check")
+            page.wait_for_function("(sel) => { const r = document.querySelector(sel);"
+                                   " const f = r.querySelector('.exercise-feedback');"
+                                   " return !r.dataset.busy && f.dataset.state === 'solved'"
+                                   " && f.textContent.includes('都对了'); }", arg=root, timeout=WAIT_MS)
+        finally:
+            context.set_offline(False)
+            switch.offline.clear()
+    finally:
+        context.close()
 
 
 # Chromium's network quality estimate forced to 2G: navigator.connection.effectiveType is "2g" in the pages and in
