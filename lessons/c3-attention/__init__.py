@@ -34,6 +34,6 @@ LESSON = Lesson(
         exercise("c3-gqa", function="causal_gqa", params=("q", "k", "v"),
                  reference="experiments.lessons.c3_attention.exercises:attention",
                  cases="experiments.lessons.c3_attention.exercises:gqa_cases", compare="arrays", rtol=1e-6,
-                 solution=_C3_GQA_SOLUTION, title="练习：带因果掩码的分组注意力"),
+                 solution=_C3_GQA_SOLUTION, title="练习：带因果掩码的 GQA"),
     ),
 )

@@ -90,7 +90,7 @@ def used(config: dict, ledger, kind: str, m) -> str:
     for heads, k_dim, v_dim in OWN_KEYS:    # a layer type with heads and widths of its own (Gemma 4, MiMo)
         h, dk = _int(text, heads), _int(text, k_dim)
         dv = _int(text, v_dim) if v_dim else dk
-        if None not in (h, dk, dv) and h * (dk + dv) == elems:
+        if h is not None and dk is not None and dv is not None and h * (dk + dv) == elems:
             if not v_dim:
                 return f"2 × {heads} {n(h)} × {k_dim} {n(dk)} = {n(elems)}"
             return f"{heads} {n(h)} × （{k_dim} {n(dk)} + {v_dim} {n(dv)}） = {n(elems)}"

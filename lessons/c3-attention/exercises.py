@@ -36,11 +36,13 @@ def _qkv(rng, H: int, G: int, T: int, d: int) -> tuple:
 
 
 def _heads(config: dict) -> tuple[int, int] | None:
-    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
-    H = text.get("num_attention_heads")
-    G = text.get("num_key_value_heads", H)
-    ok = all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in (H, G))
-    return (H, G) if ok and H % G == 0 and H <= 128 else None
+    """(num_attention_heads, num_key_value_heads) of a config (its text model's), if both are usable here."""
+    inner = config.get("text_config")
+    text: dict = inner if isinstance(inner, dict) else config
+    h, g = text.get("num_attention_heads"), text.get("num_key_value_heads", text.get("num_attention_heads"))
+    if not (isinstance(h, int) and isinstance(g, int)) or isinstance(h, bool) or isinstance(g, bool):
+        return None
+    return (h, g) if 0 < g <= h <= 128 and h % g == 0 else None
 
 
 def gqa_cases(models, rng) -> list[Case]:
