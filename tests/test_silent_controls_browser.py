@@ -9,6 +9,8 @@ step. After the widget is idle again (no data-busy: set in the same task as the 
 answered if the widget's visible text (its controls' own labels and options left out) differs from before, or if
 the widget shows a reason: its error line (an out-of-range value's Chinese message) or a [data-why] line beside a
 control that the current state makes moot. A change that does neither is a silent control, named in the failure.
+A numeric field is also given a value below its range (its min less one, or -1), which must bring the widget's
+error line in Chinese, and then its value back.
 
 Bounded: one change per control, one page load per lesson.
 """
@@ -106,6 +108,31 @@ def settle(page, i: int) -> None:
     page.wait_for_function(SETTLED_JS, arg=i, timeout=120_000)
 
 
+# a numeric field given a value below its range (its min less one; -1 where it names none), for the widget's
+# Chinese message; returns the value it held, to put back, or null for a control that is not a numeric field
+OUT_OF_RANGE_JS = """(i) => {
+  const el = document.querySelector('[data-probe="' + i + '"]');
+  if (!el || el.disabled || !(el.type === "number" || el.inputMode === "numeric")) return null;
+  const was = el.value;
+  el.value = String(el.min !== "" ? Number(el.min) - 1 : -1);
+  el.dispatchEvent(new Event("input", { bubbles: true }));
+  el.dispatchEvent(new Event("change", { bubbles: true }));
+  return was;
+}"""
+
+PUT_BACK_JS = """([i, v]) => {
+  const el = document.querySelector('[data-probe="' + i + '"]');
+  el.value = v;
+  el.dispatchEvent(new Event("input", { bubbles: true }));
+  el.dispatchEvent(new Event("change", { bubbles: true }));
+}"""
+
+ERROR_SHOWN_JS = """(i) => {
+  const box = document.querySelector('[data-probe="' + i + '"]').closest(".widget").querySelector(".widget-error");
+  return Boolean(box && !box.hidden && /[\u4e00-\u9fff]/.test(box.textContent));
+}"""
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", LESSONS)
 def test_every_control_changes_the_answer_or_says_why_not(name, base, guarded_pages):
@@ -115,7 +142,7 @@ def test_every_control_changes_the_answer_or_says_why_not(name, base, guarded_pa
     scroll_through(page)
     wait_widgets_idle(page)
     controls = page.evaluate(CONTROLS_JS)
-    silent = []
+    silent, unrefused = [], []
     for c in controls:
         before = page.evaluate(STATE_JS, c["i"])
         if before is None or before["disabled"]:   # a redraw replaced it, or an earlier change made it moot
@@ -125,5 +152,13 @@ def test_every_control_changes_the_answer_or_says_why_not(name, base, guarded_pa
         after = page.evaluate(STATE_JS, c["i"])
         if after is not None and after["text"] == before["text"] and not after["reason"]:
             silent.append(f"{c['what']} -> {value}")
+        was = page.evaluate(OUT_OF_RANGE_JS, c["i"])   # out of range: the widget's message in Chinese
+        if was is not None:
+            settle(page, c["i"])
+            if not page.evaluate(ERROR_SHOWN_JS, c["i"]):
+                unrefused.append(c["what"])
+            page.evaluate(PUT_BACK_JS, [c["i"], was])
+            settle(page, c["i"])
     assert controls, "the lesson has widget controls"
     assert silent == [], f"{name}: controls whose change neither changed the widget nor said why:\n" + "\n".join(silent)
+    assert unrefused == [], f"{name}: numeric fields that took a value below their range without a message: {unrefused}"
