@@ -33,14 +33,15 @@ OPS = ("*2", "*1/2", "+1", "-1", "*3/2", "*3", "*4", "*6", "*10", "*1/10", "*100
 # moves one recorded series or figure, as a different run would have come out (never a run's settings: /spec/ and
 # the settings SETTINGS names, which the trainer was given rather than measured)
 MEASURED = ("train_runs", "train_memory", "train_stability", "train_lr_sweep", "train_speaker", "train_isoflop",
-            "train_speculative", "tokenizer_stats")
+            "train_speculative", "tokenizer_stats", "train_bpe")
 SETTINGS = re.compile(r"/spec(/|$)|^/(steps|lr|lr_factor|warmup|tau|z_loss|caps|seeds/seeds|xiong/(depths|samples))$"
                       r"|^/race/(steps|multipliers|lr(/.*)?)$|/(batch_size|seq_len|lr)$"
                       r"|^/(lrs|lr_exponents|base_lr|seeds)(/\d+)?$|^/depth/(lrs|model)(/.*)?$"   # lr_sweep's
                       r"|^/(budgets|widths|batch|seq|warmup_share|min_ratio|n_layers|n_heads|vocab_size"
                       r"|train_tokens|held_out_tokens|seeds/budget)(/\d+)?$"
                       r"|^(/seeds)?/runs/\d+/(budget|width|N|steps|D|C|seed)$"                   # isoflop's
-                      r"|^/course_bpe/runs/\d+/(merges|entries)$|^/widget/merges/\d+/[01]$")     # tokenizer_stats
+                      r"|^/course_bpe/runs/\d+/(merges|entries)$|^/widget/merges/\d+/[01]$"      # tokenizer_stats
+                      r"|^/(merges|eval_every|(char|bpe)/(vocab_size|params|runs/\d+/seed))$")   # train_bpe
 # true/false keys that most families read with a default when the config leaves them out
 ABSENT_FLAGS = ("tie_word_embeddings", "attention_bias", "mlp_bias")
 

@@ -1,9 +1,9 @@
 """Derived data: the files in data/ that a command makes from other inputs, each recording what it was made from.
 
 The files in DERIVED are not written by hand: the groups of precomputed training runs (C5's, C8's stability grid and
-learning-rate sweep, C6's IsoFLOP grid, C2's speaking model, C14's speculative-sampling draft and measurement) and
-C9's measured trainer step. Each is made by one command from data files (the course text, the baseline config) and
-from the trainer's code. Every such file stores
+learning-rate sweep, C6's IsoFLOP grid, C2's speaking model, C14's speculative-sampling draft and measurement, C1's
+characters against BPE tokens) and C9's measured trainer step. Each is made by one command from data files (the
+course text, the baseline config) and from the trainer's code. Every such file stores
 
     "inputs": {"<path>": "<sha256>", ...}      # each input: a data file's bytes; a module's code (code_of)
     "inputs_sha256": "<sha256 over all of them, in order>"
@@ -48,13 +48,15 @@ class Derived:
         return self.data + self.code
 
 
-def run_group(name: str, output: str, compute: str, data: tuple[str, ...], modules: tuple[str, ...] = ()) -> Derived:
+def run_group(name: str, output: str, compute: str, data: tuple[str, ...], modules: tuple[str, ...] = (),
+              other: tuple[str, ...] = ()) -> Derived:
     """A group of precomputed runs (`python -m experiments.train.runs --group NAME`): made from the trainer,
-    runs.py and the group's own modules (files in experiments/train/). The groups are listed here, not in runs.py,
-    so adding one leaves every stored group's inputs as they were."""
+    runs.py, the group's own modules (files in experiments/train/) and any other module it runs (`other`, paths
+    from the package's project root). The groups are listed here, not in runs.py, so adding one leaves every stored
+    group's inputs as they were."""
     return Derived(output, f"python -m experiments.train.runs --group {name}", data,
-                   TRAINER + ("experiments/train/runs.py",) + tuple(f"experiments/train/{m}" for m in modules),
-                   group=name, compute=compute)
+                   TRAINER + ("experiments/train/runs.py",) + tuple(f"experiments/train/{m}" for m in modules)
+                   + other, group=name, compute=compute)
 
 
 DERIVED = (
@@ -70,6 +72,8 @@ DERIVED = (
               ("runs_speaker.py", "generate.py", "speculative.py", "runs_speculative.py")),
     run_group("attention", "data/train_attention.json", "runs_attention:compute", (TEXT_FILE,),
               ("runs_speaker.py", "generate.py", "runs_attention.py")),
+    run_group("bpe", "data/train_bpe.json", "runs_bpe:compute", (TEXT_FILE,), ("runs_bpe.py",),
+              ("experiments/toolkit/bpe.py",)),
     Derived("data/train_memory.json", "python -m experiments.train.memory",
             (BASELINE_CONFIG,), TRAINER + ("experiments/train/memory.py",)),
     Derived("data/tokenizer_stats.json", "python -m sitegen.real_tokenizers",

@@ -124,9 +124,10 @@ def start(text, scheme, target) -> dict:
         raise refuse(e) from None
     sid = max(_SESSIONS, default=0) + 1
     _SESSIONS.clear()
-    _SESSIONS[sid] = {"trainer": trainer, "chars": len(text), "bytes": len(text.encode("utf-8")), "target": target,
-                      "scheme": scheme}
-    return {"session": sid, "chars": n(len(text)), "bytes": n(len(text.encode("utf-8")))}
+    nbytes = len(text.encode("utf-8"))
+    _SESSIONS[sid] = {"trainer": trainer, "chars": len(text), "bytes": nbytes, "target": target, "scheme": scheme,
+                      "tokens": nbytes}
+    return {"session": sid, "chars": n(len(text)), "bytes": n(nbytes)}
 
 
 def reset() -> None:
@@ -152,14 +153,29 @@ def exhausted(run: dict) -> bool:
 
 
 def step(session, steps=1) -> dict:
-    """Up to CHUNK × steps more merges toward the session's target: each merge's row; done once it is reached or
-    no pair occurs twice any more."""
+    """Up to CHUNK × steps more merges toward the session's target: per merge a row for the training panel (the
+    merge count as its step, the training text's tokens after it) with the merge's own row; done once the target is
+    reached or no pair occurs twice any more."""
     run = _session(session)
     tr = run["trainer"]
     want = max(0, min(CHUNK * max(1, min(int(steps), 50)), run["target"] - len(tr.merges)))
-    made = tr.steps(want)
-    return {"steps": [merge_row(m, tr.vocab) for m in made], "learned": len(tr.merges),
-            "done": len(tr.merges) >= run["target"] or exhausted(run)}
+    rows = []
+    for m in tr.steps(want):
+        run["tokens"] -= m.count
+        rows.append({"step": m.rank + 1, "tokens": run["tokens"], "tokens_text": n(run["tokens"]),
+                     **merge_row(m, tr.vocab)})
+    return {"steps": rows, "learned": len(tr.merges), "done": len(tr.merges) >= run["target"] or exhausted(run)}
+
+
+def tokens_chart(merges: list[bpe.Merge], nbytes: int, label: str) -> dict:
+    """The chart of the training text's tokens against the merge count: the curve of `merges` (the build's, on the
+    course text) under the page's live one."""
+    tokens = [nbytes]
+    for m in merges:
+        tokens.append(tokens[-1] - m.count)
+    return {"kind": "xy", "title": "训练文本切成的 token 数", "xtitle": "合并次数", "ytitle": "token 数",
+            "series": [{"name": label, "color": "#9ecae1", "x": list(range(len(tokens))), "y": tokens,
+                        "text": [f"{label} 合并 {k} 次：{n(t)} 个 token" for k, t in enumerate(tokens)]}]}
 
 
 def retarget(session, target) -> dict:

@@ -1,6 +1,7 @@
 """C1 分词 — the vocabulary ledger's numbers, ``c1.<model>.<quantity>`` for every model config of the course
 (<model> is its alias or slug, as in course_numbers), and the padding figures of GPT-2 and Qwen3; then the measured
-tokenizers' and the course BPE's numbers (tokstats.py, from data/tokenizer_stats.json).
+tokenizers' and the course BPE's numbers (tokstats.py, from data/tokenizer_stats.json), and the comparison of
+characters and BPE tokens at the same compute (fair.py, from data/train_bpe.json).
 
 Each count is an expression over the config's V and d (experiments.expr) checked against the engine's tensor
 count (vocab.vocab_row); shares divide by the engine's checkpoint total and active parameters. Cited figures
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from ...expr import Const, Sym
 from ...toolkit.model_numbers import LEDGER
-from . import tokstats, vocab
+from . import fair, tokstats, vocab
 
 QWEN3_MODEL = "qwen3_8b"      # Qwen3's dense 8B: every Qwen3 config of the course has the same V
 QWEN_DOCS = "Qwen 文档 Key Concepts（151,643 个 BPE 词条）"
@@ -39,6 +40,7 @@ def register(reg, models, course=None, data=None) -> None:
         _qwen3(reg, models[QWEN3_MODEL], rows[QWEN3_MODEL])
     if data is not None:      # a caller with no data files (a test of another lesson's numbers) skips the measurements
         tokstats.register(reg, data)
+        fair.register(reg, data)
 
 
 def _vd(mn) -> tuple[Sym, Sym]:

@@ -1,6 +1,7 @@
 /*
- * script.js - lesson C1's widget c1-bpe: byte-level BPE trained in the page's training worker (training.js's
- * courseTrainer.run: c1_bpe_start, then c1_bpe_step, a few merges per message, so the page never waits for it), and
+ * script.js - lesson C1's widget c1-bpe: byte-level BPE trained in the page's training worker on the shared training
+ * panel (training.js's courseTrainer.panel: c1_bpe_start, then c1_bpe_step, a few merges per message, so the page
+ * never waits for it; its step counter counts merges, its chart the training text's tokens), and
  * drawn at the merge count the learner picks (c1_bpe_show): the newest merges, the vocabulary, characters and bytes
  * per token on the training text, and the learner's sentence cut into coloured tokens. Any change asks for what it
  * shows: more merges than learned train on (c1_bpe_target), fewer are drawn at once from the merges learned; a new
@@ -8,8 +9,10 @@
  * cap, a lone surrogate) is Python's one Chinese line, shown in the widget. Only window.courseWidgets' public API
  * and window.courseTrainer.
  *
+ * c1-fair reruns the stored comparison of characters and BPE tokens on the shared training panel (below).
+ *
  * For tests and the bench: the root carries data-state = idle | loading | running | paused | done | error
- * (courseTrainer.showState) and data-merged = the merge count drawn last.
+ * (the panel's) and data-merged = the merge count drawn last.
  */
 (function () {
   "use strict";
@@ -19,12 +22,9 @@
   function bpe(root, ns) {
     const q = (c) => root.querySelector(".c1-" + c);
     const [source, own, scheme, range, num, sentence] = ["source", "own", "scheme", "k", "kn", "sentence"].map(q);
-    const [startB, pauseB, resetB] = ["start", "pause", "reset"].map(q);
     const out = q("out");
-    let session = null;   // the worker's trainer, once a run has begun
-    let learned = 0;      // merges it has made
-    const panel = { start: startB, pause: pauseB, reset: resetB, text: q("state"), locked: [source, own, scheme] };
-    const setState = (s, note) => trainer.showState(root, panel, s, note);
+    const base = JSON.parse(root.querySelector("figure.chart script.chart-spec").textContent);
+    let learned = 0;      // merges the worker's trainer has made
 
     function draw(x) {
       W.fill(out, x);
@@ -32,46 +32,45 @@
       root.dispatchEvent(new CustomEvent("course:updated", { bubbles: true }));
     }
     const shown = () => String(Math.min(Number(num.value) || 0, learned));
-    const redraw = W.latest(root, "c1-bpe", () => (session === null ? Promise.resolve(null)
-      : trainer.call("c1_bpe_show", [session, shown(), sentence.value])), (x) => { if (x) draw(x); });
+    const redraw = W.latest(root, "c1-bpe", () => (!panel.started() ? Promise.resolve(null)
+      : trainer.call("c1_bpe_show", [panel.session(), shown(), sentence.value])), (x) => { if (x) draw(x); });
 
     const busy = () => root.dataset.state === "running" || root.dataset.state === "loading";
+    function failed(e) {   // a call beside the run's steps failed: its message; the merges learned stay
+      W.showError(root, W.learnerMessage(e));
+      if (panel.started()) panel.state("paused"); else panel.state("error", W.msg("c1.bpe.blocked"));
+    }
     function finish() {   // the run reached its target: train on if the learner asked for more meanwhile
-      trainer.call("c1_bpe_target", [session, num.value]).then((r) => {
-        if (!r.done) { runner.start(); return; }
+      trainer.call("c1_bpe_target", [panel.session(), num.value]).then((r) => {
+        if (!r.done) { panel.start(); return; }
         redraw({ label: "done" });
-        setState("done", r.learned < Number(num.value)
+        panel.state("done", r.learned < Number(num.value)
           ? W.msg("c1.bpe.exhausted", { learned: r.learned })
           : W.msg("c1.bpe.done", { learned: r.learned }));
       }, failed);
     }
-    function failed(e) {
-      W.showError(root, W.learnerMessage(e));
-      setState(session === null ? "error" : "paused", session === null ? W.msg("c1.bpe.blocked") : undefined);
-    }
-    const runner = trainer.run({
-      text: root.dataset.text,
+    // the one live-training panel (training.js; training_panel.html): its step counter counts merges, its chart
+    // the training text's tokens after each merge, under the build's curve; the text and pre-tokenisation choose
+    // the run (a change starts a fresh one)
+    const panel = trainer.panel(root, {
       startCall: (t) => ["c1_bpe_start", [source.value === "own" ? own.value : t, scheme.value, num.value]],
       stepCall: "c1_bpe_step",
-      state: setState,
-      began: (r) => { session = r.session; learned = 0; },
-      steps: (rows) => { learned += rows.length; redraw({ label: "step" }); },
+      locked: [source, scheme],
+      curves: [{ figure: root, metric: "tokens", base: base }],
+      fields: () => ({}),
+      speed: "c1.bpe.speed",
+      notes: { paused: W.msg("c1.bpe.paused"), reset: W.msg("c1.bpe.reset"), failed: W.msg("c1.bpe.blocked") },
+      began: () => { learned = 0; },
+      step: (row) => { learned = row.step; redraw({ label: "step" }); },
       done: finish,
-      failed: (e) => { session = null; learned = 0; failed(e); },   // (the worker's run is gone)
+      reset: () => { learned = 0; },
     });
-
-    function fresh() {   // a new text or pre-tokenisation: forget the worker's run (one starting is dropped too)
-      runner.reset();
-      session = null;
-      learned = 0;
-      setState("idle");
-    }
     function train() {   // show the merge count asked for, training on when it is past the merges learned
       W.showError(root, "");
-      if (session === null) { if (!busy()) runner.start(); return; }   // (a starting run finishes, then looks again)
-      trainer.call("c1_bpe_target", [session, num.value]).then((r) => {
+      if (!panel.started()) { if (!busy()) panel.start(); return; }   // (a starting run finishes, then looks again)
+      trainer.call("c1_bpe_target", [panel.session(), num.value]).then((r) => {
         if (busy()) return;                  // the running loop picks the new target up
-        if (!r.done) runner.start(); else finish();
+        if (!r.done) panel.start(); else finish();
       }, failed);
     }
 
@@ -86,21 +85,32 @@
     });
     sentence.addEventListener("input", () => {
       b.record();
-      if (session === null) train(); else { W.showError(root, ""); redraw({ label: "sentence" }); }
+      if (!panel.started()) train(); else { W.showError(root, ""); redraw({ label: "sentence" }); }
     });
-    [source, scheme].forEach((c) => c.addEventListener("change", () => { b.record(); fresh(); train(); }));
-    own.addEventListener("change", () => { if (source.value === "own") { fresh(); train(); } });
-    startB.addEventListener("click", train);
-    pauseB.addEventListener("click", () => { runner.pause(); setState("paused", W.msg("c1.bpe.paused")); });
-    resetB.addEventListener("click", () => {
-      fresh();
-      W.showError(root, "");
-      setState("idle", W.msg("c1.bpe.reset"));
-    });
-    W.live(root, ".c1-source, .c1-own, .c1-scheme, .c1-k, .c1-kn, .c1-sentence, .c1-start");
-    setState("idle");
+    // (the panel resets a begun run when a locked control changes, before these listeners run)
+    [source, scheme].forEach((c) => c.addEventListener("change", () => { b.record(); train(); }));
+    own.addEventListener("change", () => { if (source.value === "own") { panel.reset(); train(); } });
+    W.live(root, ".c1-source, .c1-own, .c1-scheme, .c1-k, .c1-kn, .c1-sentence");
     if (b.restore()) train();
   }
 
-  W.mount({ "c1-bpe": bpe });
+  // c1-fair: the build drew the stored comparison (characters against BPE tokens, bits per character on the
+  // held-out passages); 重跑 trains its seed 0 again in the worker (c1_fair_start, then c1_fair_step: one step of
+  // each model per row, each model's held-out bits per character at the evaluation steps), the two live curves on
+  // the build's chart. Both curves' names and colours come from the build (data-names, data-colours).
+  function fair(root) {
+    const names = JSON.parse(root.dataset.names);
+    const colours = JSON.parse(root.dataset.colours);
+    const base = JSON.parse(root.querySelector("figure.chart script.chart-spec").textContent);
+    trainer.panel(root, {
+      startCall: (t) => ["c1_fair_start", [t]],
+      stepCall: "c1_fair_step",
+      curves: ["char", "bpe"].map((k) => ({ figure: root, base: base, metric: k, color: colours[k],
+        name: W.msg("c1.fair.live", { name: names[k] }) })),
+      fields: (row) => ({ char: row.char_text, bpe: row.bpe_text }),
+      notes: { done: W.msg("c1.fair.done") },
+    });
+  }
+
+  W.mount({ "c1-bpe": bpe, "c1-fair": fair });
 })();

@@ -1,7 +1,9 @@
 """Lesson C1's trainer widget in real headless Chromium: the build's first state is on the page before Python; the
 page's training worker trains the merges CPython trains, and draws the same split, readouts and merge rows (build ==
 browser); the merges slider moves back without retraining and forward by training on; a new sentence is split again;
-bad input in every box is one inline Chinese message and the widget keeps working.
+bad input in every box is one inline Chinese message and the widget keeps working; the shared training panel counts
+merges and draws the text's tokens. C1's fair comparison (c1-fair): the stored table, and the page's rerun repeating
+the build's first evaluation.
 
 Every wait is on a condition (the widget's data-state and data-merged, a course:updated event), never on time.
 """
@@ -25,7 +27,7 @@ TRAIN_MS = 240_000           # generous: the machine running the tests may be bu
 
 @pytest.fixture(scope="module")
 def page(module_guard, site):
-    return open_lesson(module_guard, site + PAGE, ".c1-kn", ".c1-start")
+    return open_lesson(module_guard, site + PAGE, ".c1-kn", f"{SEL} .train-start")
 
 
 def field(page, testid):
@@ -141,4 +143,46 @@ def test_bad_input_is_one_inline_message_and_the_widget_keeps_working(page):
     assert error(page) == "" and x["learned"] < 30            # the short text runs out of pairs: said, not an error
     assert page.locator(SEL).get_attribute("data-merged") == str(x["k"])
     assert on_page(page) == as_shown(x)
-    assert "合并停在" in page.locator(f"{SEL} .c1-state").text_content()
+    assert "合并停在" in page.locator(f"{SEL} .train-state").text_content()
+
+
+def chart_spec(page, widget: str) -> dict:
+    return json.loads(page.eval_on_selector(f"{widget} figure.chart script.chart-spec", "n => n.textContent"))
+
+
+def test_training_panel_counts_merges_and_draws_the_texts_tokens(page):
+    """The shared training panel: its step counter counts merges, its speed is in merges per second, and its live
+    curve is the training text's tokens after each merge, which on the course text is the build's curve."""
+    page.select_option(f'{SEL} [data-testid="c1-source"]', "course")     # a fresh run on the course text
+    page.wait_for_function(f"() => document.querySelector('{SEL}').dataset.state === 'done'", timeout=TRAIN_MS)
+    field(page, "c1-reset").click()                                       # forget it: the next run starts at 0
+    page.wait_for_function(f"() => document.querySelector('{SEL}').dataset.state === 'idle'")
+    set_merges(page, 40)
+    assert field(page, "c1-step").text_content() == "40"
+    assert field(page, "c1-speed").text_content().startswith("每秒合并")
+    live, built = chart_spec(page, SEL)["series"]
+    assert live["x"] == list(range(1, 41)) and live["y"] == built["y"][1:41]
+    counts = [c for _, _, c in STATS["widget"]["merges"][:40]]
+    assert built["y"][40] == len(TEXT.encode("utf-8")) - sum(counts)
+
+
+def test_fair_rerun_repeats_the_builds_first_evaluation(page):
+    """c1-fair: the table is the stored group's; 重跑 trains both models in the page, and their first held-out
+    evaluation equals the group's seed-0 one (the page's numpy kernels differ from the build's in rounding only)."""
+    doc = json.loads((ROOT / "data" / "train_bpe.json").read_text(encoding="utf-8"))
+    fair = ".c1-fair"
+    cells = page.eval_on_selector_all(f'{fair} [data-testid="c1-fair-bpc"]', "cs => cs.map(c => c.textContent)")
+    assert cells == [f"{sum(r['bits_per_char'] for r in doc[k]['runs']) / len(doc[k]['runs']):.3f}"
+                     for k in ("char", "bpe")]
+    page.click(f'{fair} [data-testid="c1-fair-start"]')
+    page.wait_for_function(f"() => document.querySelector('{fair} [data-testid=\"c1-fair-bpe\"]').textContent"
+                           " !== '—'", timeout=TRAIN_MS)
+    page.click(f'{fair} [data-testid="c1-fair-pause"]')
+    page.wait_for_function(f"() => document.querySelector('{fair}').dataset.state === 'paused'", timeout=TRAIN_MS)
+    live = chart_spec(page, fair)["series"][:2]
+    for kind, series in zip(("char", "bpe"), live):
+        step, bits = doc[kind]["runs"][0]["eval"][0]
+        assert series["x"][0] == step == doc["eval_every"]
+        assert series["y"][0] == pytest.approx(bits, rel=1e-3)
+        shown = page.locator(f'{fair} [data-testid="c1-fair-{kind}"]').text_content()
+        assert shown == f"{series['y'][-1]:.3f}"

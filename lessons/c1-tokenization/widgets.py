@@ -32,7 +32,8 @@ def bpe_view(o: dict, data) -> dict:
     return {"o": o, "x": x, "text_path": doc["text"], "max": bpe.MAX_MERGES, "max_sentence": live.MAX_SENTENCE,
             "max_kb": bpe.MAX_TEXT_BYTES // 1024, "schemes": live.SCHEMES, "scheme": doc["scheme"],
             "chunk": live.CHUNK, "text_chars": n(doc["chars"]), "text_bytes": n(doc["bytes"]),
-            "base": n(len(bpe.BYTE_ORDER))}
+            "base": n(len(bpe.BYTE_ORDER)),
+            "spec": live.tokens_chart(merges, doc["bytes"], f"构建时：课程文本，{live.SCHEMES[doc['scheme']]}")}
 
 
 def bpe_start(text, scheme, target) -> dict:
