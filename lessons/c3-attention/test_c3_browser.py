@@ -88,7 +88,7 @@ def test_bad_input_is_one_chinese_line(page):
     change(page, MAPS, {".c3-sentence": long}, ".c3-sentence")
     assert error.is_visible() and MESSAGES["c3.too_long"].format(
         got=SPEAKER["context"] + 1, max=SPEAKER["context"]) in error.inner_text()
-    change(page, MAPS, {".c3-sentence": "学而"}, ".c3-sentence")
+    change(page, MAPS, {".c3-sentence": "学而", ".c3-layer": "1", ".c3-head": "2"}, ".c3-sentence")
     assert not error.is_visible()
     assert spec(page, MAPS)["z"] == trained.maps("学而", "1", "2", SPEAKER)["chart"]["z"]
 
