@@ -39,8 +39,8 @@ no overlap loss, no communication, one device. The decode and prefill bookkeepin
   reserved contiguously for the server's longest context, `slots` is also capped by the sequences whose
   reservation fits beside the weights; with paging (`paged=True`) a request takes, when it joins, the blocks of
   PAGE_TOKENS its prompt and output will fill (the server is assumed to know the output length, so it never runs
-  short mid-request; vLLM instead takes blocks as the sequence grows and swaps a request out when memory runs out,
-  which is not modelled), so more sequences share a step. `batching` reports tokens per second, the mean batch,
+  short mid-request; vLLM instead takes blocks as the sequence grows and pauses requests when memory runs out,
+  their blocks swapped to CPU memory or dropped and recomputed, Kwon et al. §4.5; not modelled), so more sequences share a step. `batching` reports tokens per second, the mean batch,
   the share of slot-steps left empty, and the gains.
 - quantization: the weight matrices (views.matmul_weights; embedding table and norms stay in BF16) stored in
   BF16, FP8, INT8 or INT4. INT8 and INT4 carry one BF16 scale per group of g weights (GPTQ / AWQ style, g = 128
