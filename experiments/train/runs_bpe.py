@@ -59,11 +59,11 @@ def tokenizations(text: str) -> dict[str, Any]:
     newline = tok.encode("\n")
     assert len(newline) == 1
     held_bpe = tok.encode(held)
-    out = {"held_chars": len(held), "held_bytes": len(held.encode("utf-8")), "merges": len(tok.merges),
-           "char": {"vocab_size": chars.vocab_size, "train": train_chars,
-                    "held": np.concatenate([chars.encode("\n"), held_chars])},
-           "bpe": {"vocab_size": len(tok), "train": np.array(tok.encode(train), dtype=np.int32),
-                   "held": np.array(newline + held_bpe, dtype=np.int32)}}
+    out: dict[str, Any] = {"held_chars": len(held), "held_bytes": len(held.encode("utf-8")), "merges": len(tok.merges),
+                           "char": {"vocab_size": chars.vocab_size, "train": train_chars,
+                                    "held": np.concatenate([chars.encode("\n"), held_chars])},
+                           "bpe": {"vocab_size": len(tok), "train": np.array(tok.encode(train), dtype=np.int32),
+                                   "held": np.array(newline + held_bpe, dtype=np.int32)}}
     assert out["char"]["vocab_size"] == out["bpe"]["vocab_size"]
     return out
 
