@@ -16,7 +16,7 @@ import pytest
 from browser_fixtures import wait_runtime_ready
 from experiments import lessons
 from experiments.exercise import MAX_MEMORY
-from test_exercises import ROOT
+from test_exercises import ROOT, WRONG
 
 PAGE = "c5-optimization.html"
 NAME = "c5-adamw-step"
@@ -144,8 +144,9 @@ def exercise_names() -> list[str]:
 @pytest.mark.parametrize("name", exercise_names())
 def test_every_exercise_in_its_page_build_equals_browser_and_its_solution_is_solved(name, guarded_page, site):
     """build == browser for the reference: the page's Python (the cells' worker, with the built-in models) recomputes
-    the shown cases' answers and writes them as the build did (experiments.exercise.show_value); and the declared
-    solution, typed into the page, is graded solved there."""
+    the shown cases' answers and writes them as the build did (experiments.exercise.show_value); the declared
+    solution, typed into the page, is graded solved there, and its first wrong answer (tests/test_exercises.py's
+    WRONG) is told, in the page's words, which case differs."""
     page = guarded_page
     root = f".widget[data-widget={name}] .exercise"
     page.goto(site + page_of(name))
@@ -164,7 +165,17 @@ def test_every_exercise_in_its_page_build_equals_browser_and_its_solution_is_sol
     result = page.evaluate("(src) => courseRuntime.cells.submit(src, null, null, { models: true }).done", program)
     assert result["ok"], result
     assert json.loads(result["stdout"].strip().splitlines()[-1]) == built
-    page.fill(f"{root} .exercise-source", lessons.course(ROOT).widgets()[name].defaults["solution"])
+    solution_text = lessons.course(ROOT).widgets()[name].defaults["solution"]
+    page.fill(f"{root} .exercise-source", solution_text)
     page.click(f"{root} .exercise-check")
     page.wait_for_selector(f"{root}[data-solved]", state="attached", timeout=CHECK_MS)
+    # its first deliberately wrong answer is told what differs, in words the page has for that feedback
+    _, (old, new), key = WRONG[name][0]
+    page.fill(f"{root} .exercise-source", solution_text.replace(old, new, 1))
+    page.click(f"{root} .exercise-check")
+    page.wait_for_function("(sel) => { const r = document.querySelector(sel);"
+                           " return !r.dataset.busy && r.querySelector('.exercise-feedback').dataset.state"
+                           " === 'wrong'; }", arg=root, timeout=CHECK_MS)
+    text = page.inner_text(f"{root} .exercise-feedback")
+    assert "例子「" in text and "{" not in text, (key, text)
     page.evaluate(f"localStorage.removeItem('course.exercise.{name}')")
