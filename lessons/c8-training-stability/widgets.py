@@ -108,7 +108,7 @@ def break_fix_view(o: dict, data) -> dict:
             "tail": calc.TAIL,
             "key": key, "off": off, "x": tables[key]["summary"], "off_x": tables[off]["summary"],
             "charts": charts, "steps": runs["steps"], "lr": f"{runs['lr']:g}", "lr_factor": runs["lr_factor"],
-            "model": {"d": d, "L": L, "h": m["n_heads"], "d_ff": F, "V": V},
+            "model": {"d": d, "L": L, "h": m["n_heads"], "kv": m["n_kv_heads"], "d_ff": F, "V": V},
             "params": n(param_count(ModelConfig(**m))), "text_path": TEXT_FILE}
     from ...train.model import ModelConfig, param_count
 
