@@ -80,7 +80,8 @@ def test_the_waiting_line_counts_the_bytes_as_they_arrive(guarded_page, site):
     page = guarded_page
     page.goto(site + FFN)
     # some bytes arrive before ready on any link: the line (and the header) show them at least once, then ready
-    page.wait_for_function("""() => { const t = document.querySelector('.widget[data-widget="ffn-int4"] .widget-runtime');
+    page.wait_for_function("""() => {
+        const t = document.querySelector('.widget[data-widget="ffn-int4"] .widget-runtime');
         window.__sawBytes = window.__sawBytes || /\\d+\\.\\d \\/ \\d+\\.\\d MB/.test(t.textContent);
         return t.parentNode.closest('.widget').dataset.runtime === 'ready'; }""", polling=10)
     if page.evaluate("courseRuntime.loaded") == 0:   # (every file came at once: nothing to show between)
