@@ -221,6 +221,7 @@ def test_offline_after_one_visit_and_a_new_build_on_the_next_online_visit(browse
         assert runtime_urls == sorted(base + f for f in listed if f.startswith(("pyodide/", "py/")))
         page.wait_for_function("(v) => document.documentElement.dataset.offline === v", arg=second, timeout=WAIT_MS)
     finally:
+        switch.offline.clear()      # the server is back for the tests after this one, whatever happened here
         context.close()
     assert problems == []
 
