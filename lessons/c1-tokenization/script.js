@@ -37,11 +37,15 @@
 
     const busy = () => root.dataset.state === "running" || root.dataset.state === "loading";
     function failed(e) {   // a call beside the run's steps failed: its message; the merges learned stay
+      if (!panel.started() && root.dataset.state === "idle") return;   // (a reset run's late answer)
       W.showError(root, W.learnerMessage(e));
       if (panel.started()) panel.state("paused"); else panel.state("error", W.msg("c1.bpe.blocked"));
     }
+    const current = (sid) => panel.started() && panel.session() === sid;   // (not reset since sid was asked)
     function finish() {   // the run reached its target: train on if the learner asked for more meanwhile
-      trainer.call("c1_bpe_target", [panel.session(), num.value]).then((r) => {
+      const sid = panel.session();
+      trainer.call("c1_bpe_target", [sid, num.value]).then((r) => {
+        if (!current(sid)) return;
         if (!r.done) { panel.start(); return; }
         redraw({ label: "done" });
         panel.state("done", r.learned < Number(num.value)
@@ -68,8 +72,9 @@
     function train() {   // show the merge count asked for, training on when it is past the merges learned
       W.showError(root, "");
       if (!panel.started()) { if (!busy()) panel.start(); return; }   // (a starting run finishes, then looks again)
-      trainer.call("c1_bpe_target", [panel.session(), num.value]).then((r) => {
-        if (busy()) return;                  // the running loop picks the new target up
+      const sid = panel.session();
+      trainer.call("c1_bpe_target", [sid, num.value]).then((r) => {
+        if (busy() || !current(sid)) return;   // the running loop picks the new target up
         if (!r.done) panel.start(); else finish();
       }, failed);
     }
