@@ -25,7 +25,7 @@ for path in (ROOT / "tests", ROOT):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-pytest_plugins = ["browser_fixtures", "build_fixtures"]
+pytest_plugins = ["browser_fixtures", "build_fixtures", "course_fixtures"]
 
 LESSONS = ROOT / "lessons"
 SHARED_CONFTEST = ROOT / "tests" / "conftest.py"

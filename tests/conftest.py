@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-pytest_plugins = ["browser_fixtures", "build_fixtures"]
+pytest_plugins = ["browser_fixtures", "build_fixtures", "course_fixtures"]
 
 HF_MODULES = {"hf_reference", "hf_tree", "torch", "transformers"}   # (top-level package names)
 TESTS_DIR = str(Path(__file__).resolve().parent)

@@ -13,9 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.course_numbers import compute_numbers
 from experiments.toolkit.model_numbers import slug
-from sitegen.models import load_models
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in (ROOT / "data").glob("*.json")}
@@ -24,9 +22,8 @@ QWEN3_ENTRIES = 151_669      # Qwen3's tokenizer.json, measured (shared/referenc
 
 
 @pytest.fixture(scope="module")
-def numbers():
-    models = load_models(ROOT / "data" / "models")
-    return compute_numbers(models, DATA["course"], DATA.get("reference_counts"), DATA.get("citations"), data=DATA)
+def numbers(course_numbers):
+    return course_numbers
 
 
 def key_of(model_id: str) -> str:

@@ -62,14 +62,10 @@ def test_moe_and_a_model_too_big_for_one_card():
     assert "放不下" in y["fit"] and y["room"] == "0"
 
 
-def test_lesson_numbers_recounted():
+def test_lesson_numbers_recounted(course_numbers):
     """The ridge batch from the datasheet figures, Qwen3-8B's KV bytes per token from its keys, and the dense
     crossover as the first batch past the ridge."""
-    from experiments.course_numbers import compute_numbers
-    from sitegen.models import load_models
-    models = load_models(ROOT / "data" / "models")
-    data = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in (ROOT / "data").glob("*.json")}
-    nums = compute_numbers(models, data["course"], data.get("reference_counts"), data.get("citations"), data=data)
+    nums = course_numbers
     ridge = Fraction(989 * 10**12 * 2, 2 * 3_350 * 10**9)
     assert nums["c14.ridge"].value == ridge
     assert nums["c14.q8.crossover0"].value == math.ceil(ridge)

@@ -14,9 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.course_numbers import compute_numbers
 from sitegen import markdown
-from sitegen.models import load_models
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSON = ROOT / "lessons" / "c15-architecture-forks" / "lesson.md"
@@ -30,10 +28,8 @@ def cfg(model_id: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def numbers():
-    data = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in (ROOT / "data").glob("*.json")}
-    models = load_models(ROOT / "data" / "models")
-    return compute_numbers(models, data["course"], data.get("reference_counts"), data.get("citations"), data=data)
+def numbers(course_numbers):
+    return course_numbers
 
 
 @pytest.fixture(scope="module")

@@ -53,12 +53,8 @@ def test_cache_recounted_from_the_keys(model_id, kind, per_layer):
         assert row["used"].endswith(f"= {n(layer // 2)}")
 
 
-def test_lesson_numbers_recounted():
-    from experiments.course_numbers import compute_numbers
-    from sitegen.models import load_models
-    models = load_models(ROOT / "data" / "models")
-    data = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in (ROOT / "data").glob("*.json")}
-    nums = compute_numbers(models, data["course"], data.get("reference_counts"), data.get("citations"), data=data)
+def test_lesson_numbers_recounted(course_numbers):
+    nums = course_numbers
     for alias, model_id in (("llama7b", "llama-2-7b"), ("llama70b", "llama-2-70b"), ("dsv3", "deepseek-v3")):
         layer, L = kv_by_hand(cfg(model_id))
         assert nums[f"c3.{alias}.kv_layer"].value == layer
