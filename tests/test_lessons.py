@@ -1,10 +1,11 @@
 """Every lesson's prose cites computed values by reference: no hand-typed number equals a computed one.
 
 The scan strips number roles ({n}`name`), fenced blocks (code cells and widget options hold code and config
-values, not prose; an exercise's prompt and hints are prose, and are scanned) and inline code, then looks at every remaining figure (2,048 · 61.6% · 1,100 万 · 4.33B ·
-3.0). A figure that equals any computed or cited number in any display style fails the test, naming the file and
-line. Years and the digits of identifiers (C4, Qwen3.8-27B, L2) are not figures; single digits are counting words
-("2 FLOPs per weight", "three matrices") and are allowed.
+values, not prose; an exercise's prompt and hints are prose, and are scanned) and inline code, then looks at
+every remaining figure (2,048 · 61.6% · 1,100 万 · 4.33B · 3.0). A figure that equals any computed or cited
+number in any display style fails the test, naming the file and line. Years and the digits of identifiers (C4,
+Qwen3.8-27B, L2) are not figures; single digits are counting words ("2 FLOPs per weight", "three matrices") and
+are allowed.
 """
 import json
 import re
