@@ -101,6 +101,7 @@ def break_fix_view(o: dict, data) -> dict:
         series = [_series("不加任何措施（预先算好）", "#7f7f7f", tables[off]["series"][metric]),
                   _series("当前开关（预先算好）", "#1f77b4", tables[key]["series"][metric])]
         charts.append({"metric": metric, "title": title, "spec": chart_spec(metric, title, log, series)})
+    from ...train.model import ModelConfig, param_count
     spec = runs["grid"][off]["spec"]
     m = spec["model"]
     V, d, L, F = m["vocab_size"], m["d_model"], m["n_layers"], m["d_ff"]
@@ -110,7 +111,6 @@ def break_fix_view(o: dict, data) -> dict:
             "charts": charts, "steps": runs["steps"], "lr": f"{runs['lr']:g}", "lr_factor": runs["lr_factor"],
             "model": {"d": d, "L": L, "h": m["n_heads"], "kv": m["n_kv_heads"], "d_ff": F, "V": V},
             "params": n(param_count(ModelConfig(**m))), "text_path": TEXT_FILE}
-    from ...train.model import ModelConfig, param_count
 
 
 # -- the live run --------------------------------------------------------------------------------------------------
