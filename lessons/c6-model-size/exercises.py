@@ -16,8 +16,8 @@ from experiments.toolkit.scaling import FITS, ParametricFit
 
 SHOWN = "qwen3.8-27b"
 OTHERS = ("llama-2-7b", "deepseek-v3", "gpt3-175b")
-TOKENS_PER_PARAM = 20   # the budgets' D = 20·N: Chinchilla's ratio (the prompt cites it as c6.exercise_tpp, and a
-                        # claim there checks it against Chinchilla's cited tokens over parameters, c6.chinchilla_tpp)
+TOKENS_PER_PARAM = 20   # the budgets' D = 20·N: Chinchilla's ratio (the prompt cites it as c6.exercise_tpp, and
+                        # test_c6 checks it against Chinchilla's cited tokens over parameters, c6.chinchilla_tpp)
 
 
 def optimum(C, A, B, alpha, beta) -> tuple[float, float]:

@@ -67,6 +67,8 @@ def test_fit_optima_at_gophers_budget(course):
         assert value(numbers, f"c6.{key}.tpp_gopher") == pytest.approx(GOPHER / 6 / N / N, rel=1e-12)
         assert value(numbers, f"c6.{key}.a") == pytest.approx(beta / (alpha + beta))
     assert value(numbers, "c6.chinchilla_tpp") == 20
+    # the exercise's budgets use Chinchilla's own ratio (its prompt cites c6.exercise_tpp as that ratio)
+    assert value(numbers, "c6.exercise_tpp") == value(numbers, "c6.chinchilla_tpp")
     M, D = 0.1715 * GOPHER ** 0.5243, 5.8316 * GOPHER ** 0.4757
     assert value(numbers, "c6.ds.tpp_gopher") == pytest.approx(D / (M / 6))
 
