@@ -257,7 +257,7 @@ def test_the_widgets_worker_is_ready_before_numpy_and_only_marked_calls_wait_for
                               "c6_own_start", "c6_own_step", "c8_train_start", "c8_train_step", "c9_measure",
                               "c9_predicted", "c10_ranks", "c11_recall", "c14_speculate", "c2_speak", "c2_train_start",
                               "c2_train_step", "c2_train_speak", "c3_maps", "c3_train_start", "c3_train_step",
-                              "c3_decode"}
+                              "c3_decode", "c1_fair_start", "c1_fair_step"}
 
     guarded_page.evaluate("""() => { window.__int4 = null;
         courseRuntime.call("experiments.api:ffn_int4_probe", []).then((r) => { window.__int4 = r; }); }""")
