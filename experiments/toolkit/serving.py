@@ -40,8 +40,9 @@ no overlap loss, no communication, one device. The decode and prefill bookkeepin
   reservation fits beside the weights; with paging (`paged=True`) a request takes, when it joins, the blocks of
   PAGE_TOKENS its prompt and output will fill (the server is assumed to know the output length, so it never runs
   short mid-request; vLLM instead takes blocks as the sequence grows and pauses requests when memory runs out,
-  their blocks swapped to CPU memory or dropped and recomputed, Kwon et al. §4.5; not modelled), so more sequences share a step. `batching` reports tokens per second, the mean batch,
-  the share of slot-steps left empty, and the gains.
+  their blocks swapped to CPU memory or dropped and recomputed, Kwon et al. §4.5; not modelled), so more
+  sequences share a step. `batching` reports tokens per second, the mean batch, the share of slot-steps left
+  empty, and the gains.
 - quantization: the weight matrices (views.matmul_weights; embedding table and norms stay in BF16) stored in
   BF16, FP8, INT8 or INT4. INT8 and INT4 carry one BF16 scale per group of g weights (GPTQ / AWQ style, g = 128
   by default): 16/g extra bits per weight, 0.125 bits at g = 128. FP8 here is per-tensor scaled (no group
@@ -54,6 +55,7 @@ from __future__ import annotations
 
 import random
 from fractions import Fraction
+from typing import Any
 
 from ..ledger import views
 from .decode import step_weights
@@ -293,7 +295,8 @@ def kv_fp8_effect(ledger, device: Device, context: int, batch: int, scheme: str 
 
 # ---- static against continuous batching ---------------------------------------------------------------------------
 
-TRACE = {"requests": 512, "prompt": (1, 3072), "output": (1, 1024)}   # the course's trace: uniform lengths, seeded
+# the course's trace: uniform lengths, seeded
+TRACE: dict[str, Any] = {"requests": 512, "prompt": (1, 3072), "output": (1, 1024)}
 RESERVE = 4096               # the server's longest context: a contiguous reservation holds this many tokens
 MAX_REQUESTS = 1024          # bounded work: at most this many requests, each at most RESERVE tokens
 MIN_SLOTS = 8                # bounded work: fewer slots than this would take tens of thousands of steps

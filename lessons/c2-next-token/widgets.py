@@ -51,7 +51,8 @@ def speak_view(o: dict, data) -> dict:
     m = doc["spec"]["model"]
     return {"o": o, "x": x, "ref": SPEAKER, "text_path": doc["text"]["file"], "every": SPEAK_EVERY,
             "max_steps": MAX_LIVE_STEPS, "n_new": N_NEW, "context": doc["context"], "vocab": m["vocab_size"],
-            "model": {"d": m["d_model"], "L": m["n_layers"], "h": m["n_heads"], "kv": m["n_kv_heads"], "d_ff": m["d_ff"],
+            "model": {"d": m["d_model"], "L": m["n_layers"], "h": m["n_heads"], "kv": m["n_kv_heads"],
+                      "d_ff": m["d_ff"],
                       "V": n(m["vocab_size"]), "steps": n(doc["spec"]["schedule"]["total"])},
             "live": {"batch": LIVE_BATCH, "seq": LIVE_SEQ}}
 

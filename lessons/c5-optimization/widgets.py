@@ -234,7 +234,8 @@ def live_view(o: dict, data) -> dict:
     from ...train.model import param_count
     from ...train.runs import LIVE, live_config
     text = runs["text"]
-    live = {"d": LIVE["d_model"], "L": LIVE["n_layers"], "h": LIVE["n_heads"], "kv": LIVE["n_kv_heads"], "d_ff": LIVE["d_ff"],
+    live = {"d": LIVE["d_model"], "L": LIVE["n_layers"], "h": LIVE["n_heads"], "kv": LIVE["n_kv_heads"],
+            "d_ff": LIVE["d_ff"],
             "V": text["vocab_size"]}
     params = param_count(live_config(live["V"]))
     return {"spec": chart, "live": live, "text_path": text["file"], "params": n(params),

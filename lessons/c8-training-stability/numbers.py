@@ -170,7 +170,8 @@ def register(reg, models, course=None, data=None) -> None:
     hd = spec["model"]["d_model"] // spec["model"]["n_heads"]
     reg.add("c8.hd", "小模型每个头的维度 head_dim", value=hd, sources=(setting,), kind="value")
     reg.add("c8.live_L", "稳定性实验里小模型的层数", value=spec["model"]["n_layers"], sources=(setting,), kind="value")
-    reg.add("c8.heads", "稳定性实验里小模型的查询头数", value=spec["model"]["n_heads"], sources=(setting,), kind="value")
+    reg.add("c8.heads", "稳定性实验里小模型的查询头数", value=spec["model"]["n_heads"], sources=(setting,),
+            kind="value")
     reg.add("c8.kv_heads", "稳定性实验里小模型的 KV 头数（几个查询头共用一个）", value=spec["model"]["n_kv_heads"],
             sources=(setting,), kind="value")
     reg.add("c8.qk_bound", "QK-norm 后、增益为 1 时注意力 logit 的上界 √head_dim",
