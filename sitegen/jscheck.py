@@ -283,6 +283,23 @@ def message_calls(text: str) -> list[tuple[str, int, set[str] | None]]:
     return out
 
 
+KEY_LITERAL = re.compile(r"""["']([a-z][\w-]*(?:\.[\w-]+)+)["']""")   # a quoted "ns.name", perhaps a message key
+
+
+def message_literals(text: str, namespaces: Iterable[str]) -> list[tuple[str, int]]:
+    """(key, line) of every quoted "ns.name" outside comments whose first part is a namespace of the message
+    table: a key handed to msg() through a variable (say("offline.kept"), speed: "c1.bpe.speed", key || "x.y")."""
+    known = set(namespaces)
+    body = COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)   # same lines, comments blanked
+    return [(m.group(1), _line(body, m.start(1))) for m in KEY_LITERAL.finditer(body)
+            if m.group(1).split(".", 1)[0] in known]
+
+
+def message_keys_used(text: str, namespaces: Iterable[str]) -> set[str]:
+    """The message keys a script uses: msg("key") calls and keys handed over as quoted literals."""
+    return {key for key, _, _ in message_calls(text)} | {key for key, _ in message_literals(text, namespaces)}
+
+
 def scripts(root: Path) -> list[tuple[str, Path]]:
     """(path from the course root, file) of every script the course ships: the shared core and each lesson's."""
     root = Path(root)
@@ -292,18 +309,28 @@ def scripts(root: Path) -> list[tuple[str, Path]]:
 
 def message_problems(root: Path, table: Mapping[str, str]) -> list[LessonError]:
     """Every msg("key") of the course's scripts whose key is not in the message table, or whose values object
-    does not give exactly the message's placeholders."""
+    does not give exactly the message's placeholders; and every quoted "ns.name" handed on to msg() later (its
+    namespace is the table's) that names no message."""
     from .messages import placeholders
     problems = []
+    namespaces = {key.split(".", 1)[0] for key in table}
     for rel, path in scripts(root):
-        for key, line, names in message_calls(path.read_text(encoding="utf-8")):
+        text = path.read_text(encoding="utf-8")
+        calls = {(key, line) for key, line, _ in message_calls(text)}
+        found: list[LessonError] = []
+        for key, line in message_literals(text, namespaces):
+            if key not in table and (key, line) not in calls:
+                found.append(LessonError(rel, line, f"'{key}' names no message of data/messages_zh.json"
+                                         f"{_did_you_mean(key, table)}"))
+        for key, line, names in message_calls(text):
             if key not in table:
-                problems.append(LessonError(rel, line, f"message key '{key}' is not in data/messages_zh.json"
-                                            f"{_did_you_mean(key, table)}"))
+                found.append(LessonError(rel, line, f"message key '{key}' is not in data/messages_zh.json"
+                                         f"{_did_you_mean(key, table)}"))
                 continue
             wanted = placeholders(table[key])
             if names is not None and names != wanted or names is None and wanted:
-                problems.append(LessonError(rel, line, f"message '{key}' expects the values "
-                                            f"{{{', '.join(sorted(wanted))}}}, the call gives "
-                                            f"{{{', '.join(sorted(names or ()))}}}"))
+                found.append(LessonError(rel, line, f"message '{key}' expects the values "
+                                         f"{{{', '.join(sorted(wanted))}}}, the call gives "
+                                         f"{{{', '.join(sorted(names or ()))}}}"))
+        problems += sorted(found, key=lambda e: e.line or 0)
     return problems

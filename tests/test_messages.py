@@ -27,8 +27,9 @@ def test_no_script_holds_a_chinese_literal():
 def test_every_key_used_is_in_the_table_and_every_key_in_the_table_is_used():
     table = messages.load(REPO)
     assert jscheck.message_problems(REPO, table) == []
+    namespaces = {key.split(".", 1)[0] for key in table}
     used = {key for _, path in jscheck.scripts(REPO)
-            for key, _, _ in jscheck.message_calls(path.read_text(encoding="utf-8"))}
+            for key in jscheck.message_keys_used(path.read_text(encoding="utf-8"), namespaces)}
     assert sorted(set(table) - used) == []
 
 
@@ -38,12 +39,15 @@ def test_a_missing_key_and_wrong_values_are_refused_at_the_line(tmp_path):
     js = tmp_path / "site" / "static" / "js"
     js.mkdir(parents=True)
     (js / "x.js").write_text('const m = W.msg;\nW.msg("a.c");\nW.msg("a.b", { steps: 1 });\n'
-                             'W.msg("a.b", { step });\nmsg("c");\nmsg("a.b");\n', encoding="utf-8")
+                             'W.msg("a.b", { step });\nmsg("c");\nmsg("a.b");\n'
+                             'const later = ok ? "a.b" : "a.bb";  // "a.cc" in a comment is no key\n',
+                             encoding="utf-8")
     problems = [str(p) for p in jscheck.message_problems(tmp_path, messages.load(tmp_path))]
     assert problems == [
         "site/static/js/x.js:2: message key 'a.c' is not in data/messages_zh.json (did you mean 'a.b'?)",
         "site/static/js/x.js:3: message 'a.b' expects the values {step}, the call gives {steps}",
         "site/static/js/x.js:6: message 'a.b' expects the values {step}, the call gives {}",
+        "site/static/js/x.js:7: 'a.bb' names no message of data/messages_zh.json (did you mean 'a.b'?)",
     ]
 
 
