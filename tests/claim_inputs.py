@@ -33,7 +33,7 @@ OPS = ("*2", "*1/2", "+1", "-1", "*3/2", "*3", "*4", "*6", "*10", "*1/10", "*100
 # moves one recorded series or figure, as a different run would have come out (never a run's settings: /spec/ and
 # the settings SETTINGS names, which the trainer was given rather than measured)
 MEASURED = ("train_runs", "train_memory", "train_stability", "train_lr_sweep", "train_speaker", "train_isoflop",
-            "train_speculative", "tokenizer_stats", "train_bpe")
+            "train_speculative", "tokenizer_stats", "train_bpe", "train_attention")
 SETTINGS = re.compile(r"/spec(/|$)|^/(steps|lr|lr_factor|warmup|tau|z_loss|caps|seeds/seeds|xiong/(depths|samples))$"
                       r"|^/race/(steps|multipliers|lr(/.*)?)$|/(batch_size|seq_len|lr)$"
                       r"|^/(lrs|lr_exponents|base_lr|seeds)(/\d+)?$|^/depth/(lrs|model)(/.*)?$"   # lr_sweep's
