@@ -23,8 +23,8 @@ stored file, which records the sha256 of every input so the build refuses a stal
   since a loss or a count per token favours long tokens);
 - each tokenizer's entries (`get_vocab_size(with_added_tokens=True)`, added tokens included), its added tokens,
   and how many entries decode (`decode([id])`) to text holding at least one Han character, and at least two
-  (experiments.toolkit.bpe.is_han: the CJK Unified and Compatibility Ideographs blocks);
-- the course's own byte-level BPE (experiments/toolkit/bpe.py, GPT-2's split pattern) trained on the course text's
+  (experiments.train.bpe.is_han: the CJK Unified and Compatibility Ideographs blocks);
+- the course's own byte-level BPE (experiments/train/bpe.py, GPT-2's split pattern) trained on the course text's
   training part: at the real vocabularies' sizes it cannot go (a merge needs a pair that still occurs twice in an
   85 kB text, and the page caps merges at bpe.MAX_MERGES), so it is measured at COURSE_MERGES merge counts up to
   that cap, on the same samples;
@@ -173,7 +173,7 @@ def sample_texts(root: Path = ROOT) -> dict[str, str]:
 # -- measuring --------------------------------------------------------------------------------------------------
 def han_entries(strings) -> tuple[int, int]:
     """(entries holding at least one Han character, entries holding at least two)."""
-    from experiments.toolkit.bpe import is_han
+    from experiments.train.bpe import is_han
     counts = [sum(map(is_han, s)) for s in strings]
     return sum(c >= 1 for c in counts), sum(c >= 2 for c in counts)
 
@@ -194,7 +194,7 @@ def measure_tokenizer(path: Path, texts: dict[str, str]) -> dict:
 
 def measure_course_bpe(texts: dict[str, str], train_text: str) -> list[dict]:
     """The course's BPE trained once on train_text up to the largest of COURSE_MERGES, measured at each count."""
-    from experiments.toolkit import bpe
+    from experiments.train import bpe
     trainer = bpe.Trainer(train_text, COURSE_SCHEME, max(COURSE_MERGES))
     out, made = [], 0
     for k in COURSE_MERGES:
@@ -235,7 +235,7 @@ def measure(root: Path = ROOT, cache_dir: Path = DEFAULT_CACHE_DIR, log=None) ->
 
 def widget_merges(text: str) -> dict:
     """The first WIDGET_MERGES merges the page's trainer makes on the whole course text (its first state)."""
-    from experiments.toolkit import bpe
+    from experiments.train import bpe
     from experiments.train.derived import TEXT_FILE
     trainer = bpe.Trainer(text, COURSE_SCHEME, WIDGET_MERGES)
     merges = list(trainer)

@@ -1,4 +1,4 @@
-"""experiments/toolkit/bpe.py, the course's byte-level BPE, against independent references.
+"""experiments/train/bpe.py, the course's byte-level BPE, against independent references.
 
 - Merges: the `tokenizers` library's BpeTrainer (Rust; byte-level, all 256 bytes as the initial alphabet) on a
   fixed text (the course text plus an English paragraph), for each pre-tokenisation scheme, merge by merge.
@@ -22,7 +22,7 @@ import regex  # type: ignore[import-untyped]
 from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 
 from experiments.errors_zh import learner_message
-from experiments.toolkit import bpe
+from experiments.train import bpe
 from sitegen import runtime
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -250,14 +250,14 @@ const { loadPyodide } = require(path.join(dir, "pyodide.js"));
 (async () => {
   const py = await loadPyodide({ indexURL: dir + "/" });
   for (const f of ["experiments/__init__.py", "experiments/errors.py", "experiments/toolkit/__init__.py",
-                   "experiments/toolkit/bpe.py", "data/texts/sishu.txt"]) {
+                   "experiments/train/bpe.py", "data/texts/sishu.txt"]) {
     py.FS.mkdirTree("/w/" + path.dirname(f));
     py.FS.writeFile("/w/" + f, fs.readFileSync(path.join(root, f)));
   }
   console.log(py.runPython(`
 import json, platform, sys
 sys.path.insert(0, "/w")
-from experiments.toolkit import bpe
+from experiments.train import bpe
 text = open("/w/data/texts/sishu.txt", encoding="utf-8").read()
 out = {"machine": platform.machine()}
 for scheme in bpe.SCHEMES:

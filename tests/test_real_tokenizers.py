@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.toolkit import bpe
-from experiments.train import derived
+from experiments.train import bpe, derived
 from sitegen import real_tokenizers as rt
 
 ROOT = Path(__file__).resolve().parent.parent

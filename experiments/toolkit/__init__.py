@@ -33,6 +33,4 @@ lesson (tests/test_layers.py holds this, lazy imports inside functions included)
                       parallel, ZeRO-3, tensor parallel), ring collectives with every byte counted (needs numpy)
     stored.py         a widget's derived data file (the stored runs, the measured step), or its error naming the
                       command that makes it
-    bpe.py            byte-level BPE (train merge by merge, bounded; encode; decode), GPT-2's and Qwen's
-                      pre-tokenisation patterns scanned by hand with Unicode categories
 """

@@ -73,13 +73,13 @@ DERIVED = (
     run_group("attention", "data/train_attention.json", "runs_attention:compute", (TEXT_FILE,),
               ("runs_speaker.py", "generate.py", "runs_attention.py")),
     run_group("bpe", "data/train_bpe.json", "runs_bpe:compute", (TEXT_FILE,), ("runs_bpe.py",),
-              ("experiments/toolkit/bpe.py",)),
+              ("experiments/train/bpe.py",)),
     Derived("data/train_memory.json", "python -m experiments.train.memory",
             (BASELINE_CONFIG,), TRAINER + ("experiments/train/memory.py",)),
     Derived("data/tokenizer_stats.json", "python -m sitegen.real_tokenizers",
             (TEXT_FILE, "data/tokenizer_samples/udhr_zh.txt", "data/tokenizer_samples/udhr_en.txt",
              "data/tokenizer_samples/textwrap_py.txt"),
-            ("sitegen/real_tokenizers.py", "experiments/toolkit/bpe.py", "experiments/train/data.py")),
+            ("sitegen/real_tokenizers.py", "experiments/train/bpe.py", "experiments/train/data.py")),
 )
 
 

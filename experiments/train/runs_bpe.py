@@ -3,7 +3,7 @@ ways, characters and the course's byte-level BPE, at the same compute, compared 
 held-out passages. Made by `python -m experiments.train.runs --group bpe` (skipped when its inputs are unchanged).
 
 - the text: data.split_passages (every tenth passage held out). Characters: data.CharTokenizer over the whole
-  text (data.course_ids, the tokenizer of C2, C5 and C6). BPE: the course's byte-level BPE (toolkit/bpe.py,
+  text (data.course_ids, the tokenizer of C2, C5 and C6). BPE: the course's byte-level BPE (bpe.py,
   GPT-2's pre-tokenisation) trained on the training passages only, with V_char - 256 merges, so that both
   vocabularies have the same V_char entries; a held-out character BPE never saw falls back to its bytes.
 - the model: C5's live model (runs.live_config: d 64, 2 layers, 4 heads, FFN 172) with V_char rows either way,
@@ -51,7 +51,7 @@ def tokenizations(text: str) -> dict[str, Any]:
     the held-out passages' tokens), with the held-out passages' characters and UTF-8 bytes and the BPE's merges."""
     import numpy as np
 
-    from ..toolkit import bpe
+    from . import bpe
     from .data import course_ids, split_passages
     chars, train_chars, held_chars = course_ids(text)
     train, held = split_passages(text)

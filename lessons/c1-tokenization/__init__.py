@@ -3,7 +3,7 @@
 - numbers.py registers the vocabulary ledger (vocab.py: every config's embedding table and output head, their
   shares, the padded vocabulary) and, through tokstats.py, the real tokenizers measured at build time and the
   course's own BPE (data/tokenizer_stats.json, made by `python -m sitegen.real_tokenizers`).
-- c1-bpe: byte-level BPE (experiments/toolkit/bpe.py) trained in the page's training worker (live.py, script.js),
+- c1-bpe: byte-level BPE (experiments/train/bpe.py) trained in the page's training worker (live.py, script.js),
   its first state drawn by the build from the stored first merges; c1-real: the measured tokenizers beside the
   course's BPE; c1-vocab: the vocabulary ledger of every model config (widgets.py); c1-fair (fair.py): the same
   model trained on characters and on BPE tokens at the same compute, in bits per character, rerun in the page.

@@ -5,7 +5,7 @@ course's byte-level ids, GPT-2's, plus the ids of earlier merges) with how often
 adjacent pair weighted by its piece's count, take the most frequent pair (among equal counts the smaller
 (left id, right id), the rule of the course's BPE and of the `tokenizers` library), and replace it by new_id in
 every piece, left to right (overlaps: only the first). It returns the pieces after the merge, in the same order.
-The reference is the course's own BPE trainer, experiments.toolkit.bpe.Trainer (``merged``): the learner's input is
+The reference is the course's own BPE trainer, experiments.train.bpe.Trainer (``merged``): the learner's input is
 that trainer's state after some merges on a text, the expected answer its state one merge later. The cases: the
 lesson's sentence (the first merge and a later one), a Sennrich-style English text in which the counts decide, the
 same sentence without pre-splitting, and one text made of the names of course models drawn with the page's seed
@@ -14,7 +14,7 @@ same sentence without pre-splitting, and one text made of the names of course mo
 from __future__ import annotations
 
 from experiments.exercise import Case
-from experiments.toolkit.bpe import BYTE_ID, Trainer, split
+from experiments.train.bpe import BYTE_ID, Trainer, split
 
 SENTENCE = "子曰：学而时习之，不亦说乎？今天我们学习分词。"   # the lesson's BPE widget's sentence too (BPE_DEFAULTS)
 ENGLISH = "low low low low lower lower newest newest newest widest widest hmmm hmmm"

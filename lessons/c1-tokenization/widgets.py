@@ -10,8 +10,8 @@ Every string a learner reads is formatted here or in live.py.
 from __future__ import annotations
 
 from ...format import n, share
-from ...toolkit import bpe
 from ...toolkit.stored import stored
+from ...train import bpe
 from . import live, vocab
 
 SAMPLE_NAMES = {"classical": "文言（课程文本留出部分）", "modern": "现代中文（《世界人权宣言》）",
