@@ -31,6 +31,7 @@ lesson (tests/test_layers.py holds this, lazy imports inside functions included)
                       and a planner of the layouts that fit, fastest first
     ranks.py          one step of the course's trainer split over k simulated ranks in one process (data
                       parallel, ZeRO-3, tensor parallel), ring collectives with every byte counted (needs numpy)
+    live_run.py       a training run in the page advanced a few steps per request (C2's speaker, C3's mask switch)
     stored.py         a widget's derived data file (the stored runs, the measured step), or its error naming the
                       command that makes it
 """

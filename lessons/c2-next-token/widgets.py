@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from ...format import n, share
+from ...toolkit.live_run import advance
 from ...toolkit.stored import stored
 from ...widget import data_ref, uses
 
@@ -22,10 +23,6 @@ SPEAK_EVERY = 25                       # the page asks the live model to speak e
 N_NEW = 30
 
 _SESSIONS: dict[int, dict] = {}
-
-
-def loss_text(x) -> str:
-    return "—" if x is None or not math.isfinite(x) else f"{x:.3f}"
 
 
 def _stored(doc: dict):
@@ -98,19 +95,7 @@ def _session(session) -> dict:
 @uses("numpy")
 def train_step(session: int, steps: int = 1) -> dict:
     """`steps` more steps (at most 10 per call): each step's number and loss."""
-    import numpy as np
-    tr = _session(session)["trainer"]
-    out = []
-    with np.errstate(over="ignore", invalid="ignore"):
-        for _ in range(max(1, min(int(steps), 10))):
-            if tr.step_index >= MAX_LIVE_STEPS:
-                break
-            d = tr.step(detail=False)
-            finite = math.isfinite(d["loss"])
-            out.append({"step": d["step"], "loss": d["loss"] if finite else None, "loss_text": loss_text(d["loss"])})
-            if not finite:
-                break
-    return {"steps": out, "done": tr.step_index >= MAX_LIVE_STEPS or not out or out[-1]["loss"] is None}
+    return advance(_session(session)["trainer"], steps, MAX_LIVE_STEPS)
 
 
 @uses("numpy")

@@ -15,10 +15,10 @@ Bounds: a sentence of at most the model's context (64 characters), at most MAX_N
 """
 from __future__ import annotations
 
-import math
 import time
 
 from ...format import n
+from ...toolkit.live_run import advance
 from ...widget import uses
 
 # (experiments.toolkit.speak and the trainer import numpy: imported where used, so the unmarked c3_mask answers
@@ -134,24 +134,11 @@ def train_start(text: str, leak, seed: int = 0) -> dict:
 @uses("numpy")
 def train_step(session: int, steps: int = 1) -> dict:
     """`steps` more steps (at most 10 per call): each step's number and training loss."""
-    import numpy as np
     run = _SESSIONS.get(session)
     if run is None:
         raise ValueError("这次训练已被重置，请重新开始。")
     tr = run["trainer"]
-    total = tr.spec.schedule.total
-    out = []
-    with np.errstate(over="ignore", invalid="ignore"):
-        for _ in range(max(1, min(int(steps), 10))):
-            if tr.step_index >= total:
-                break
-            d = tr.step(detail=False)
-            finite = math.isfinite(d["loss"])
-            out.append({"step": d["step"], "loss": d["loss"] if finite else None,
-                        "loss_text": f"{d['loss']:.3f}" if finite else "—"})
-            if not finite:
-                break
-    return {"steps": out, "done": tr.step_index >= total or not out or out[-1]["loss"] is None}
+    return advance(tr, steps, tr.spec.schedule.total)
 
 
 # -- decoding with and without the KV cache ------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import math
 
 from ...format import n
 from ...labels import tensor_label
+from ...toolkit.live_run import loss_text
 from ...toolkit.stored import stored
 from ...widget import data_ref, uses
 
@@ -31,10 +32,6 @@ MAX_LIVE_STEPS = 2000
 MAX_STEPS_PER_CALL = 20
 SPEAK_PROMPT, SPEAK_SETTINGS = "子曰：“", (0.8, 0, 0.95, 0)    # temperature, top-k, top-p, seed (lesson C2)
 SPEAK_EVERY = 25                                                 # the page asks for a continuation this often
-
-
-def loss_text(x) -> str:
-    return "—" if x is None or not math.isfinite(x) else f"{x:.3f}"
 
 
 def lr_text(x: float) -> str:
