@@ -383,9 +383,11 @@ def test_numbers_share_one_tab_stop_per_paragraph(base, guarded_pages):
         numbers += here[1]
     assert counts["allNumbers"] > 150                       # the page has that many numbers in its text ...
     assert numbers == counts["numbers"] < counts["allNumbers"] / 3   # ... but one Tab stop per paragraph of them
-    # every stop counted, and the whole page far fewer stops than it has numbers (C4 links to each chapter written
-    # since: that is where its stops grew from 120 to 126)
-    assert len(seen) == counts["stops"] < counts["allNumbers"] * 3 / 4, (len(seen), counts)
+    # every stop counted: the walk with the real Tab key meets exactly the page's focusable stops. The stops that are
+    # not numbers are links and controls, which grow as chapters are written and widgets added (C4 links to each
+    # written chapter; 120 stops, then 126, then 137 with C3 and the runtime status), so they are not bounded by
+    # the count of numbers; the numbers' own stops are, above.
+    assert len(seen) == counts["stops"], (len(seen), counts)
     assert page.locator(".lesson-body .num:not([aria-describedby])").count() == 0   # each still describes itself
 
 
