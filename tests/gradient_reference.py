@@ -30,6 +30,12 @@ def central_differences(loss, params: dict, h: float = 1e-6) -> dict:
     return out
 
 
+def worst_relative_difference(grads: dict, numeric: dict) -> float:
+    """The largest |analytic - numeric| over each tensor, relative to that tensor's largest numeric gradient (at
+    least 1e-3, so a tensor whose gradient is near zero is judged on absolute error)."""
+    return max(float(np.abs(grads[k] - num).max() / max(np.abs(num).max(), 1e-3)) for k, num in numeric.items())
+
+
 def torch_disagreement(p, ids, tgt, cfg) -> tuple[float, float, float]:
     """How far the trainer's float64 loss_and_grads is from torch autograd on the same weights: the cross-entropy's
     and the objective's absolute differences, and the largest gradient difference over the largest torch gradient."""

@@ -20,7 +20,7 @@ from experiments import baseline
 from experiments.train import generate as G
 from experiments.train import model as M
 from experiments.train import trainer as T
-from tests.gradient_reference import central_differences, torch_disagreement
+from tests.gradient_reference import central_differences, torch_disagreement, worst_relative_difference
 from tests.test_train_model import tiny_case
 
 HEADS = {"mha": 4, "gqa": 2, "mqa": 1}          # n_kv_heads of a 4-head model
@@ -133,7 +133,7 @@ def test_grouped_and_unmasked_gradients_match_central_finite_differences(case):
     _, grads, _ = M.loss_and_grads(p, ids, tgt, cfg, kernels="matmul")
     numeric = central_differences(lambda: M.loss_only(p, ids, tgt, cfg, "matmul"), p)
     assert p["layers.0.self_attn.k_proj.weight"].shape == (cfg.kv_dim, cfg.d_model)
-    worst = max(float(np.abs(grads[k] - num).max() / max(np.abs(num).max(), 1e-3)) for k, num in numeric.items())
+    worst = worst_relative_difference(grads, numeric)
     assert worst < 1e-6, worst
 
 
