@@ -12,6 +12,7 @@ num_key_value_heads.
 from __future__ import annotations
 
 from experiments.exercise import Case
+from experiments.toolkit.config_text import text_config_of
 
 # (numpy is imported where it is used: the page's widgets worker reads this lesson before numpy has loaded)
 
@@ -37,8 +38,7 @@ def _qkv(rng, H: int, G: int, T: int, d: int) -> tuple:
 
 def _heads(config: dict) -> tuple[int, int] | None:
     """(num_attention_heads, num_key_value_heads) of a config (its text model's), if both are usable here."""
-    inner = config.get("text_config")
-    text: dict = inner if isinstance(inner, dict) else config
+    text, _ = text_config_of(config)
     h, g = text.get("num_attention_heads"), text.get("num_key_value_heads", text.get("num_attention_heads"))
     if not (isinstance(h, int) and isinstance(g, int)) or isinstance(h, bool) or isinstance(g, bool):
         return None
