@@ -14,8 +14,10 @@ Lessons and their widgets are not listed here: a lesson is a folder, lessons/<id
 declaring its numbers and widgets, experiments.widget, its templates/, its script.js), and the build finds every
 one under the root it is given (experiments.lessons.course(root); sitegen/widgets.py renders a widget from its
 declaration). Everything is read from that root and nothing is kept from one build to the next, so one process
-can build several courses. Extending the output: OUTPUT_STEPS.append(step), step(site, dest) writes more files
-into the new folder before it is swapped in.
+can build several courses; the one exception is the widget answers' cache (sitegen/answer_cache.py: an answer is
+read back only while the Python that computes it and its arguments are byte for byte the same; --no-cache).
+Extending the output: OUTPUT_STEPS.append(step), step(site, dest) writes more files into the new folder before it
+is swapped in.
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ from experiments.ledger import jsontext
 from experiments.lessons import LESSON_FILE
 from sitegen import changes, jscheck, markdown, messages, minify, pages, swap
 from sitegen import widgets as widget_renderers
+from sitegen.answer_cache import AnswerCache, default_folder
 from sitegen.claims import claim_names
 from sitegen.errors import BuildError, LessonError, SourceError
 from sitegen.models import browser_json
@@ -70,6 +73,7 @@ class Site:
     report: list[str] = field(default_factory=list)              # change report lines
     claims: list[dict] = field(default_factory=list)             # {claim}s checked: {id, text, page, numbers}
     errors: list[CourseError] = field(default_factory=list)
+    answers: AnswerCache = field(default_factory=lambda: AnswerCache(None))   # the widget answers' cache
     broken: set[str] = field(default_factory=set)                # input files that failed validation
 
     @property
@@ -92,14 +96,15 @@ OUTPUT_STEPS: list[Callable[[Site, Path], None]] = []
 
 
 def build(root: Path = ROOT, out: Path | None = None, *, widgets: dict | None = None,
-          steps: list | None = None, lessons: tuple | None = None) -> Site:
+          steps: list | None = None, lessons: tuple | None = None, cache: Path | None | bool = True) -> Site:
     from experiments.lessons import course
     root = Path(root).resolve()
     found = course(root)     # each lesson folder's Python, imported from this root (widgets: its renderers)
+    answers = AnswerCache(default_folder(ROOT) if cache is True else cache or None)   # (sitegen/answer_cache.py)
     site = Site(root, Path(out).resolve() if out else root / "_site",
-                widget_renderers.renderers(found, root) if widgets is None else widgets,
+                widget_renderers.renderers(found, root, answers) if widgets is None else widgets,
                 OUTPUT_STEPS if steps is None else steps, tuple(found.lessons if lessons is None else lessons),
-                packages=found)
+                packages=found, answers=answers)
     check_links(site)        # no symbolic link in what the build reads or copies points outside the course
     load_models(site)        # data/models/<id>/ -> site.models ({meta, config}, every config validated)
     load_data(site)          # data/*.json -> site.data (data/course.json validated)
@@ -114,6 +119,7 @@ def build(root: Path = ROOT, out: Path | None = None, *, widgets: dict | None = 
     compare_numbers(site)    # numbers.json; changes.json and changes.html against the previous build
     write_site(site)         # temporary sibling folder: static/, pages, files, OUTPUT_STEPS; then swapped in
     report_changes(site)     # print the change report
+    site.answers.prune()     # the answer cache kept under its size limit
     return site
 
 
@@ -490,10 +496,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python build.py", description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=ROOT, help="the course folder (default: this repo)")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: ROOT/_site)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="compute every widget answer, reading and writing no cached answer (.cache/answers/)")
     args = parser.parse_args(argv)
     out = args.out or args.root / "_site"
     try:
-        site = build(args.root, out)
+        site = build(args.root, out, cache=not args.no_cache)
     except CourseError as e:
         lines = e.lines()
         for line in lines:

@@ -24,7 +24,9 @@ and a part of a data document as {"$data": path} (experiments.widget.data_ref: t
 placeholder, the build publishes the document for when Python must answer); site/static/js/widgets.js builds the
 same key for a call
 (canon()) and answers from the table at once, asking Python only for what is not in it. This is the one way a
-widget answers before Python.
+widget answers before Python. A build reads an answer back from the answers' cache (sitegen/answer_cache.py) while
+the Python that computes it (the experiments package and the widget's lesson folder) and its arguments are
+unchanged.
 
 Checking the declarations: declaration_problems() resolves every reference a lesson package declares (functions,
 templates, scripts) before anything is rendered; build.py reports what it finds with the build's other problems.
@@ -42,9 +44,10 @@ from markupsafe import Markup
 
 from experiments.errors import ConfigError, Problem
 from experiments.lessons import TEMPLATES_DIR, Course
-from experiments.widget import DATA_REF, OptionError, Widget, WidgetData, data_part, resolve, with_refs
+from experiments.widget import DATA_REF, MODEL_REF, OptionError, Widget, WidgetData, data_part, resolve, with_refs
 
 from . import jscheck
+from .answer_cache import AnswerCache
 from .errors import BuildError, LessonError
 from .markdown import number_html, render_markdown, term_html
 from .scripts import part_path
@@ -172,6 +175,22 @@ def _with_configs(value, data: WidgetData):
     return with_refs(value, lambda alias: data.models[alias].doc["config"], lambda path: data_part(data.files, path))
 
 
+def _keyed(args, data: WidgetData, cache: AnswerCache):
+    """args as the answer cache's key holds them: a model as its alias and its config's digest, a part of a data
+    document as its path and its digest (the config's canonical JSON is the one the ledger made for its own cache:
+    experiments.ledger.canonical_key, once per config)."""
+    from experiments.ledger import canonical_key
+
+    def model(alias):
+        return {MODEL_REF: alias, "sha256": cache.digest(f"model {alias}",
+                                                          lambda: canonical_key(data.models[alias].doc["config"]))}
+
+    def part(path):
+        return {DATA_REF: path, "sha256": cache.digest(f"data {path}", lambda: json.dumps(
+            data_part(data.files, path), sort_keys=True, ensure_ascii=False, separators=(",", ":")))}
+    return with_refs(json.loads(json.dumps(args)), model, part)
+
+
 def data_documents(value) -> list[str]:
     """The data documents the {"$data": path} placeholders in a call's args name."""
     if isinstance(value, dict):
@@ -183,11 +202,16 @@ def data_documents(value) -> list[str]:
     return []
 
 
-def precompute(widget: Widget, options: dict, data: WidgetData) -> dict:
-    """{key: answer} for the calls the widget's states() lists (see the module docstring)."""
+def precompute(widget: Widget, options: dict, data: WidgetData, cache: AnswerCache | None = None,
+               code: tuple[Path, ...] = ()) -> dict:
+    """{key: answer} for the calls the widget's states() lists (see the module docstring); `cache` keeps each answer
+    under the source of `code`, the folders of the Python that answers (sitegen/answer_cache.py)."""
     if not widget.states:
         return {}
+    import experiments
     from experiments import api
+    cache = cache or AnswerCache(None)
+    code = code or (Path(experiments.__file__).parent,)
     declared = {name: (widget, ref) for name, ref in widget.calls.items()}   # (this widget's, as the page asks)
     answers = {}
     for name, args in widget.resolve(widget.states)(options, data):
@@ -197,7 +221,9 @@ def precompute(widget: Widget, options: dict, data: WidgetData) -> dict:
         key = f"{name} {canonical(args)}"
         if key not in answers:
             sent = _with_configs(json.loads(json.dumps(args)), data)   # (JSON's round trip, configs as they are)
-            answers[key] = json.loads(api.entry_point(name, declared).with_args(sent))
+            call = api.entry_point(name, declared).with_args
+            answers[key] = cache.answer(code, name, lambda args=args: _keyed(args, data, cache),
+                                        lambda call=call, sent=sent: call(sent))
     return answers
 
 
@@ -205,14 +231,18 @@ class FieldErrors(BuildError):
     """A rendered widget's template fields that nothing fills, each at its template's file and line."""
 
 
-def renderer(widget: Widget, templates: Templates):
+def renderer(widget: Widget, templates: Templates, cache: AnswerCache | None = None):
     """renderer(options, ctx) -> HTML for one declared widget (sitegen.markdown calls it per widget block)."""
+    import experiments
+    lesson_folder = templates.course.folder(widget.package)
+    code = (Path(experiments.__file__).parent, *([lesson_folder] if lesson_folder else []))
+
     def render(given: dict, ctx) -> str:
         data = WidgetData(ctx.data["models"], ctx.data, widget)
         try:
             options = widget.options(given)
             values = widget.resolve(widget.view)(options, data)
-            answers = precompute(widget, options, data)
+            answers = precompute(widget, options, data, cache, code)
         except OptionError as e:
             raise LessonError(ctx.file, ctx.line, str(e)) from None
         ctx.page.need_script(*widget.scripts())
@@ -239,10 +269,11 @@ def renderer(widget: Widget, templates: Templates):
     return render
 
 
-def renderers(course: Course, root: Path) -> dict:
-    """{widget name: renderer} for every widget the course's lessons declare, templates from `root`."""
+def renderers(course: Course, root: Path, cache: AnswerCache | None = None) -> dict:
+    """{widget name: renderer} for every widget the course's lessons declare, templates from `root`; answers kept in
+    `cache` (none: each computed)."""
     templates = Templates(root, course)
-    return {name: renderer(w, templates) for name, w in course.widgets().items()}
+    return {name: renderer(w, templates, cache) for name, w in course.widgets().items()}
 
 
 # -- checking the declarations ---------------------------------------------------------------------------------
