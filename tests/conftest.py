@@ -17,6 +17,7 @@ module globals and through imports inside a function (`from hf_reference import 
 import dis
 import functools
 import importlib
+import os
 import sys
 import types
 from pathlib import Path
@@ -28,6 +29,12 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 pytest_plugins = ["browser_fixtures", "build_fixtures", "course_fixtures"]
+
+# Every build a test runs (in this process, in a copy's own modules, or as `python build.py`) keeps its widget
+# answers in the checkout's one cache folder (sitegen/answer_cache.py: keyed by the answering code's source and the
+# arguments, so a modified copy computes what it changed and reads back the rest); a run may point it elsewhere or
+# turn it off (COURSE_ANSWER_CACHE=off).
+os.environ.setdefault("COURSE_ANSWER_CACHE", str(ROOT / ".cache" / "answers"))
 
 HF_MODULES = {"hf_reference", "hf_tree", "torch", "transformers"}   # (top-level package names)
 TESTS_DIR = str(Path(__file__).resolve().parent)
