@@ -16,7 +16,10 @@ would otherwise build green and fail only in a learner's browser:
 And one reference crosses from every script to the learner message table (sitegen/messages.py):
 
 - a ``msg("key", ...)`` key must be a key of data/messages_zh.json, and the values object written in the call
-  (``msg("key", {name: ...})``) must give exactly the message's {name} placeholders.
+  (``msg("key", {name: ...})``) must give exactly the message's {name} placeholders;
+- a declaration's ``disabled: {key: {when, reason: "message.key"}}`` (a control the state makes moot, disabled with
+  its reason beside it: widgets.js moot()) names one of its own ``controls`` and a message of the table without
+  placeholders (it is shown as it is).
 
 Each problem is reported with its file and line and a did-you-mean, and the build reports them all together. The
 scripts are read as text (patterns below): what a script computes at run time (a name in a variable) is not seen.
@@ -295,6 +298,55 @@ def message_literals(text: str, namespaces: Iterable[str]) -> list[tuple[str, in
             if m.group(1).split(".", 1)[0] in known]
 
 
+def disabled_rules(text: str) -> list[tuple[str, str, int, str | None, int]]:
+    """(widget, control key, its line, reason key or None, the reason's line) for each entry of each declaration's
+    ``disabled: {key: {when: ..., reason: "message.key"}}`` written as object literals."""
+    out = []
+    for widget, _, fields in declarations(text):
+        value, at = fields.get("disabled", ("", 0))
+        brace = value.find("{")
+        if brace < 0:
+            continue
+        for key, kat, v, e in entries(value, brace + 1):
+            inner = value.find("{", v, e)
+            rule = {k: (value[fv:fe], fv) for k, _, fv, fe in entries(value, inner + 1)} if inner >= 0 else {}
+            reason, rat = rule.get("reason", ("", 0))
+            quoted = QUOTED.search(reason)
+            out.append((widget, key, _line(text, at + kat), quoted.group(1) if quoted else None,
+                        _line(text, at + rat + (quoted.start(1) if quoted else 0))))
+    return out
+
+
+def disabled_problems(text: str, rel: str, table: Mapping[str, str]) -> list[LessonError]:
+    """Each disabled rule of a script's declarations whose control is not one of the declaration's controls (when
+    they are an object literal), or whose reason is not a quoted message key of the table without placeholders, at
+    its line with a did-you-mean."""
+    from .messages import placeholders
+    controls = {}
+    for widget, _, fields in declarations(text):
+        value = fields.get("controls", ("", 0))[0]
+        brace = value.find("{")
+        if brace >= 0 and not value[:brace].strip():
+            controls[widget] = {k for k, _, _, _ in entries(value, brace + 1)}
+    problems = []
+    for widget, key, line, reason, rline in disabled_rules(text):
+        own = controls.get(widget)
+        if own is not None and key not in own:
+            problems.append(LessonError(rel, line, f"disabled.{key} of widget '{widget}' is not one of its controls"
+                                        f"{_did_you_mean(key, own)}; they are: {', '.join(sorted(own))}"))
+        if reason is None:
+            problems.append(LessonError(rel, line, f"disabled.{key} of widget '{widget}' gives no reason: write "
+                                        "reason: \"message.key\" (a key of data/messages_zh.json)"))
+        elif reason not in table:
+            problems.append(LessonError(rel, rline, f"the reason '{reason}' of disabled.{key} (widget '{widget}') is "
+                                        f"not a key of data/messages_zh.json{_did_you_mean(reason, table)}"))
+        elif placeholders(table[reason]):
+            problems.append(LessonError(rel, rline, f"the reason '{reason}' of disabled.{key} (widget '{widget}') is "
+                                        f"shown as it is, but its message has the placeholders "
+                                        f"{{{', '.join(sorted(placeholders(table[reason])))}}}"))
+    return problems
+
+
 def message_keys_used(text: str, namespaces: Iterable[str]) -> set[str]:
     """The message keys a script uses: msg("key") calls and keys handed over as quoted literals."""
     return {key for key, _, _ in message_calls(text)} | {key for key, _ in message_literals(text, namespaces)}
@@ -309,17 +361,19 @@ def scripts(root: Path) -> list[tuple[str, Path]]:
 
 def message_problems(root: Path, table: Mapping[str, str]) -> list[LessonError]:
     """Every msg("key") of the course's scripts whose key is not in the message table, or whose values object
-    does not give exactly the message's placeholders; and every quoted "ns.name" handed on to msg() later (its
-    namespace is the table's) that names no message."""
+    does not give exactly the message's placeholders; every quoted "ns.name" handed on to msg() later (its
+    namespace is the table's) that names no message; and every declaration's disabled rule whose control or reason
+    is wrong (disabled_problems)."""
     from .messages import placeholders
     problems = []
     namespaces = {key.split(".", 1)[0] for key in table}
     for rel, path in scripts(root):
         text = path.read_text(encoding="utf-8")
         calls = {(key, line) for key, line, _ in message_calls(text)}
-        found: list[LessonError] = []
+        found = disabled_problems(text, rel, table)       # (a reason's key is said there, not again below)
+        reasons = {(key, line) for _, _, _, key, line in disabled_rules(text)}
         for key, line in message_literals(text, namespaces):
-            if key not in table and (key, line) not in calls:
+            if key not in table and (key, line) not in calls | reasons:
                 found.append(LessonError(rel, line, f"'{key}' names no message of data/messages_zh.json"
                                          f"{_did_you_mean(key, table)}"))
         for key, line, names in message_calls(text):

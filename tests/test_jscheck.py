@@ -138,3 +138,38 @@ def test_a_declared_call_must_be_one_its_own_widget_declares(tmp_path):
     problems = [str(e) for e in jscheck.script_problems(widgets, tmp_path)]
     assert problems == ["site/static/js/s.js:5: entry point 'c9_predictd' is not one widget 'c9-measured' declares "
                         "in calls (did you mean 'c9_predicted'?); it declares: c9_measure, c9_predicted, c9_seq_other"]
+
+
+def test_a_disabled_controls_rule_is_checked_at_its_lines(tmp_path):
+    """declare's disabled: {key: {when, reason}}: the key one of the declaration's controls, the reason a message
+    key of the table (a misspelling at its line, with a did-you-mean) without placeholders; a rule with no reason is
+    refused too. The course's own rules pass."""
+    from sitegen import messages
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "messages_zh.json").write_text(
+        '{"c9.step.zero_one_card": "一张卡", "c9.step.n": "{n} 张卡"}', encoding="utf-8")
+    js = tmp_path / "site" / "static" / "js"
+    js.mkdir(parents=True)
+    (js / "s.js").write_text('''W.declare({
+  "c9-step": { controls: { zero: ".c9-zero", ranks: ".c9-ranks" }, call: "c9_step",
+    disabled: { zero: { when: (v) => v.ranks === "1",
+                        reason: "c9.step.zero_one_crad" },
+                zeros: { when: (v) => false, reason: "c9.step.zero_one_card" },
+                ranks: { when: (v) => false, reason: "c9.step.n" } } },
+  "c9-other": { controls: { a: ".a" }, disabled: { a: { when: (v) => true } } },
+});''', encoding="utf-8")
+    problems = [str(e) for e in jscheck.message_problems(tmp_path, messages.load(tmp_path))]
+    assert problems == [
+        "site/static/js/s.js:4: the reason 'c9.step.zero_one_crad' of disabled.zero (widget 'c9-step') is not a key "
+        "of data/messages_zh.json (did you mean 'c9.step.zero_one_card'?)",
+        "site/static/js/s.js:5: disabled.zeros of widget 'c9-step' is not one of its controls (did you mean "
+        "'zero'?); they are: ranks, zero",
+        "site/static/js/s.js:6: the reason 'c9.step.n' of disabled.ranks (widget 'c9-step') is shown as it is, but "
+        "its message has the placeholders {n}",
+        "site/static/js/s.js:7: disabled.a of widget 'c9-other' gives no reason: write reason: \"message.key\" (a key "
+        "of data/messages_zh.json)"]
+    from build_fixtures import REPO
+    assert [e for e in jscheck.message_problems(REPO, messages.load(REPO)) if "disabled." in str(e)] == []
+    assert {(w, k, r) for w, k, _, r, _ in jscheck.disabled_rules(
+        (REPO / "lessons" / "c15-architecture-forks" / "script.js").read_text(encoding="utf-8"))} == {
+        ("c15-what-if", "kv", "c15.what_if.kv_unused")}

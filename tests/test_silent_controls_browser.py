@@ -12,6 +12,12 @@ control that the current state makes moot. A change that does neither is a silen
 A numeric field is also given a value below its range (its min less one, or -1), which must bring the widget's
 error line in Chinese, and then its value back.
 
+A control the state makes moot may instead be disabled, with its reason beside it (widgets.js moot(): a visible
+[data-why=disabled] line that the control's aria-describedby names). Such a line explains that control only, not a
+change of another. Every widget control that is disabled once the page is ready, or after any change, must have
+such a reason: one disabled without a reason is named in the failure (test_the_check_... below shows the check
+refusing one, on C15's KV-head field with its reason taken away).
+
 Bounded: one change per control, one page load per lesson.
 """
 from __future__ import annotations
@@ -32,12 +38,16 @@ def base(repo_site, http_serve) -> str:
     return http_serve(repo_site.out)
 
 
-# the controls to change, each tagged data-probe=i (a stable handle while the page redraws around it)
+# the widgets' controls: selects and inputs, not in a code cell, an exercise, a chart or a training panel, shown
+CONTROL = """(el) => !el.closest(".code-cell, .exercise, figure.chart, .training-panel")
+  && el.getClientRects().length && el.checkVisibility({ visibilityProperty: true })"""
+CONTROLS = ".widget select, .widget input:not([type=file], [type=hidden], [type=button], [type=submit])"
+
+# the controls to change, each tagged data-probe=i (a stable handle while the page redraws around it); a disabled
+# one too (a later change may enable it)
 CONTROLS_JS = """() => {
-  const shown = (el) => el.getClientRects().length && el.checkVisibility({ visibilityProperty: true });
-  const all = Array.from(document.querySelectorAll(
-      ".widget select, .widget input:not([type=file], [type=hidden], [type=button], [type=submit])"))
-    .filter((el) => !el.closest(".code-cell, .exercise, figure.chart, .training-panel") && !el.disabled && shown(el));
+  const control = """ + CONTROL + """;
+  const all = Array.from(document.querySelectorAll('""" + CONTROLS + """')).filter(control);
   return all.map((el, i) => {
     el.dataset.probe = String(i);
     const w = el.closest(".widget");
@@ -62,7 +72,21 @@ STATE_JS = """(i) => {
   w.querySelectorAll("svg [x], svg [width], svg [x1]").forEach((n) =>   // a bar or a line that moved
     parts.push(["x", "width", "x1"].map((a) => n.getAttribute(a)).join(",")));
   const says = (sel) => Array.from(w.querySelectorAll(sel)).some((e) => !e.hidden && e.textContent.trim() && shown(e));
-  return { text: parts.join("|"), reason: says(".widget-error") || says("[data-why]"), disabled: el.disabled };
+  return { text: parts.join("|"), reason: says(".widget-error") || says("[data-why]:not([data-why=disabled])"),
+           disabled: el.disabled };
+}"""
+
+# every widget control that is disabled without a reason: no visible [data-why] line with text that its
+# aria-describedby names (what it is, as CONTROLS_JS says it)
+UNEXPLAINED_JS = """() => {
+  const control = """ + CONTROL + """;
+  const shown = (n) => n.getClientRects().length && n.checkVisibility({ visibilityProperty: true });
+  const reason = (el) => (el.getAttribute("aria-describedby") || "").split(" ").map((id) => document.getElementById(id))
+    .some((n) => n && n.hasAttribute("data-why") && n.textContent.trim() && shown(n));
+  return Array.from(document.querySelectorAll('""" + CONTROLS + """'))
+    .filter((el) => control(el) && el.disabled && !reason(el))
+    .map((el) => el.closest(".widget").dataset.widget + " " + el.tagName.toLowerCase() + "." + el.className
+                 + (el.name ? " " + el.name : ""));
 }"""
 
 # one change: the next option, the other state of a box, one stop or step on (back one at the top end)
@@ -143,15 +167,18 @@ def test_every_control_changes_the_answer_or_says_why_not(name, base, guarded_pa
     wait_widgets_idle(page)
     controls = page.evaluate(CONTROLS_JS)
     silent, unrefused = [], []
+    unexplained = {what: "as the page is ready" for what in page.evaluate(UNEXPLAINED_JS)}
     for c in controls:
         before = page.evaluate(STATE_JS, c["i"])
-        if before is None or before["disabled"]:   # a redraw replaced it, or an earlier change made it moot
-            continue
+        if before is None or before["disabled"]:   # a redraw replaced it, or the state makes it moot (its reason:
+            continue                                # unexplained)
         value = page.evaluate(CHANGE_JS, c["i"])
         settle(page, c["i"])
         after = page.evaluate(STATE_JS, c["i"])
         if after is not None and after["text"] == before["text"] and not after["reason"]:
             silent.append(f"{c['what']} -> {value}")
+        for what in page.evaluate(UNEXPLAINED_JS):
+            unexplained.setdefault(what, f"after {c['what']} -> {value}")
         was = page.evaluate(OUT_OF_RANGE_JS, c["i"])   # out of range: the widget's message in Chinese
         if was is not None:
             settle(page, c["i"])
@@ -161,4 +188,26 @@ def test_every_control_changes_the_answer_or_says_why_not(name, base, guarded_pa
             settle(page, c["i"])
     assert controls, "the lesson has widget controls"
     assert silent == [], f"{name}: controls whose change neither changed the widget nor said why:\n" + "\n".join(silent)
+    assert unexplained == {}, f"{name}: controls disabled without a reason beside them:\n" + "\n".join(
+        f"{what} ({when})" for what, when in unexplained.items())
     assert unrefused == [], f"{name}: numeric fields that took a value below their range without a message: {unrefused}"
+
+
+def test_the_check_refuses_a_control_disabled_without_a_reason(base, guarded_pages):
+    """On C15 (whose KV-head field is disabled, with its reason, under every swap but MLA -> GQA): the check finds
+    nothing; with the reason line taken away, or no longer named by the field, it names the field."""
+    page = guarded_pages(viewport={"width": 1280, "height": 900})
+    page.goto(base + "c15-architecture-forks.html")
+    wait_runtime_ready(page)
+    wait_widgets_idle(page)
+    field = ".c15-what-if .c15-kvh"
+    assert page.eval_on_selector(field, "el => el.disabled")
+    assert page.evaluate(UNEXPLAINED_JS) == []
+    page.eval_on_selector(field, "el => el.removeAttribute('aria-describedby')")
+    named = page.evaluate(UNEXPLAINED_JS)
+    assert len(named) == 1 and named[0].startswith("c15-what-if input.c15-kvh")
+    page.reload()
+    wait_runtime_ready(page)
+    wait_widgets_idle(page)
+    page.eval_on_selector(".c15-what-if .widget-why[data-why=disabled]", "el => { el.hidden = true; }")
+    assert [w.split(" ")[1] for w in page.evaluate(UNEXPLAINED_JS)] == ["input.c15-kvh"]

@@ -18,6 +18,10 @@
  * controls (.widget-status), and a recompute that takes longer than BUSY_MS says 计算中…. A widget with controls that
  * need Python shows the runtime's progress on itself, then that it is ready (.widget-runtime, note()).
  *
+ * A control that cannot change the answer in the current state either says so when it changes (a [data-why] line
+ * or a note in the answer: the result is the same, and why) or, declared so (declare's disabled), is disabled with a
+ * one-line reason beside it until the state changes back (moot(): issue #49, no silent controls).
+ *
  * A widget's state lives in the URL query as <widget>.<key> (e.g. ?crossover.model=deepseek_v3,
  * ffn-memory.dtype=FP32), so a link reproduces what the learner saw. Defaults are left out of the URL: they are
  * the wrapper's data-options (the declaration's defaults overlaid with the lesson's options) or, for an option
@@ -174,6 +178,11 @@
   //   whenReady selector of controls that wait for Python, enabled once it is ready (the other bound controls are
   //             live at once: what the build did not answer waits for Python, visibly); live: more controls live at once
   //   on        {key: (w) => ...} when that control changes, before it is recorded (returning false: not asked)
+  //   disabled  {key: {when: (v, w) => true while that control cannot change the answer, reason: "message.key"}}:
+  //             while `when` holds, the control is disabled with the reason beside it (moot()); its value stays
+  //             as it is, in the URL and in the call's args. For a choice the answer itself can explain (the same
+  //             result, and why), or one whose value still matters elsewhere (a live run), say so in the answer
+  //             instead
   //   skip      (w) => [keys] left out of the URL;  restored (w) => ... after the URL's state is set
   //   setup     (w) => ... anything else, last (a button: w.update({label: "run"}))
   // w = {root, ns, c: {key: control}, values(), update(arg), record(), restore(keys)}: update asks again (arg.label
@@ -191,14 +200,18 @@
         if (target) fill(target, x.several ? Object.assign({}, ...x.answer.filter(Boolean)) : x.answer);
         if (spec.show) spec.show(x.answer, w, arg);
       });
-      w.update = (arg) => update(arg || {});   // (arg: the request's own object; args() may note on it what show needs)
+      const waiting = (c) => Boolean(spec.whenReady) && c.matches(spec.whenReady);
+      const recheck = spec.disabled ? moot(w, spec.disabled, waiting) : () => {};
+      // (arg: the request's own object; args() may note on it what show needs). Any state asked for is one whose
+      // moot controls are disabled: a script that sets a control itself and asks again needs nothing more
+      w.update = (arg) => { recheck(); update(arg || {}); };
       const on = spec.on || {};
       Object.entries(s.c).forEach(([key, c]) => c.addEventListener(c.type === "range" ? "input" : "change", () => {
         const again = !on[key] || on[key](w) !== false;
+        recheck();
         w.record();
         if (again) w.update({ label: key });
       }));
-      const waiting = (c) => Boolean(spec.whenReady) && c.matches(spec.whenReady);
       enable(Object.values(s.c).concat(spec.live ? Array.from(root.querySelectorAll(spec.live)) : []).filter((c) => !waiting(c)));
       note(root);
       if (spec.whenReady) whenReady(root, spec.whenReady);
@@ -208,6 +221,7 @@
         w.update({ label: "restore" });
       }
       if (spec.setup) spec.setup(w);
+      recheck();
     };
   }
 
@@ -221,6 +235,52 @@
       return Promise.all(name.map((n, i) => (args[i] === null ? null : call(n, args[i]))))
         .then((xs) => ({ answer: xs, several: true }));
     });
+  }
+
+  // -- controls the state makes moot: disabled, with the reason beside them ---------------------------------------
+  // moot(w, rules, waiting) for a declaration's disabled: {key: {when(v, w), reason}} sets a line after each such
+  // control (after its <label> when the control is inside one): a .widget-why[data-why=disabled] holding the
+  // reason's message, hidden until needed, on a row of its own in the controls' row (widgets.css), so it stays
+  // beside the control at 375 px. It returns recheck(): for each rule whose `when` holds for the widget's current
+  // values, the control is disabled (aria-disabled, data-moot: the disabled look; whenReady and enable leave it
+  // alone), its line shown and named by the control's aria-describedby (a screen reader reads the reason with the
+  // control); once it no longer holds, the control is enabled again (unless it still waits for Python: waiting(c)
+  // before the runtime is ready), the line hidden and no longer named. The control's value is never changed.
+  function moot(w, rules, waiting) {
+    const lines = {};
+    Object.entries(rules).forEach(([key, rule]) => {
+      const c = w.c[key];
+      if (!c) throw new Error("disabled." + key + ": no such control");
+      lines[key] = el("span", { class: "widget-why", "data-why": "disabled", id: w.ns + "-why-" + key, hidden: true,
+                                text: msg(rule.reason) });
+      (c.parentElement.tagName === "LABEL" ? c.parentElement : c).after(lines[key]);
+    });
+    return () => {
+      const v = w.values();
+      Object.entries(rules).forEach(([key, rule]) => {
+        const c = w.c[key], line = lines[key];
+        const off = Boolean(rule.when(v, w));
+        if (off === !line.hidden) return;
+        line.hidden = !off;
+        describedBy(c, line.id, off);
+        if (off) {
+          c.dataset.moot = "";
+          c.setAttribute("aria-disabled", "true");
+          c.disabled = true;
+        } else {
+          delete c.dataset.moot;
+          c.removeAttribute("aria-disabled");
+          c.disabled = waiting(c) && rt.state !== "ready";
+        }
+      });
+    };
+  }
+
+  // Adds the element id to (on) or removes it from (off) what a control's aria-describedby names.
+  function describedBy(c, id, on) {
+    const ids = (c.getAttribute("aria-describedby") || "").split(" ").filter((x) => x && x !== id);
+    if (on) ids.push(id);
+    if (ids.length) c.setAttribute("aria-describedby", ids.join(" ")); else c.removeAttribute("aria-describedby");
   }
 
   function declare(table) {   // {widget name: spec}
@@ -324,7 +384,7 @@
 
   function whenReady(root, selector) {   // controls that need Python stay disabled until it is ready
     note(root, selector);
-    rt.ready.then(() => root.querySelectorAll(selector).forEach((b) => { b.disabled = false; }), () => {});
+    rt.ready.then(() => enable(root.querySelectorAll(selector)), () => {});
   }
 
   // Controls work at once: what the build did not answer waits for Python, and the widget says so.
@@ -332,7 +392,8 @@
     enable(root.querySelectorAll(selector));
     note(root);
   }
-  function enable(controls) { controls.forEach((b) => { b.disabled = false; }); }
+  // (a control the state makes moot, data-moot, stays disabled: moot())
+  function enable(controls) { controls.forEach((b) => { if (b.dataset.moot === undefined) b.disabled = false; }); }
   // A widget with controls that need Python ([data-needs-python], or the selector of those that wait for it,
   // whenReady) says, on itself, where the runtime is: its .widget-runtime line, just after its controls, reads
   // "waiting, 3.1 / 13.9 MB" while the runtime loads (runtime-client.js's course:runtime events), then ready (or
@@ -347,8 +408,7 @@
     const line = el("p", { class: "widget-runtime", id: "wr-" + Math.random().toString(36).slice(2) });
     const controls = root.querySelector(".controls, .pickers, .byo-actions");
     if (controls) controls.after(line); else root.prepend(line);
-    root.querySelectorAll(needs).forEach((c) => c.setAttribute("aria-describedby",
-      ((c.getAttribute("aria-describedby") || "") + " " + line.id).trim()));
+    root.querySelectorAll(needs).forEach((c) => describedBy(c, line.id, true));
     function show() {
       const s = rt.state === "loading" ? "waiting" : rt.state;
       wrapper.dataset.runtime = line.dataset.state = s;
@@ -369,8 +429,8 @@
       box = el("p", { class: "widget-status", role: "status", "aria-live": "polite", hidden: true });
       const controls = root.querySelector(".controls, .pickers, .byo-actions");
       if (controls) controls.after(box); else root.prepend(box);
-      root.querySelectorAll("[data-needs-python]").forEach((c) => c.setAttribute("aria-describedby",
-        ((c.getAttribute("aria-describedby") || "") + " " + (box.id = box.id || "ws-" + Math.random().toString(36).slice(2))).trim()));
+      box.id = "ws-" + Math.random().toString(36).slice(2);
+      root.querySelectorAll("[data-needs-python]").forEach((c) => describedBy(c, box.id, true));
     }
     if (text) box.dataset[kind] = text; else delete box.dataset[kind];   // an empty data-busy would read as busy
     const shown = box.dataset.busy || "";
