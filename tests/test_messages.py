@@ -65,14 +65,24 @@ def test_every_script_file_starts_with_the_table(tmp_path):
 
 
 def test_the_build_refuses_a_key_the_table_lacks(tmp_path):
-    """A misspelt key in a shared script (the code cells') fails the build at its file and line, with the others."""
+    """A misspelt key in a shared script (the code cells') fails the build at its file and line, with the others;
+    so does a misspelt reason of a lesson's disabled control (C15's KV-head field)."""
     root = copy_course(tmp_path)
     script = root / "site" / "static" / "js" / "code-cell.js"
     text = script.read_text(encoding="utf-8")
     assert 'msg("cell.no_output")' in text
     script.write_text(text.replace('msg("cell.no_output")', 'msg("cell.no_outptu")', 1), encoding="utf-8")
     line = text[:text.index('msg("cell.no_output")')].count("\n") + 1
+    lesson = root / "lessons" / "c15-architecture-forks" / "script.js"
+    reason = 'reason: "c15.what_if.kv_unused"'
+    own = lesson.read_text(encoding="utf-8")
+    assert reason in own
+    lesson.write_text(own.replace(reason, 'reason: "c15.what_if.kv_unsued"', 1), encoding="utf-8")
+    reason_line = own[:own.index(reason)].count("\n") + 1
     result = run_build(root, runtime=False)
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     assert (f"site/static/js/code-cell.js:{line}: message key 'cell.no_outptu' is not in data/messages_zh.json "
             "(did you mean 'cell.no_output'?)") in result.stderr.splitlines()
+    assert (f"lessons/c15-architecture-forks/script.js:{reason_line}: the reason 'c15.what_if.kv_unsued' of "
+            "disabled.kv (widget 'c15-what-if') is not a key of data/messages_zh.json (did you mean "
+            "'c15.what_if.kv_unused'?)") in result.stderr.splitlines()

@@ -175,14 +175,12 @@ def what_if_view(config: dict, swap: str, T: int, kv_heads: int = 8) -> dict:
     h = card["heads"]
     if not 1 <= kv_heads <= KV_MAX:   # whatever the swap: a count out of the field's range is never read silently
         raise ValueError(f"KV 头数应在 1 到 {n(KV_MAX)} 之间，实际是 {n(kv_heads)}")
+    # (only the MLA -> GQA swap reads the count: under the others the page disables its field, with the reason)
     if swap == "mla_to_gqa" and (kv_heads > h or h % kv_heads):
         raise ValueError(f"KV 头数应能整除注意力头数 {h}，实际是 {kv_heads}")
-    # the KV-head count is read only by the MLA -> GQA swap: beside the field, why changing it changes nothing
-    kv_why = "" if swap == "mla_to_gqa" else (
-        f"KV 头数只在「MLA 换成 GQA」时用到；现在换的是「{SWAP_ZH.get(swap, swap)}」，改它不影响结果。")
     if swap not in allowed:
         return {"applies": False, "note": f"这个模型没有这条岔路可换：{SWAP_ZH.get(swap, swap)}。", "rows": [],
-                "allowed": allowed, "kv_why": kv_why}
+                "allowed": allowed}
     x = F.what_if(config, swap, T, kv_heads)
     b, s = x["base"], x["swapped"]
     rows = []
@@ -193,4 +191,4 @@ def what_if_view(config: dict, swap: str, T: int, kv_heads: int = 8) -> dict:
         rows.append({"label": label, "base": fmt(b[key]), "swapped": fmt(s[key]),
                      "change": "不变" if s[key] == b[key] else signed_pct(change, 2 if abs(change) < Fraction(1, 100)
                                                                          else 1)})
-    return {"applies": True, "note": SWAP_NOTE[swap], "rows": rows, "allowed": allowed, "kv_why": kv_why}
+    return {"applies": True, "note": SWAP_NOTE[swap], "rows": rows, "allowed": allowed}

@@ -5,7 +5,8 @@
  *   c15-fork-map   the order picker: every order answered by the build (states), the rows filled by fill()
  *   c15-context    the context slider: every stop answered by the build
  *   c15-what-if    model x swap: every model with each of its swaps answered by the build at the built T and KV
- *                  heads; another T or KV-head count asks Python
+ *                  heads; another T or KV-head count asks Python. The KV-head field is disabled, with its reason
+ *                  beside it, under every swap but MLA -> GQA (the only one that reads it)
  * Every string shown comes from Python (this lesson's calc.py, experiments/ledger/forks.py).
  */
 (function () {
@@ -40,6 +41,8 @@
       call: "c15_what_if",
       args: (v) => [W.model(v.model), v.swap, v.T, v.kv],
       whenReady: ".c15-wt, .c15-kvh",
+      // only the MLA -> GQA swap reads the KV-head count: under any other the field is disabled, with the reason
+      disabled: { kv: { when: (v) => v.swap !== "mla_to_gqa", reason: "c15.what_if.kv_unused" } },
       on: { model: mark },
       restored: mark,
       setup: mark,

@@ -45,7 +45,7 @@ def pairs() -> list:
 
 @pytest.fixture(scope="module")
 def page(module_guard, site):
-    return open_lesson(module_guard, site + PAGE, ".c15-sort", ".c15-kvh")
+    return open_lesson(module_guard, site + PAGE, ".c15-sort", ".c15-wt")   # (the KV-head field: per swap)
 
 
 
@@ -89,15 +89,49 @@ def test_what_if_swaps_and_kv_heads(page):
     change(page, ".c15-what-if", {".c15-kvh": 3}, ".c15-kvh")       # 3 does not divide 128 heads: a Chinese error
     err = page.eval_on_selector(".c15-what-if .widget-error", "n => n.textContent")
     assert "KV 头数应能整除注意力头数" in err
-    # another swap does not read the field: a change of it says so beside it, and a count below 1 is refused (#49)
-    change(page, ".c15-what-if", {".c15-swap": "no_indexer", ".c15-kvh": 16}, ".c15-swap")
-    why = page.locator(".c15-what-if [data-testid=c15-kv-why]")
-    assert why.is_visible() and "改它不影响结果" in why.inner_text()
-    for bad in (0, -5):
+    for bad in (0, -5):                                              # below the range: refused (#49)
         change(page, ".c15-what-if", {".c15-kvh": bad}, ".c15-kvh")
         assert "KV 头数应在 1 到" in page.eval_on_selector(".c15-what-if .widget-error", "n => n.textContent")
-    change(page, ".c15-what-if", {".c15-swap": "mla_to_gqa", ".c15-kvh": 16}, ".c15-swap")
-    assert not why.is_visible()
+    change(page, ".c15-what-if", {".c15-kvh": 16}, ".c15-kvh")
+
+
+# the KV-head field's state: disabled, aria-disabled, its reason line's text and visibility, whether the field's
+# aria-describedby names that line, and the line's box
+KV_FIELD = """() => {
+  const c = document.querySelector(".c15-what-if .c15-kvh");
+  const why = document.querySelector(".c15-what-if .widget-why[data-why=disabled]");
+  const r = why.getBoundingClientRect();
+  return { disabled: c.disabled, aria: c.getAttribute("aria-disabled"), text: why.textContent,
+           shown: why.checkVisibility(), named: (c.getAttribute("aria-describedby") || "").split(" ").includes(why.id),
+           left: r.left, right: r.right, width: window.innerWidth };
+}"""
+
+
+def test_the_kv_field_is_disabled_with_its_reason_under_other_swaps(page):
+    """Only MLA -> GQA reads the KV-head count: under another swap the field is disabled and the reason shows beside
+    it (in view at 375 px, named by its aria-describedby); back to MLA -> GQA it is enabled and the reason gone. The
+    value chosen stays in the URL throughout (issue #49, widgets.js moot())."""
+    reason = json.loads((ROOT / "data" / "messages_zh.json").read_text(encoding="utf-8"))["c15.what_if.kv_unused"]
+    change(page, ".c15-what-if", {".c15-model": "deepseek_v3_2", ".c15-swap": "mla_to_gqa", ".c15-kvh": 16},
+           ".c15-swap")
+    on = page.evaluate(KV_FIELD)
+    assert (on["disabled"], on["aria"], on["shown"], on["named"]) == (False, None, False, False)
+    size = page.viewport_size
+    page.set_viewport_size({"width": 375, "height": 800})
+    try:
+        change(page, ".c15-what-if", {".c15-swap": "no_indexer"}, ".c15-swap")
+        page.locator(".c15-what-if .c15-kvh").scroll_into_view_if_needed()
+        off = page.evaluate(KV_FIELD)
+        assert (off["disabled"], off["aria"], off["shown"], off["named"]) == (True, "true", True, True)
+        assert off["text"] == reason and 0 <= off["left"] < off["right"] <= off["width"]
+        assert "c15-what-if.kv=16" in page.url and "c15-what-if.swap=" not in page.url   # (no_indexer: the default)
+    finally:
+        page.set_viewport_size(size)
+    change(page, ".c15-what-if", {".c15-swap": "mla_to_gqa"}, ".c15-swap")
+    back = page.evaluate(KV_FIELD)
+    assert (back["disabled"], back["aria"], back["shown"], back["named"]) == (False, None, False, False)
+    assert table(page, ".c15-what-if-rows") == wi_rows(calc.what_if_view(cfg("deepseek_v3_2"), "mla_to_gqa",
+                                                                          131072, 16))
 
 
 def test_code_cell_builds_a_card(page):

@@ -166,14 +166,11 @@ def _bars(mem: T.TrainMemory, gpu_bytes: int) -> tuple[list[dict], int]:
 
 def moot_notes(ledger: Ledger, setup: T.TrainSetup, total: int) -> list[str]:
     """Why a choice that the rest of the setup makes moot leaves the bytes as they were (issue #49: no control
-    changes nothing without saying why): ZeRO with one data-parallel card has no copies to split, and selective
-    recomputation only drops the attention probabilities, which a fused kernel never stores. Each is said only when
-    the ledger's total is indeed the one without that choice."""
+    changes nothing without saying why): selective recomputation only drops the attention probabilities, which a
+    fused kernel never stores. Said only when the ledger's total is indeed the one without that choice. (ZeRO with
+    one data-parallel card, which has nothing to split, is not chosen at all: the page disables it, script.js.)"""
     notes = []
     same = lambda **change: T.training_memory(ledger, replace(setup, **change)).total == total  # noqa: E731
-    if setup.zero and setup.dp == 1 and same(zero=0):
-        notes.append(f"ZeRO {setup.zero} 把模型状态分到数据并行的各张卡上；现在只有 1 张卡，没有可分的，"
-                     "显存和不用 ZeRO 一样。把数据并行卡数调大，才看得出它省下多少。")
     if setup.recompute == "selective" and setup.kernel == "fused" and same(recompute="none"):
         notes.append("选择性重算只在反向时重算注意力的 softmax 概率矩阵；融合注意力内核本来就不保存这个矩阵，"
                      "所以激活和不重算一样。换成朴素注意力，才看得出它省下多少。")

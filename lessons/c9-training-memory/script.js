@@ -4,7 +4,8 @@
  *
  *   c9-step      model (or a pasted config) and the step's settings -> the stacked bar, the verdict, the rows
  *                (c9_step); each listed model, and each choice of every select for the first model, was answered
- *                by the build; other combinations and pasted configs ask Python
+ *                by the build; other combinations and pasted configs ask Python. ZeRO is disabled, with its reason,
+ *                while there is one data-parallel card
  *   c9-seq       model -> activations over sequence length per recomputation mode (c9_seq; every listed model
  *                answered by the build)
  *   c9-measured  a batch and length -> the ledger's column (c9_predicted, every choice answered by the build); the
@@ -29,6 +30,10 @@
         return [v.model === "pasted" ? pasted : W.model(v.model)].concat(KEYS.map((k) => v[k]));
       },
       answer: ".c9-answer",
+      // ZeRO splits the model states over the data-parallel cards: with one card it has nothing to split, and is
+      // disabled until there are more (selective recomputation with the fused kernel stays choosable: full
+      // recomputation is not moot there, and the answer's note says why the bytes stay the same)
+      disabled: { zero: { when: (v) => v.ranks === "1", reason: "c9.step.zero_one_card" } },
       whenReady: ".c9-config, .c9-run",
       setup: (w) => w.root.querySelector(".c9-run").addEventListener("click", () => {
         w.c.model.value = "pasted";

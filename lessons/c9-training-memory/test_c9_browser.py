@@ -87,6 +87,37 @@ def test_a_pasted_config(page):
     assert "hidden_size" in message and "Error" not in message
 
 
+# the ZeRO select's state: disabled, aria-disabled, its reason line's text and visibility, and whether the select's
+# aria-describedby names that line
+ZERO = """() => {
+  const c = document.querySelector(".c9-step .c9-zero");
+  const why = document.querySelector(".c9-step .widget-why[data-why=disabled]");
+  return { disabled: c.disabled, aria: c.getAttribute("aria-disabled"), text: why.textContent,
+           shown: why.checkVisibility(), named: (c.getAttribute("aria-describedby") || "").split(" ").includes(why.id),
+           value: c.value };
+}"""
+
+
+def test_zero_is_disabled_with_its_reason_on_one_card(page):
+    """ZeRO splits the model states over the data-parallel cards: with one card it is disabled and the reason shows
+    beside it, named by its aria-describedby; with more it is enabled and the reason gone. The stage chosen stays
+    (in the select and the URL), and the answer is CPython's for the state as it is (issue #49, widgets.js moot())."""
+    reason = json.loads((ROOT / "data" / "messages_zh.json").read_text(encoding="utf-8"))["c9.step.zero_one_card"]
+    change(page, ".c9-step", {".c9-model": "qwen3_8b", ".c9-zero": "2", ".c9-ranks": "8", ".c9-tp": "1"}, ".c9-ranks")
+    on = page.evaluate(ZERO)
+    assert (on["disabled"], on["aria"], on["shown"], on["named"]) == (False, None, False, False)
+    expect_step(page, cfg("qwen3-8b"), zero="2", ranks="8")
+    change(page, ".c9-step", {".c9-ranks": "1"}, ".c9-ranks")
+    off = page.evaluate(ZERO)
+    assert (off["disabled"], off["aria"], off["shown"], off["named"], off["value"]) == (True, "true", True, True, "2")
+    assert off["text"] == reason and "c9-step.zero=2" in page.url
+    expect_step(page, cfg("qwen3-8b"), zero="2", ranks="1")
+    change(page, ".c9-step", {".c9-ranks": "64"}, ".c9-ranks")
+    back = page.evaluate(ZERO)
+    assert (back["disabled"], back["aria"], back["shown"], back["named"]) == (False, None, False, False)
+    expect_step(page, cfg("qwen3-8b"), zero="2", ranks="64")
+
+
 def test_activations_over_sequence_length(page):
     change(page, ".c9-seq", {".c9-seq-model": "qwen3_8b"}, ".c9-seq-model")
     want = calc.seq_curve(cfg("qwen3-8b"))
@@ -132,6 +163,10 @@ def test_build_answers_before_python(module_guard, site):
         change(p, ".c9-step", {f".c9-{key}": value}, f".c9-{key}")
         expect_step(p, cfg("qwen3-8b"), **{key: value})
         change(p, ".c9-step", {f".c9-{key}": DEFAULTS[key]}, f".c9-{key}")
+    assert p.eval_on_selector(".c9-step .c9-zero", "n => n.disabled")   # (one card: ZeRO waits for more cards)
+    change(p, ".c9-step", {".c9-ranks": "8"}, ".c9-ranks")              # then each stage at that count
+    change(p, ".c9-step", {".c9-zero": "3"}, ".c9-zero")
+    expect_step(p, cfg("qwen3-8b"), ranks="8", zero="3")
     change(p, ".c9-measured", {".c9-m-batch": "8", ".c9-m-seq": "64"}, ".c9-m-batch")
     want_total = calc.predicted(cfg("baseline"), "8", "64")["ledger_total"]
     assert p.locator(".c9-measured [data-testid=c9-m-ledger]").inner_text() == want_total

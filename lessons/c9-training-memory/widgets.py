@@ -1,7 +1,8 @@
 """C9's widgets at build time: each view computes the first state with calc.py (the functions the browser calls as
 experiments.api:c9_*); ``states`` lists the calls the build answers ahead of time (every listed model's first
-state, and each choice of every select for the first model, the others as built), so those controls answer before
-the browser's Python is ready. script.js (this folder) makes the markup live.
+state, each choice of every select for the first model, the others as built, and its ZeRO stages at each
+data-parallel count), so those controls answer before the browser's Python is ready. script.js (this folder) makes
+the markup live.
 """
 from __future__ import annotations
 
@@ -50,6 +51,9 @@ def step_view(o: dict, data) -> dict:
 
 
 def step_states(o: dict, data) -> list:
+    """Every listed model at the defaults; for the first model each choice of every select changed alone, and each
+    ZeRO stage at each data-parallel count (the page disables ZeRO while there is one card: its stages are chosen
+    after the count)."""
     models = _models(o, data)
     args = _step_args(o)
     out = [("c9_step", [model_ref(a), *args]) for a, _ in models]
@@ -57,6 +61,13 @@ def step_states(o: dict, data) -> list:
         for value, _ in _choices()[key]:
             if value != args[i]:
                 out.append(("c9_step", [model_ref(o["model"]), *args[:i], value, *args[i + 1:]]))
+    z, r = STEP_CONTROLS.index("zero"), STEP_CONTROLS.index("ranks")
+    for ranks, _ in _choices()["ranks"]:
+        for zero, _ in _choices()["zero"]:
+            if ranks != args[r] and zero != args[z]:
+                grid = list(args)
+                grid[z], grid[r] = zero, ranks
+                out.append(("c9_step", [model_ref(o["model"]), *grid]))
     return out
 
 
