@@ -14,8 +14,9 @@ Lessons and their widgets are not listed here: a lesson is a folder, lessons/<id
 declaring its numbers and widgets, experiments.widget, its templates/, its script.js), and the build finds every
 one under the root it is given (experiments.lessons.course(root); sitegen/widgets.py renders a widget from its
 declaration). Everything is read from that root and nothing is kept from one build to the next, so one process
-can build several courses; the one exception is the widget answers' cache (sitegen/answer_cache.py: an answer is
-read back only while the Python that computes it and its arguments are byte for byte the same; --no-cache).
+can build several courses. Two things are reused, each only while what it is computed from is byte for byte the
+same: the widget answers (sitegen/answer_cache.py, on disk; --no-cache) and, within one process, the course's
+numbers (_NUMBERS below).
 Extending the output: OUTPUT_STEPS.append(step), step(site, dest) writes more files into the new folder before it
 is swapped in.
 """
@@ -23,9 +24,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
+import json
 import os
 import shutil
 import sys
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +40,7 @@ from experiments.ledger import jsontext
 from experiments.lessons import LESSON_FILE
 from sitegen import changes, jscheck, markdown, messages, minify, pages, swap
 from sitegen import widgets as widget_renderers
-from sitegen.answer_cache import AnswerCache, default_folder
+from sitegen.answer_cache import AnswerCache, default_folder, source_digest
 from sitegen.claims import claim_names
 from sitegen.errors import BuildError, LessonError, SourceError
 from sitegen.models import browser_json
@@ -312,13 +316,35 @@ def compute_numbers(site: Site) -> None:
            or (f.startswith("lessons/") and f.endswith(".py")) for f in site.broken):   # (a lesson's Python)
         return  # the numbers would only repeat those problems (every lesson reference would be unknown)
     from experiments.course_numbers import compute_course
-    try:
-        site.numbers, site.model_numbers = compute_course(site.models, course=site.course,
-                                                          reference=site.data.get("reference_counts"),
-                                                          citations=site.data.get("citations"), data=site.data,
-                                                          lessons=site.packages)
-    except CourseError as e:
-        site.errors.append(e)
+    key = _numbers_key(site)
+    if key not in _NUMBERS:
+        try:
+            _NUMBERS[key] = compute_course(site.models, course=site.course, reference=site.data.get("reference_counts"),
+                                           citations=site.data.get("citations"), data=site.data, lessons=site.packages)
+        except CourseError as e:
+            site.errors.append(e)
+            return
+        while len(_NUMBERS) > NUMBERS_KEPT:
+            _NUMBERS.popitem(last=False)
+    _NUMBERS.move_to_end(key)
+    numbers, model_numbers = _NUMBERS[key]
+    site.numbers, site.model_numbers = dict(numbers), dict(model_numbers)
+
+
+# The course's numbers of the last few builds in this process, by the digest of everything they are computed from:
+# the experiments package's and the lessons' Python source (tests left out) and the models and data documents read.
+# Computing them is most of a small build (C14's batching simulation, every model's ledger); a process that builds
+# the same course again (the tests, `make dev`) reuses them while not a byte of those inputs differs. The numbers
+# are frozen (experiments.numbers.Number) and the ledgers never modified, so builds may share them.
+_NUMBERS: OrderedDict[str, tuple[dict, dict]] = OrderedDict()
+NUMBERS_KEPT = 4
+
+
+def _numbers_key(site: Site) -> str:
+    import experiments
+    folders = [Path(experiments.__file__).parent, *sorted(site.packages.folders.values())]
+    inputs = json.dumps([site.models, site.data], sort_keys=True, ensure_ascii=False, default=repr)
+    return hashlib.sha256((source_digest(folders) + inputs).encode()).hexdigest()
 
 
 def load_lessons(site: Site) -> None:

@@ -44,10 +44,11 @@ def default_folder(checkout: Path) -> Path | None:
 
 
 def source_digest(folders: list[Path]) -> str:
-    """SHA-256 over every .py file under the folders (relative name and bytes), in a stable order; a lesson's tests
+    """SHA-256 over every .py file under the folders (folder name, relative name and bytes), in order; a lesson's tests
     (test_*.py, which no entry point imports and the browser's package leaves out) are not part of it."""
     h = hashlib.sha256()
     for folder in folders:
+        h.update(folder.name.encode() + b"/\0")
         for path in sorted(p for p in folder.rglob("*.py")
                            if "__pycache__" not in p.parts and not p.name.startswith("test_")):
             h.update(path.relative_to(folder).as_posix().encode() + b"\0")

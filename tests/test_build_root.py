@@ -1,6 +1,7 @@
 """The build takes everything from the root it is given (issue #47 part 6): a lesson's Python, its templates, its
-Markdown, its script and the data are read from that root, and nothing is kept from one build to the next. So one
-process builds a modified copy of the course and then the course itself, and each site is its own.
+Markdown, its script and the data are read from that root, and nothing is kept from one build to the next but what
+is keyed by the content it came from (the widget answers, the numbers). So one process builds a modified copy of
+the course and then the course itself, and each site is its own.
 
 In a temporary copy of the course, lesson C9's numbers.py registers one more number, its Markdown cites it, one of
 its widget templates and its script gain a line each; the copy is built in this process (build.main, as
@@ -90,3 +91,28 @@ def test_a_lesson_folder_still_being_written_is_left_out_until_it_has_its_lesson
     assert any(line.startswith("lessons/c78-draft/__init__.py: key 'numbers': expected a module "
                                "experiments.lessons.c78_draft.numbers") for line in lines), failed.stderr
     assert any(line.startswith("lessons/c78-draft/__init__.py: key 'widgets[c78-w].template'") for line in lines)
+
+
+def test_a_rebuild_reuses_the_numbers_only_while_every_input_is_the_same(tmp_path):
+    """The numbers of a build are reused by the next build in the process (build.py _NUMBERS) when the Python
+    source, models and data documents are byte for byte the same, whatever the folder: two copies share them. A
+    cited figure changed in data/citations.json, or a lesson's numbers.py changed, computes them again, and the
+    changed value is the one the new build has."""
+    import build
+    first = build.build(copy_course(tmp_path / "a"), tmp_path / "a-site", steps=[])
+    copy = copy_course(tmp_path / "b")
+    second = build.build(copy, tmp_path / "b-site", steps=[])
+    assert second.numbers == first.numbers
+    assert all(second.numbers[k] is first.numbers[k] for k in first.numbers)   # shared, not recomputed
+
+    citations = copy / "data" / "citations.json"
+    cited = json.loads(citations.read_text(encoding="utf-8"))
+    cited["vaswani_d_model"]["value"] = 513
+    citations.write_text(json.dumps(cited, ensure_ascii=False), encoding="utf-8")
+    third = build.build(copy, tmp_path / "c-site", steps=[])
+    assert third.numbers["cited.vaswani_d_model"].value == 513 != first.numbers["cited.vaswani_d_model"].value
+
+    _append(copy / LESSON / "numbers.py", "\n# an edit that changes no number still computes them again\n")
+    fourth = build.build(copy, tmp_path / "d-site", steps=[])
+    assert fourth.numbers["cited.vaswani_d_model"].value == 513
+    assert fourth.numbers["cited.vaswani_d_model"] is not third.numbers["cited.vaswani_d_model"]
