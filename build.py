@@ -342,8 +342,11 @@ NUMBERS_KEPT = 4
 
 def _numbers_key(site: Site) -> str:
     import experiments
+    from experiments.ledger import canonical_key  # (a config's canonical JSON, made once: the ledger's own key)
     folders = [Path(experiments.__file__).parent, *sorted(site.packages.folders.values())]
-    inputs = json.dumps([site.models, site.data], sort_keys=True, ensure_ascii=False, default=repr)
+    models = {i: {k: hashlib.sha256(canonical_key(v).encode()).hexdigest() if k == "config" else v
+                  for k, v in doc.items()} for i, doc in site.models.items()}
+    inputs = json.dumps([models, site.data], sort_keys=True, ensure_ascii=False, default=repr)
     return hashlib.sha256((source_digest(folders) + inputs).encode()).hexdigest()
 
 
