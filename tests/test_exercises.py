@@ -190,7 +190,8 @@ def test_bad_input_is_one_problem_naming_what_was_expected(name, source, key, mo
 
 ALLOCATING = [   # code that allocates without end: in the function, with numpy, at the module's top level
     "def {fn}({params}):\n    x = []\n    while True:\n        x.append([0] * 10000)\n",
-    "import numpy as np\n\ndef {fn}({params}):\n    return [np.ones(10**6) for _ in range(10**6)]\n",
+    pytest.param("import numpy as np\n\ndef {fn}({params}):\n    return [np.ones(10**6) for _ in range(10**6)]\n",
+                 marks=pytest.mark.slow),   # (fills all of the 256 MB with numpy arrays: seconds, a load test)
     "x = []\nwhile True:\n    x.append(bytearray(10**6))\n",
 ]
 

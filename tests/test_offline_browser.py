@@ -336,8 +336,8 @@ def test_save_data_or_2g_fetches_nothing_ahead_keeps_what_was_visited_and_claims
     assert problems == []
 
 
-def test_the_outline_states_the_sizes_the_build_has(course):
-    root, out, base, switch = course
+def test_the_outline_states_the_sizes_the_build_has(repo_site):
+    out = repo_site.out      # (the session's build of the course: this test only reads it)
     sw = (out / "sw.js").read_text(encoding="utf-8")
     listed = json.loads(re.search(r"const FILES = (\[.*?\]);", sw).group(1))
     runtime = sum((out / f).stat().st_size for f in listed if f.startswith(("py/", "pyodide/")))

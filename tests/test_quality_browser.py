@@ -31,7 +31,7 @@ from browser_fixtures import (
     wait_runtime_ready,
     wait_widgets_idle,
 )
-from build_fixtures import REPO, copy_course, run_build
+from build_fixtures import REPO
 from sitegen.pages import CSP
 
 JS_DIR = REPO / "site" / "static" / "js"
@@ -51,11 +51,9 @@ FAILING_IMPACTS = ("moderate", "serious", "critical")
 
 # -- fixtures ----------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def site_dir(tmp_path_factory) -> Path:
-    root = copy_course(tmp_path_factory.mktemp("quality"), fixture_lessons=False)
-    result = run_build(root)
-    assert result.returncode == 0, result.stderr
-    return result.out
+def site_dir(repo_site) -> Path:
+    """The session's build of the course (every test here only reads it)."""
+    return repo_site.out
 
 
 def _pages() -> list[str]:

@@ -29,6 +29,18 @@ def paths():
 
 
 @pytest.fixture(scope="module")
+def documents(paths):
+    """Each tokenizer.json parsed once for the module (the largest, ~10 MB of JSON, takes a second or two)."""
+    parsed: dict[str, dict] = {}
+
+    def document(key: str) -> dict:
+        if key not in parsed:
+            parsed[key] = json.loads(paths[key].read_text(encoding="utf-8"))
+        return parsed[key]
+    return document
+
+
+@pytest.fixture(scope="module")
 def texts():
     return rt.sample_texts(ROOT)
 
@@ -105,8 +117,8 @@ def _han(c: str) -> bool:
 
 
 @pytest.mark.parametrize("pin", rt.PINS, ids=lambda p: p.key)
-def test_han_entries_from_the_vocabulary(pin, paths):
-    doc = json.loads(paths[pin.key].read_text(encoding="utf-8"))
+def test_han_entries_from_the_vocabulary(pin, documents):
+    doc = documents(pin.key)
     byte_level = "ByteLevel" in json.dumps(doc["decoder"])
     decoder = _byte_decoder()
     tokens = dict(doc["model"]["vocab"])
@@ -147,12 +159,12 @@ def test_course_bpe_figures_retrained(texts):
 
 
 @pytest.mark.parametrize("pin", [p for p in rt.PINS if p.model], ids=lambda p: p.key)
-def test_tokenizer_fits_its_models_config(pin, paths):
+def test_tokenizer_fits_its_models_config(pin, documents):
     """The config's vocabulary has a row for every entry, and its end-of-text id is one of the tokenizer's added
     (special) tokens: the file belongs to that model."""
     config = json.loads((ROOT / "data" / "models" / pin.model / "config.json").read_text(encoding="utf-8"))
     config = config.get("text_config", config)
-    doc = json.loads(paths[pin.key].read_text(encoding="utf-8"))
+    doc = documents(pin.key)
     special = {a["id"] for a in doc["added_tokens"] if a["special"]}
     assert BY_KEY[pin.key]["entries"] <= config["vocab_size"]
     eos = config["eos_token_id"]
