@@ -295,7 +295,7 @@ class RuntimePlan:
 
     def preloads(self, root: str = "") -> list[list[str]]:
         """[URL, `as`] of the Pyodide files Python's start-up waits for, largest first: a lesson page's
-        runtime-client.js preloads them on a first visit once the page's first frame is painted (its script's
+        runtime-client.js prefetches them on a first visit once the page's first frame is painted (its script's
         data-preload, site/templates/base.html), so their downloads need not wait for worker.js and pyodide.js; the
         worker's own requests for the same URLs join those downloads in the browser's HTTP cache.
         experiments.zip is not among them: it is needed only once Python has started (worker.js)."""

@@ -24,7 +24,7 @@ INT4 = '.widget[data-widget="ffn-int4"]'
 
 
 def hold_runtime(page):
-    """Hold the requests for Pyodide's wasm (the page's preload and the worker's own) until release() is called."""
+    """Hold the requests for Pyodide's wasm (the page's prefetch and the worker's own) until release() is called."""
     held = []
 
     def hold(route):

@@ -170,6 +170,42 @@ def test_numpy_is_the_bundled_2_0_2(runtime_page):
     assert run(runtime_page, "import numpy\nprint(numpy.__version__)")["stdout"] == "2.0.2\n"
 
 
+RELEASED = """
+import sys, pathlib, numpy
+root = pathlib.Path(numpy.__file__).parent
+libs = sorted(root.rglob("*.so"))
+print(len(libs), sum(p.stat().st_size for p in libs), sum(1 for p in root.rglob("*") if p.suffix in (".pyi", ".h")))
+print([m in sys.modules for m in ("numpy.random", "numpy.fft")])
+from numpy.random import default_rng
+from numpy.fft import rfft
+print(default_rng(7).integers(0, 1000, 6).tolist(), [round(abs(complex(v)), 9) for v in rfft([1.0, 2.0, 3.0, 5.0])],
+      round(float(numpy.linalg.det(numpy.array([[2.0, 1.0], [1.0, 3.0]]))), 9))
+"""
+
+
+def test_numpy_still_imports_and_computes_once_its_installed_files_are_released(runtime_page):
+    """Once numpy has loaded, the worker empties the libraries Pyodide has loaded and removes the files Python never
+    reads (worker.js releaseInstalled: issue #49's memory). In the cells' worker (which releases them before it is
+    ready): every library is still there by name, with no bytes, no stub or header is left, numpy's compiled
+    modules that were not imported yet (numpy.random's, numpy.fft's) import and compute what CPython computes;
+    the widgets' worker (which releases them once numpy is in) still answers a call that needs numpy as CPython."""
+    reply = run(runtime_page, RELEASED)
+    assert reply["ok"], reply["error"]
+    counts, fresh, values = reply["stdout"].splitlines()
+    n_libs, lib_bytes, stubs = map(int, counts.split())
+    assert n_libs == 19 and lib_bytes == 0 and stubs == 0            # (numpy 2.0.2's wheel: 19 libraries)
+    assert fresh == "[False, False]"                                 # imported for the first time after the release
+    import numpy
+    from numpy.fft import rfft
+    from numpy.random import default_rng
+    assert values == str(default_rng(7).integers(0, 1000, 6).tolist()) + " " + str(
+        [round(abs(complex(v)), 9) for v in rfft([1.0, 2.0, 3.0, 5.0])]) + " " + str(
+        round(float(numpy.linalg.det(numpy.array([[2.0, 1.0], [1.0, 3.0]]))), 9))
+    runtime_page.wait_for_function("courseRuntime.packages !== null")
+    assert call(runtime_page, "experiments.api:ffn_int4_probe", []) == {
+        "ok": True, "result": json.loads(api.entry_point("ffn_int4_probe")("[]"))}
+
+
 def test_every_experiments_module_imports_in_the_browser(runtime_page):
     source = (
         "import importlib, pkgutil, experiments\n"
@@ -326,10 +362,10 @@ class _CachedHandler(StaticHandler):
         pass
 
 
-def test_a_first_visit_preloads_the_pyodide_files_and_each_crosses_the_network_once(browser, worker_site, tmp_path):
-    """runtime-client.js preloads the files Python's start-up waits for (no service worker controls the page; after
-    the first paint) and the worker's own requests for them join those downloads in the HTTP cache: each file's
-    body arrives once.
+def test_a_first_visit_prefetches_the_pyodide_files_and_each_crosses_the_network_once(browser, worker_site, tmp_path):
+    """runtime-client.js prefetches the files Python's start-up waits for (no service worker controls the page; after
+    the first paint; prefetches, not preloads, so the page keeps no copy of their bodies) and the worker's own
+    requests for them join those downloads in the HTTP cache: each file's body arrives once.
     experiments.zip is asked for by the worker alone, after its wasm has been instantiated (worker.js's trace).
     A profile on disk, as a learner's, and no request interception (either would keep the HTTP cache from working:
     an in-memory cache keeps no entry as large as the wasm, and routed requests bypass it)."""
@@ -347,7 +383,7 @@ def test_a_first_visit_preloads_the_pyodide_files_and_each_crosses_the_network_o
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(f"http://127.0.0.1:{server.server_address[1]}/course/index.html")
         wait_runtime_ready(page)
-        preloaded = page.evaluate("""Array.from(document.querySelectorAll("link[rel=preload]"),
+        preloaded = page.evaluate("""Array.from(document.querySelectorAll("link[rel=prefetch]"),
                                                 (l) => [l.href.split("/").pop(), l.as])""")
         trace = page.evaluate("courseRuntime.trace")
     finally:

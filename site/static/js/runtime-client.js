@@ -57,15 +57,17 @@
   // A first visit (no service worker answers this page yet): the Pyodide files Python's start-up waits for
   // (data-preload: [URL relative to the page, as], largest first; sitegen/runtime.py) are asked for once the first
   // frame has been painted, at low priority, while the worker is still being fetched and started; its own requests
-  // for them (after worker.js and pyodide.js) join these downloads in the HTTP cache. Not before that paint: the
-  // preloaded bodies reach this page's own thread, and asked for at once they put the phone profile's largest paint
-  // back by 0.1-1 s (tests/bench.py, README). On a repeat visit the service worker has them: nothing to gain, and
-  // preloading would read them from its cache twice.
+  // for them (after worker.js and pyodide.js) join these downloads in the HTTP cache. As prefetches, not preloads:
+  // a preload's body is also kept in this page's memory (the wasm alone is 10 MB; with preloads the renderer held
+  // 33-55 MB more once numpy was in), a prefetch's goes to the HTTP cache only (issue #49's memory budget,
+  // tests/bench_runtime.py; README "Measured"). Not before that paint: asked for at once, the
+  // bodies (then preloads) put the phone profile's largest paint back by 0.1-1 s (tests/bench.py, README). On a
+  // repeat visit the service worker has them: nothing to gain, and prefetching would read them from its cache twice.
   const preload = script && script.dataset.preload ? JSON.parse(script.dataset.preload) : [];
   function preloadRuntime() {
     for (const [url, as] of preload) {
       const link = document.createElement("link");
-      link.rel = "preload";
+      link.rel = "prefetch";
       link.as = as;
       if (as === "fetch") link.crossOrigin = "anonymous";
       link.fetchPriority = "low";

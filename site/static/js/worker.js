@@ -232,6 +232,7 @@ async function init() {
   const zip = await fetchExperiments();
   t = clock();
   pyodide.unpackArchive(zip, "zip", { extractDir: PY_DIR });
+  experimentsZip = Promise.resolve(null);   // (its bytes are in the file system now: not kept twice)
   trace.unpack = [t, clock()];
   const sys = pyodide.pyimport("sys"), path = sys.path;
   path.insert(0, PY_DIR);
@@ -258,7 +259,33 @@ async function loadPackages() {
   const missing = PACKAGES.filter((name) => !pyodide.loadedPackages[name]);
   if (missing.length) throw new Error(missing.join("、") + " 未能加载");
   trace.numpy = [at, clock()];
+  releaseInstalled();
   return Math.round(performance.now() - t);
+}
+
+// What loading PACKAGES leaves in Pyodide's in-memory file system that nothing needs to read again (issue #49: the
+// renderer's memory, the budget of tests/bench_runtime.py). Each dynamic library Pyodide has loaded (all of a
+// package's, in loadPackage) is emptied: importing its module later still works, since the library is taken from
+// those Pyodide keeps by path (Pyodide 0.27's LDSO.loadedLibsByName), but Python's extension loader
+// (_imp.create_dynamic) first reads the whole file into Python's heap, the wasm memory, which never shrinks: numpy's
+// core (2.6 MB) and linalg (1.9 MB) grew it by one step, 7 MB. The files Python never reads at run time (type stubs,
+// C headers and sources, static libraries, Cython declarations) are removed. numpy: 7.1 MB of libraries and 1.1 MB
+// of such files out of this worker's memory. An emptied library keeps its path, so Python's finder still finds its
+// module. Measured: 14-18 MB less renderer on C5 and C8 once trained (README, "Measured"); tests/test_worker*.py
+// check numpy's modules still import and answer.
+const NOT_READ = /\.(pyi|pxd|pyx|h|c|a)$/;
+function releaseInstalled() {
+  const FS = pyodide.FS, loaded = pyodide._module.LDSO.loadedLibsByName;
+  const site = pyodide.runPython("import site; site.getsitepackages()[0]");
+  (function walk(dir) {
+    for (const name of FS.readdir(dir)) {
+      if (name === "." || name === "..") continue;
+      const path = dir + "/" + name, mode = FS.stat(path).mode;
+      if (FS.isDir(mode)) walk(path);
+      else if (loaded[path]) FS.truncate(path, 0);
+      else if (NOT_READ.test(name)) FS.unlink(path);
+    }
+  })(site);
 }
 
 // The widgets' worker, once ready: load PACKAGES and say so (with when, on the clock every page shares:
