@@ -123,7 +123,7 @@ def build(root: Path = ROOT, out: Path | None = None, *, widgets: dict | None = 
     compare_numbers(site)    # numbers.json; changes.json and changes.html against the previous build
     write_site(site)         # temporary sibling folder: static/, pages, files, OUTPUT_STEPS; then swapped in
     report_changes(site)     # print the change report
-    site.answers.prune()     # the answer cache kept under its size limit
+    site.answers.prune()     # the answer cache kept under its size limit (after a build that added to it)
     return site
 
 

@@ -111,8 +111,9 @@ class AnswerCache:
         return json.loads(text)
 
     def prune(self, limit: int = LIMIT_BYTES) -> None:
-        """Least recently used entries removed until the folder is under limit/2, when it is over limit."""
-        if self.folder is None or not self.folder.is_dir():
+        """Least recently used entries removed until the folder is under limit/2, when it is over limit; looked at
+        only after this build stored something (a build that only read adds nothing)."""
+        if self.folder is None or not self.misses or not self.folder.is_dir():
             return
         entries = []
         for path in self.folder.glob("*/*.json"):

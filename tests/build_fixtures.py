@@ -72,7 +72,9 @@ def copy_course(tmp: Path, *, fixture_lessons: bool = True) -> Path:
         shutil.copytree(REPO / "lessons", root / "lessons")
         return root
     shutil.copytree(REPO / "lessons", root / "lessons",   # every lesson's Python, templates and script; no page
-                    ignore=shutil.ignore_patterns("lesson.md", "test_*.py", "__pycache__"))
+                    ignore=shutil.ignore_patterns("lesson.md", "test_*.py", "test_*.pyc"))
+    # (their compiled modules come along in __pycache__/: copytree keeps each file's mtime, so Python finds them
+    # up to date and does not compile a copy's lessons again; an edited module is compiled as usual)
     shutil.copytree(FIXTURE_SITE / "lessons", root / "lessons", dirs_exist_ok=True)
     for folder in model_folders(root / "data" / "models"):
         if not _readable_model(folder):
