@@ -30,6 +30,7 @@ from . import messages
 from .markdown import Lesson, derivation, derivation_id
 from .runtime import plan_runtime
 from .scripts import ScriptBundles
+from .template_cache import COMPILED
 
 CSP = "; ".join([
     "default-src 'self'",
@@ -80,7 +81,7 @@ def road(course: dict, lessons: list[Lesson]) -> dict[str, Nav]:
 def environment(templates: Path) -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                             keep_trailing_newline=True)
+                             keep_trailing_newline=True, bytecode_cache=COMPILED)
     # runtime: the versioned URLs of the Python runtime (sitegen.runtime.plan_runtime), used by base.html;
     # script_bundle: each page's scripts as one file (sitegen.scripts), made as the pages are rendered, each headed
     # by the learner message table of the course the templates belong to (sitegen.messages)

@@ -51,6 +51,7 @@ from .answer_cache import AnswerCache
 from .errors import BuildError, LessonError
 from .markdown import number_html, render_markdown, term_html
 from .scripts import part_path
+from .template_cache import COMPILED
 
 MODELS_JSON = "data/models.json"   # the built-in models for the browser (build.py write_browser_models)
 SHARED_TEMPLATES = "site/templates/widgets"   # (from the course root) templates several lessons use
@@ -77,7 +78,8 @@ class Templates:
         dirs = tuple(self.dirs(widget))
         if dirs not in self._envs:
             env = Environment(loader=FileSystemLoader([str(d) for d in dirs]), autoescape=True,
-                              undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                              undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                              bytecode_cache=COMPILED)   # (sitegen/template_cache.py)
             env.filters["grouped"] = lambda v: f"{v:,}" if isinstance(v, int) else v
             env.filters["pct"] = lambda v: f"{float(v) * 100:.1f}%"
             env.filters["attrjson"] = lambda v: json.dumps(v, ensure_ascii=False, separators=(",", ":"))
