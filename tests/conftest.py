@@ -51,6 +51,9 @@ SLOW = {
         "a finite-difference sweep: two evaluations of the loss per parameter element",
     "claim_inputs.numbers_after":
         "recomputes every number of the course with one input changed, once per witness (~180 of them)",
+    "test_errors_zh._sweep":
+        "a sweep: every config that spoils one key of one config per family, ~10,000 ledgers (the hand-made bad "
+        "configs stay in the fast loop)",
     "test_serve.LOAD_REQUESTS":
         "the load test: 2,000 requests, each on a new connection, to `python -m sitegen.serve` in its own process",
 }

@@ -7,6 +7,7 @@
   tests' bad cases, and a sweep that spoils every key of one config per family (missing, negative, zero,
   indivisible, huge, wrong type, wrong list length...). Every ConfigError they raise renders each problem in
   Chinese, through a pattern (never the fallback), with no run of 3+ English words outside quoted keys and values.
+  The hand-made ones are checked in the fast loop; the sweep (~10,000 ledgers) is `slow`.
 - The English lines for maintainers are unchanged; byo_error and the FFN calculators show the Chinese.
 """
 from __future__ import annotations
@@ -269,20 +270,27 @@ def _error_of(item) -> ConfigError | None:
     return None
 
 
-def _all_errors() -> list[ConfigError]:
-    items = itertools.chain(_corpus(), _test_module_cases(), _sweep(),
-                            ["", "   ", '{"model_type": "llama",', "{a: 1}", "[1, 2]", '"text"', "1 2",
-                             "x" * 1_000_001])
+LITERALS = ["", "   ", '{"model_type": "llama",', "{a: 1}", "[1, 2]", '"text"', "1 2", "x" * 1_000_001]
+
+
+def _errors_of(items) -> list[ConfigError]:
     return [e for e in map(_error_of, items) if e is not None]
 
 
 @pytest.fixture(scope="module")
-def errors():
-    return _all_errors()
+def hand_made():
+    """The ConfigErrors of the bad configs written by hand: the corpus, the other tests' bad cases, a few texts."""
+    return _errors_of(itertools.chain(_corpus(), _test_module_cases(), LITERALS))
 
 
-def test_every_learner_line_is_chinese_and_never_the_fallback(errors):
-    assert len(errors) > 1000
+@pytest.fixture(scope="module")
+def errors(hand_made):
+    """hand_made and the sweep's (~10,000 spoilt configs, a ledger each: `slow`, tests/conftest.py)."""
+    return hand_made + _errors_of(_sweep())
+
+
+def _chinese_lines(errors) -> set[str]:
+    """Checks each problem's line of each error (Chinese, from a pattern, naming its key); the expected phrases."""
     seen = set()
     for e in errors:
         english = e.lines()
@@ -294,6 +302,19 @@ def test_every_learner_line_is_chinese_and_never_the_fallback(errors):
             if p.key:
                 assert f"'{p.key}'" in line       # the key is named as the learner wrote it
             seen.add(p.expected)
+    return seen
+
+
+def test_every_hand_made_bad_config_gets_chinese_lines(hand_made):
+    assert len(hand_made) > 50
+    seen = _chinese_lines(hand_made)
+    for needle in ("valid JSON", "a JSON object", "(the key is missing)"):
+        assert any(needle in s for s in seen), needle
+
+
+def test_every_learner_line_is_chinese_and_never_the_fallback(errors):
+    assert len(errors) > 1000
+    seen = _chinese_lines(errors)
     # the sweep reaches the Reader's phrases and the families' consistency checks alike
     for needle in ("an integer >= 1", "an integer <= 10,000,000", "true or false", "a divisor of",
                    "a list of integers", "one of", "entries (num_hidden_layers)", "valid JSON", "a JSON object",

@@ -93,6 +93,7 @@ def test_stored_distribution_check():
     assert sum(t["p"] for t in d["top"]) <= 1
 
 
+@pytest.mark.slow   # (a statistical sweep: 3,000 speculative steps through both models per case, seconds each)
 @pytest.mark.parametrize("gamma", (1, 4))
 def test_speculative_samples_are_the_targets_on_the_course_models(gamma):
     """A fresh statistical check, independent of the stored one: the second emitted character after a prompt
