@@ -165,6 +165,17 @@ class WidgetData:
     models: Mapping[str, Any]
     files: Mapping[str, Any] = field(default_factory=dict)
     widget: Widget | None = None
+    answers: Callable[[str, list[Any]], Any] | None = None   # the build's: (entry point, args) -> its answer
+
+    def answer(self, name: str, args: list[Any]) -> Any:
+        """What the page gets from this widget's entry point `name` called with args (as the page sends them:
+        {"$model": alias} for a built-in model), as parsed JSON. A view that shows its first state this way shows
+        exactly what the page's own call would, and the build answers it once, through its cache of answers
+        (sitegen/widgets.py gives `answers`)."""
+        if self.answers is None:
+            raise RuntimeError(f"widget {self.widget_name}: data.answer needs the build's answers "
+                               "(sitegen.widgets.widget_data)")
+        return self.answers(name, args)
 
     def __getattr__(self, name: str) -> Any:          # data.course, data.citations ... ({} when absent)
         if name.startswith("_"):

@@ -204,28 +204,41 @@ def data_documents(value) -> list[str]:
     return []
 
 
-def precompute(widget: Widget, options: dict, data: WidgetData, cache: AnswerCache | None = None,
-               code: tuple[Path, ...] = ()) -> dict:
-    """{key: answer} for the calls the widget's states() lists (see the module docstring); `cache` keeps each answer
-    under the source of `code`, the folders of the Python that answers (sitegen/answer_cache.py)."""
-    if not widget.states:
-        return {}
-    import experiments
+def answer(widget: Widget, data: WidgetData, cache: AnswerCache, code: tuple[Path, ...], name: str, args: list):
+    """The widget's entry point `name` called with args (placeholders as the page sends them) exactly as the
+    browser's Python would call it, its answer parsed; kept in `cache` under the source of `code`, the folders of
+    the Python that answers (sitegen/answer_cache.py)."""
     from experiments import api
+    if name not in widget.calls:
+        raise OptionError(widget.name, "states", "entry points the widget declares in calls "
+                          f"({', '.join(widget.calls)})", name)
+    sent = _with_configs(json.loads(json.dumps(args)), data)   # (JSON's round trip, configs as they are)
+    call = api.entry_point(name, {n: (widget, ref) for n, ref in widget.calls.items()}).with_args
+    return cache.answer(code, name, lambda: _keyed(args, data, cache), lambda: call(sent))
+
+
+def widget_data(models, files, widget: Widget, cache: AnswerCache | None = None,
+                code: tuple[Path, ...] = ()) -> WidgetData:
+    """The WidgetData a widget's view and states read at build time, its data.answer() answered by answer()."""
+    import experiments
     cache = cache or AnswerCache(None)
     code = code or (Path(experiments.__file__).parent,)
-    declared = {name: (widget, ref) for name, ref in widget.calls.items()}   # (this widget's, as the page asks)
+    data = WidgetData(models, files, widget)
+    data.answers = lambda name, args: answer(widget, data, cache, code, name, args)
+    return data
+
+
+def precompute(widget: Widget, options: dict, data: WidgetData) -> dict:
+    """{key: answer} for the calls the widget's states() lists (see the module docstring), each by data.answer."""
+    if not widget.states:
+        return {}
+    if data.answers is None:   # (a test's own WidgetData: answered without a cache)
+        data = widget_data(data.models, data.files, widget)
     answers = {}
     for name, args in widget.resolve(widget.states)(options, data):
-        if name not in widget.calls:
-            raise OptionError(widget.name, "states", "entry points the widget declares in calls "
-                              f"({', '.join(widget.calls)})", name)
         key = f"{name} {canonical(args)}"
         if key not in answers:
-            sent = _with_configs(json.loads(json.dumps(args)), data)   # (JSON's round trip, configs as they are)
-            call = api.entry_point(name, declared).with_args
-            answers[key] = cache.answer(code, name, lambda args=args: _keyed(args, data, cache),
-                                        lambda call=call, sent=sent: call(sent))
+            answers[key] = data.answer(name, args)
     return answers
 
 
@@ -240,11 +253,11 @@ def renderer(widget: Widget, templates: Templates, cache: AnswerCache | None = N
     code = (Path(experiments.__file__).parent, *([lesson_folder] if lesson_folder else []))
 
     def render(given: dict, ctx) -> str:
-        data = WidgetData(ctx.data["models"], ctx.data, widget)
+        data = widget_data(ctx.data["models"], ctx.data, widget, cache, code)
         try:
             options = widget.options(given)
             values = widget.resolve(widget.view)(options, data)
-            answers = precompute(widget, options, data, cache, code)
+            answers = precompute(widget, options, data)
         except OptionError as e:
             raise LessonError(ctx.file, ctx.line, str(e)) from None
         ctx.page.need_script(*widget.scripts())

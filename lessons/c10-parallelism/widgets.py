@@ -30,10 +30,9 @@ def planner_view(o: dict, data) -> dict:
     for key, choices in _choices().items():
         if str(o[key]) not in dict(choices):
             raise data.option_error(key, "one of " + ", ".join(dict(choices)), o[key])
-    config = dict(models)[o["model"]].doc["config"]
     args = [str(o[k]) for k in PLAN_CONTROLS]
     return {"alias": o["model"], "models": models, "choices": _choices(), "o": dict(zip(PLAN_CONTROLS, args)),
-            "x": calc.planner(config, *args)}
+            "x": data.answer("c10_plan", [model_ref(o["model"]), *args])}   # (the page's own call, answered once)
 
 
 def planner_states(o: dict, data) -> list:

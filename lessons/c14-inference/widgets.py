@@ -69,7 +69,7 @@ def batching_view(o: dict, data) -> dict:
     models = _serve_models(o, data)
     if o["device"] not in DV.DEVICES:
         raise data.option_error("device", "one of " + ", ".join(DV.DEVICES), o["device"])
-    x = calc.batching(dict(models)[o["model"]].doc["config"], o["device"], o["batch"], o["seed"])
+    x = data.answer("c14_batching", _batching_args(o))   # (the page's own call, answered once by the build)
     return {"o": o, "x": x, "models": models, "alias": o["model"],
             "devices": [(k, d.name) for k, d in DV.DEVICES.items() if d.bf16_flops],
             "min_batch": S.MIN_SLOTS, "max_batch": S.MAX_BATCH, "page": S.PAGE_TOKENS}
