@@ -4,7 +4,7 @@ and its arguments are unchanged, and a build that reads it writes the same page 
 The cache itself, on a made-up code folder: a second build hits what the first computed; a change of the
 arguments, of a byte of the code, or a new module in its folder misses; "off" computes every time; an entry that
 does not read back as JSON is computed again; pruning removes the least recently used. Then a real build (the
-fixture course with C10's ranks widget, whose answers run the simulated ranks) in this process, three times into
+fixture course with C3's KV-cache widget, answered for every model the course has) in this process, three times into
 one cache folder: computed, read back (the same pages byte for byte, and the same as a build with no cache), and
 after an edit of the lesson's Python that changes its answers: computed again, and the page shows the new answer.
 """
@@ -107,17 +107,17 @@ def _answers(html: str) -> dict:
     return {k: v for text in found for k, v in read_precomputed(text).items()}
 
 
-def _course_with_ranks(tmp: Path) -> Path:
-    """The fixture course, its first lesson showing C10's simulated-ranks widget (answers computed by its Python)."""
+def _course_with_kv(tmp: Path) -> Path:
+    """The fixture course, its first lesson showing C3's KV-cache widget (answers computed by its Python)."""
     root = copy_course(tmp / "course")
     lesson = root / "lessons" / "c4-fixture" / "lesson.md"
-    lesson.write_text(lesson.read_text(encoding="utf-8") + "\n```{widget} c10-ranks\n```\n", encoding="utf-8")
+    lesson.write_text(lesson.read_text(encoding="utf-8") + "\n```{widget} c3-kv\n```\n", encoding="utf-8")
     return root
 
 
 def test_a_build_reading_the_cache_writes_the_same_page_and_an_edit_is_computed_again(tmp_path):
     import build
-    root = _course_with_ranks(tmp_path)
+    root = _course_with_kv(tmp_path)
     cache = tmp_path / "cache"
 
     def pages(out: str, folder) -> tuple[dict, AnswerCache]:
@@ -133,19 +133,19 @@ def test_a_build_reading_the_cache_writes_the_same_page_and_an_edit_is_computed_
     uncached, none = pages("uncached", False)
     assert uncached == computed and (none.hits, none.misses) == (0, 0)
 
-    calc = root / "lessons" / "c10-parallelism" / "calc.py"
+    calc = root / "lessons" / "c3-attention" / "calc.py"
     source = calc.read_text(encoding="utf-8")
-    assert source.count('f"第 {r} 张"') == 1
-    calc.write_text(source.replace('f"第 {r} 张"', 'f"第 {r} 号卡"'), encoding="utf-8")
+    assert source.count('"context": n(T)') == 1
+    calc.write_text(source.replace('"context": n(T)', '"context": n(T) + " 个"'), encoding="utf-8")
     edited, third = pages("edited", cache)
     assert (third.hits, third.misses) == (0, len(answers))
-    ranks = [row["rank"] for answer in _answers(edited["c4-fixture.html"]).values() for row in answer["rows"]]
-    assert ranks and all(r.endswith("号卡") for r in ranks)
+    contexts = [answer["context"] for answer in _answers(edited["c4-fixture.html"]).values()]
+    assert len(contexts) == len(answers) and all(c.endswith(" 个") for c in contexts)
 
 
 def test_build_py_has_a_no_cache_switch(tmp_path, monkeypatch, capsys):
     import build
-    root = _course_with_ranks(tmp_path)
+    root = _course_with_kv(tmp_path)
     monkeypatch.setenv(ENV, str(tmp_path / "cache"))
     assert build.main(["--root", str(root), "--out", str(tmp_path / "site"), "--no-cache"]) == 0
     assert "built " in capsys.readouterr().out and not (tmp_path / "cache").exists()
