@@ -45,6 +45,8 @@ LESSONS_DIR = str(ROOT / "lessons")
 SLOW = {
     "build_fixtures.run_build_command":
         "`python build.py` in a new interpreter: it imports numpy, Jinja2 and the engine again, ~1 s a build",
+    "test_new_lesson.build_copy":
+        "the walkthrough's `python build.py` in a copy of the whole project, a new interpreter building every lesson",
     "test_robust_build.build":
         "the same command, which the kill tests kill (SIGKILL) at each step of the swap and at random moments",
     "gradient_reference.central_differences":
