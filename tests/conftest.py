@@ -35,6 +35,13 @@ pytest_plugins = ["browser_fixtures", "build_fixtures", "course_fixtures"]
 # arguments, so a modified copy computes what it changed and reads back the rest); a run may point it elsewhere or
 # turn it off (COURSE_ANSWER_CACHE=off).
 os.environ.setdefault("COURSE_ANSWER_CACHE", str(ROOT / ".cache" / "answers"))
+# One BLAS thread per test process: `make check` runs one process per core, and numpy's OpenBLAS would otherwise
+# start a thread per core in each, which wait for work by spinning: the numpy-heavy tests took twice the CPU
+# (21.4 s against 10.4 s for the trainer's tests on two workers). The course's stored runs are made with one
+# thread too (experiments/train/runs.py), so in-process reruns sum in the same order. (Set before numpy is
+# imported; pytest-xdist's workers inherit it.)
+for _blas in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_blas, "1")
 
 HF_MODULES = {"hf_reference", "hf_tree", "torch", "transformers"}   # (top-level package names)
 TESTS_DIR = str(Path(__file__).resolve().parent)
