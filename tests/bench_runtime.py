@@ -29,8 +29,9 @@ served as built, the service worker blocked (its install would copy the whole co
                        worker runs at full speed in short bursts, which averages to the same steps per second.
 
 Budget (BUDGET_MB): a lesson page's renderer stays under it once its widgets and training have been used
-(renderer_mb_used). Not 300 MB: on this machine a page whose one Python has numpy loaded peaks at about 350 MB
-however little it does (C14, no training, no code cell), so 300 could only be met with no Python at all. A code
+(renderer_mb_used). Not 300 MB: on this machine a page whose one Python has numpy loaded peaks at 314-345 MB
+however little it does (C14, no training, no code cell; C8 with its worker refused, no Python at all: 197-232),
+so 300 could only be met with no Python at all. A code
 cell's run adds its own worker (renderer_peak_mb, reported beside it): the cells' worker is kept separate so that a
 stopped program can be terminated without taking the widgets' Python with it.
 """

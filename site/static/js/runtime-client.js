@@ -58,8 +58,8 @@
   // (data-preload: [URL relative to the page, as], largest first; sitegen/runtime.py) are asked for once the first
   // frame has been painted, at low priority, while the worker is still being fetched and started; its own requests
   // for them (after worker.js and pyodide.js) join these downloads in the HTTP cache. As prefetches, not preloads:
-  // a preload's body is also kept in this page's memory (the wasm alone is 10 MB; with preloads the renderer held
-  // 33-55 MB more once numpy was in), a prefetch's goes to the HTTP cache only (issue #49's memory budget,
+  // a preload's body is also kept in this page's memory (the wasm alone is 10 MB; with preloads the renderer's peak
+  // was about 40 MB higher once numpy was in), a prefetch's goes to the HTTP cache only (issue #49's memory budget,
   // tests/bench_runtime.py; README "Measured"). Not before that paint: asked for at once, the
   // bodies (then preloads) put the phone profile's largest paint back by 0.1-1 s (tests/bench.py, README). On a
   // repeat visit the service worker has them: nothing to gain, and prefetching would read them from its cache twice.

@@ -271,8 +271,8 @@ async function loadPackages() {
 // core (2.6 MB) and linalg (1.9 MB) grew it by one step, 7 MB. The files Python never reads at run time (type stubs,
 // C headers and sources, static libraries, Cython declarations) are removed. numpy: 7.1 MB of libraries and 1.1 MB
 // of such files out of this worker's memory. An emptied library keeps its path, so Python's finder still finds its
-// module. Measured: 14-18 MB less renderer on C5 and C8 once trained (README, "Measured"); tests/test_worker*.py
-// check numpy's modules still import and answer.
+// module. Measured: about 16 MB less renderer on C5 and C8 once trained (README, "Measured"); tests/test_worker.py
+// checks numpy's modules still import and answer.
 const NOT_READ = /\.(pyi|pxd|pyx|h|c|a)$/;
 function releaseInstalled() {
   const FS = pyodide.FS, loaded = pyodide._module.LDSO.loadedLibsByName;
