@@ -53,9 +53,10 @@ lint: setup          ## the style gate: ruff (lint, import order) and mypy, conf
 	$(PYTHON) -m tests.typecheck
 
 check: lint runtime tokenizers  ## the fast loop: every test but the browser, transformers and slow ones (markers:
-                     ## tests/conftest.py; slow: kills of real builds, subprocess builds, the load test, finite-difference
-                     ## and witness sweeps), in one process per core; a module's tests stay together (its module fixtures
-                     ## are built once); it ends with its own wall and CPU time
+                     ## tests/conftest.py; slow: kills of real builds, subprocess builds, the load test, finite-difference,
+                     ## witness, error-line and statistical sweeps), in one process per core with one BLAS thread each; a
+                     ## module's tests stay together (its module fixtures are built once); builds read the widget answers
+                     ## cached in .cache/answers/; it ends with its own wall and CPU time (README: 55-59 s here)
 	$(PYTHON) -m pytest tests lessons -m "not browser and not hf and not slow" -n auto --dist loadfile $(CHECK_ARGS); \
 	  status=$$?; $(TIMES); exit $$status
 
