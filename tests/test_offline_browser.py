@@ -109,6 +109,15 @@ RECOMPUTE = """() => {
     input.dispatchEvent(new Event("change", { bubbles: true }));
     return "input " + input.className + "=" + input.value;
   }
+  for (const w of widgets) {
+    // a select Python answers (C15's: its number field is disabled, with its reason, until the swap reads it)
+    const select = w.querySelector("select[data-needs-python]:not([disabled])");
+    if (!select || select.options.length < 2) continue;
+    select.selectedIndex = (select.selectedIndex + 1) % select.options.length;
+    select.dispatchEvent(new Event("input", { bubbles: true }));
+    select.dispatchEvent(new Event("change", { bubbles: true }));
+    return "select " + select.className + "=" + select.value;
+  }
   return null;
 }"""
 
@@ -133,7 +142,8 @@ UNTIL_ONLY_VERSION = """async ([v, limit]) => {
 def recompute_a_widget(page) -> str:
     page.wait_for_function("() => document.querySelector('button[data-needs-python]:not([disabled]), "
                            ".widget input[type=number]:not([disabled]), "
-                           ".widget input[inputmode=numeric]:not([disabled])')", timeout=WAIT_MS)
+                           ".widget input[inputmode=numeric]:not([disabled]), "
+                           ".widget select[data-needs-python]:not([disabled])')", timeout=WAIT_MS)
     before = page.evaluate("window.__updated")
     what = page.evaluate(RECOMPUTE)
     assert what, page.url
