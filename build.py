@@ -347,7 +347,7 @@ def _numbers_key(site: Site) -> str:
     models = {i: {k: hashlib.sha256(canonical_key(v).encode()).hexdigest() if k == "config" else v
                   for k, v in doc.items()} for i, doc in site.models.items()}
     inputs = json.dumps([models, site.data], sort_keys=True, ensure_ascii=False, default=repr)
-    return hashlib.sha256((source_digest(folders) + inputs).encode()).hexdigest()
+    return hashlib.sha256((source_digest(folders, site.answers.folder_digests) + inputs).encode()).hexdigest()
 
 
 def load_lessons(site: Site) -> None:

@@ -43,17 +43,26 @@ def default_folder(checkout: Path) -> Path | None:
     return Path(setting) if setting else checkout / ".cache" / "answers"
 
 
-def source_digest(folders: list[Path]) -> str:
-    """SHA-256 over every .py file under the folders (folder name, relative name and bytes), in order; a lesson's tests
-    (test_*.py, which no entry point imports and the browser's package leaves out) are not part of it."""
-    h = hashlib.sha256()
-    for folder in folders:
-        h.update(folder.name.encode() + b"/\0")
-        for path in sorted(p for p in folder.rglob("*.py")
-                           if "__pycache__" not in p.parts and not p.name.startswith("test_")):
-            h.update(path.relative_to(folder).as_posix().encode() + b"\0")
-            h.update(path.read_bytes() + b"\0")
+def folder_digest(folder: Path) -> str:
+    """SHA-256 over every .py file under the folder (its name, each file's relative name and bytes), in order; a
+    lesson's tests (test_*.py, which no entry point imports and the browser's package leaves out) are not part of
+    it."""
+    h = hashlib.sha256(folder.name.encode() + b"/\0")
+    for path in sorted(p for p in folder.rglob("*.py")
+                       if "__pycache__" not in p.parts and not p.name.startswith("test_")):
+        h.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        h.update(path.read_bytes() + b"\0")
     return h.hexdigest()
+
+
+def source_digest(folders: list[Path], digests: dict[Path, str] | None = None) -> str:
+    """One digest of the folders' folder_digest()s, in order; `digests` keeps each folder's for the next call (a
+    build asks for the experiments package with every lesson's folder: it is read once)."""
+    digests = {} if digests is None else digests
+    for folder in folders:
+        if folder not in digests:
+            digests[folder] = folder_digest(folder)
+    return hashlib.sha256(" ".join(digests[f] for f in folders).encode()).hexdigest()
 
 
 class AnswerCache:
@@ -65,12 +74,13 @@ class AnswerCache:
         self.hits = self.misses = 0
         self._digests: dict[tuple[Path, ...], str] = {}
         self._digests_of: dict[str, str] = {}
+        self.folder_digests: dict[Path, str] = {}   # each source folder's, read once per build (source_digest)
 
     def _code(self, folders: tuple[Path, ...]) -> str:
         if folders not in self._digests:
             import numpy
-            self._digests[folders] = source_digest(list(folders)) + f" numpy {numpy.__version__} python " \
-                f"{sys.version_info.major}.{sys.version_info.minor}"
+            versions = f" numpy {numpy.__version__} python {sys.version_info.major}.{sys.version_info.minor}"
+            self._digests[folders] = source_digest(list(folders), self.folder_digests) + versions
         return self._digests[folders]
 
     def digest(self, name: str, text) -> str:

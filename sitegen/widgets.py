@@ -212,9 +212,10 @@ def answer(widget: Widget, data: WidgetData, cache: AnswerCache, code: tuple[Pat
     if name not in widget.calls:
         raise OptionError(widget.name, "states", "entry points the widget declares in calls "
                           f"({', '.join(widget.calls)})", name)
-    sent = _with_configs(json.loads(json.dumps(args)), data)   # (JSON's round trip, configs as they are)
     call = api.entry_point(name, {n: (widget, ref) for n, ref in widget.calls.items()}).with_args
-    return cache.answer(code, name, lambda: _keyed(args, data, cache), lambda: call(sent))
+    # (computed only on a miss: JSON's round trip, then the configs as they are)
+    return cache.answer(code, name, lambda: _keyed(args, data, cache),
+                        lambda: call(_with_configs(json.loads(json.dumps(args)), data)))
 
 
 def widget_data(models, files, widget: Widget, cache: AnswerCache | None = None,
